@@ -1,0 +1,138 @@
+//! LFOC's application classes (Table 1 of the LFOC paper, with PBBCache's
+//! thresholds) for the programs of workloads, with the numbers that decided
+//! each class; one writer per output format.
+
+use crate::error::Error;
+use cachepart_policy::classify_app;
+use cachepart_profile::{MetricsTable, Workload};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// One program's class and the evidence.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassRow {
+    /// Program name.
+    pub app: String,
+    /// `light`, `streaming` or `sensitive`.
+    pub class: String,
+    /// PBBCache's numeric code (0 light, 1 streaming, 2 sensitive).
+    pub code: u8,
+    /// Smallest slowdown over all way counts, and where.
+    pub min_slowdown: f64,
+    /// Way count of the smallest slowdown.
+    pub min_slowdown_ways: u32,
+    /// Largest slowdown over all way counts (streaming needs < 1.06).
+    pub max_slowdown: f64,
+    /// Way count of the largest slowdown.
+    pub max_slowdown_ways: u32,
+    /// Largest slowdown at 2 ways or more (sensitive needs >= 1.05).
+    pub max_slowdown_from_2: f64,
+    /// Way count of that slowdown.
+    pub max_slowdown_from_2_ways: u32,
+    /// Largest LLC misses per kilo-cycle.
+    pub max_llcmpkc: f64,
+    /// Way count of the largest MPKC.
+    pub max_llcmpkc_ways: u32,
+    /// First way count with slowdown <= 1.03 and MPKC >= 14 (streaming evidence).
+    pub streaming_ways: Option<u32>,
+}
+
+/// Classifies every distinct program of `workloads`, in order of first
+/// appearance.
+pub fn classify_workloads(
+    table: &MetricsTable,
+    workloads: &[Workload],
+) -> Result<Vec<ClassRow>, Error> {
+    let mut seen = BTreeSet::new();
+    let mut rows = Vec::new();
+    for w in workloads {
+        for idx in w.resolve(table)? {
+            if !seen.insert(idx) {
+                continue;
+            }
+            let curves = table.curves(idx);
+            let c = classify_app(&curves);
+            rows.push(ClassRow {
+                app: curves.name.clone(),
+                class: c.class.name().to_string(),
+                code: c.class.code(),
+                min_slowdown: c.min_slowdown,
+                min_slowdown_ways: c.min_slowdown_ways,
+                max_slowdown: c.max_slowdown,
+                max_slowdown_ways: c.max_slowdown_ways,
+                max_slowdown_from_2: c.max_slowdown_from_2,
+                max_slowdown_from_2_ways: c.max_slowdown_from_2_ways,
+                max_llcmpkc: c.max_llcmpkc,
+                max_llcmpkc_ways: c.max_llcmpkc_ways,
+                streaming_ways: c.streaming_ways,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// A human table with the deciding numbers.
+pub fn to_table(rows: &[ClassRow]) -> String {
+    let w = rows.iter().map(|r| r.app.len()).max().unwrap_or(3).max(3);
+    let mut s = format!(
+        "{:<w$}  {:<9}  {:>14}  {:>14}  {:>16}  {:>13}  {}\n",
+        "app",
+        "class",
+        "min sd (ways)",
+        "max sd (ways)",
+        "max sd>=2 (ways)",
+        "max MPKC (w)",
+        "streaming evidence"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:<9}  {:>9.5} ({:>2})  {:>9.5} ({:>2})  {:>11.5} ({:>2})  {:>8.3} ({:>2})  {}",
+            r.app,
+            r.class,
+            r.min_slowdown,
+            r.min_slowdown_ways,
+            r.max_slowdown,
+            r.max_slowdown_ways,
+            r.max_slowdown_from_2,
+            r.max_slowdown_from_2_ways,
+            r.max_llcmpkc,
+            r.max_llcmpkc_ways,
+            match r.streaming_ways {
+                Some(x) => format!("sd<=1.03 & MPKC>=14 at {x} ways"),
+                None => "-".into(),
+            }
+        );
+    }
+    s
+}
+
+/// CSV with a header.
+pub fn to_csv(rows: &[ClassRow]) -> String {
+    let mut s = String::from("app,class,code,min_slowdown,min_slowdown_ways,max_slowdown,max_slowdown_ways,max_slowdown_from_2,max_slowdown_from_2_ways,max_llcmpkc,max_llcmpkc_ways,streaming_ways\n");
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{},{},{},{:.6},{},{:.6},{},{:.6},{},{:.6},{},{}",
+            r.app,
+            r.class,
+            r.code,
+            r.min_slowdown,
+            r.min_slowdown_ways,
+            r.max_slowdown,
+            r.max_slowdown_ways,
+            r.max_slowdown_from_2,
+            r.max_slowdown_from_2_ways,
+            r.max_llcmpkc,
+            r.max_llcmpkc_ways,
+            r.streaming_ways.map(|x| x.to_string()).unwrap_or_default()
+        );
+    }
+    s
+}
+
+/// JSON list of rows.
+pub fn to_json(rows: &[ClassRow]) -> String {
+    serde_json::to_string_pretty(rows).unwrap_or_default() + "\n"
+}

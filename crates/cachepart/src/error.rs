@@ -1,0 +1,35 @@
+//! The facade's error: any layer's error, with context.
+
+use thiserror::Error;
+
+/// Errors of running experiments, writing reports and charts.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// Bad input or a model failure in the table-driven machine.
+    #[error(transparent)]
+    Profile(#[from] cachepart_profile::ProfileError),
+    /// A policy could not decide.
+    #[error("workload {workload}, {algorithm}: {source}")]
+    Policy {
+        /// Workload name.
+        workload: String,
+        /// Algorithm name.
+        algorithm: String,
+        /// The policy's error.
+        source: cachepart_policy::PolicyError,
+    },
+    /// An algorithm name or option is wrong.
+    #[error("{0}")]
+    Usage(String),
+    /// Writing output failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Drawing a chart failed.
+    #[error("chart: {0}")]
+    Chart(String),
+}

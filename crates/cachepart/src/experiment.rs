@@ -1,0 +1,229 @@
+//! Running algorithms on workloads with the table-driven machine.
+
+use crate::algorithm::Algorithm;
+use crate::error::Error;
+use cachepart_machine::{Machine, Plan, ShareModel};
+use cachepart_policy::{
+    Dunn, EqualPart, Kpart, Lfoc, Policy, Stock, Ucp, UcpCurve, UserPlan, Whirlpool, YuPetrov,
+};
+use cachepart_profile::optimal::{self, Progress, SolveOptions};
+use cachepart_profile::{
+    evaluate, Evaluation, MetricsTable, Mix, ModelConfig, ProfileMachine, Workload,
+};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A progress callback: (workload, algorithm, progress).
+pub type ProgressFn = Arc<dyn Fn(&str, &str, Progress) + Send + Sync>;
+
+/// Options of [`run_profile`].
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Bandwidth model and maximum bandwidth.
+    pub model: ModelConfig,
+    /// Use only the first `ways` ways (default: every way of the tables).
+    pub ways: Option<usize>,
+    /// The plan of the `user` algorithm (`MASK=APPS;...`).
+    pub user_plan: Option<String>,
+    /// LFOC's maximum number of streaming apps per way (default 5).
+    pub lfoc_max_streaming: Option<usize>,
+    /// LFOC's gaps per streaming app (default 3).
+    pub lfoc_gaps_per_streaming: Option<usize>,
+    /// Time limit of each exact solve; the best plan found is returned,
+    /// marked as not proven optimal.
+    pub time_limit: Option<Duration>,
+    /// Threads of the exact solvers (default: all cores).
+    pub threads: Option<usize>,
+    /// Called while exact solvers run.
+    pub progress: Option<ProgressFn>,
+}
+
+/// What an exact solver reports beside its plan.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SolverInfo {
+    /// False when the time limit stopped the search first.
+    pub proven_optimal: bool,
+    /// Search nodes explored.
+    pub explored_nodes: u64,
+}
+
+/// One algorithm's result on one workload.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Workload name.
+    pub workload: String,
+    /// The algorithm.
+    pub algorithm: Algorithm,
+    /// The plan it chose.
+    pub plan: Plan,
+    /// The model's prediction for that plan.
+    pub evaluation: Evaluation,
+    /// Exact solvers only.
+    pub solver: Option<SolverInfo>,
+    /// Wall time of the decision (policy or solver), in seconds.
+    pub decision_seconds: f64,
+}
+
+/// Keeps only the first `ways` way counts of every app. Slowdowns stay
+/// relative to the best IPC over every measured way count.
+pub fn restrict_ways(mix: &mut Mix, ways: usize) -> Result<(), Error> {
+    if ways == 0 || ways > mix.ways {
+        return Err(Error::Usage(format!(
+            "--ways {ways}: expected 1 to {} (the tables cover {} ways)",
+            mix.ways, mix.ways
+        )));
+    }
+    for a in &mut mix.apps {
+        let c = &mut a.curves;
+        for v in [
+            &mut c.ipc,
+            &mut c.llcmpki,
+            &mut c.llcmpkc,
+            &mut c.bandwidth_mbps,
+            &mut c.slowdown,
+        ] {
+            v.truncate(ways);
+        }
+        for v in [
+            &mut c.stalls_l2_miss,
+            &mut a.stalls_total,
+            &mut a.stalls_mem,
+            &mut a.stalls_store_buf,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            v.truncate(ways);
+        }
+    }
+    mix.ways = ways;
+    Ok(())
+}
+
+fn policy_for(algorithm: Algorithm, opts: &RunOptions) -> Result<Box<dyn Policy>, Error> {
+    Ok(match algorithm {
+        Algorithm::Stock => Box::new(Stock),
+        Algorithm::EqualPart => Box::new(EqualPart),
+        Algorithm::Ucp => Box::new(Ucp {
+            curve: UcpCurve::Mpki,
+        }),
+        Algorithm::UcpSlowdown => Box::new(Ucp {
+            curve: UcpCurve::Slowdown,
+        }),
+        Algorithm::YuPetrov => Box::new(YuPetrov::default()),
+        Algorithm::Whirlpool => Box::new(Whirlpool {
+            share_model: ShareModel::Llcmpki,
+        }),
+        Algorithm::WhirlpoolC => Box::new(Whirlpool {
+            share_model: ShareModel::Llcmpkc,
+        }),
+        Algorithm::Kpart => Box::new(Kpart::default()),
+        Algorithm::Dunn => Box::new(Dunn::default()),
+        Algorithm::Lfoc => {
+            let d = Lfoc::default();
+            Box::new(Lfoc {
+                max_streaming: opts.lfoc_max_streaming.unwrap_or(d.max_streaming),
+                gaps_per_streaming: opts.lfoc_gaps_per_streaming.unwrap_or(d.gaps_per_streaming),
+                ..d
+            })
+        }
+        Algorithm::User => Box::new(UserPlan {
+            text: opts.user_plan.clone().ok_or_else(|| {
+                Error::Usage("the user algorithm needs a plan (--plan MASK=APPS;...)".into())
+            })?,
+        }),
+        Algorithm::Optimal(..) => unreachable!("solvers are not policies"),
+    })
+}
+
+/// Runs one algorithm on a prepared mix.
+pub fn run_one(
+    workload: &str,
+    mix: &Mix,
+    algorithm: Algorithm,
+    opts: &RunOptions,
+) -> Result<Outcome, Error> {
+    let start = Instant::now();
+    let (plan, solver) = match algorithm {
+        Algorithm::Optimal(structure, objective) => {
+            let name = algorithm.to_string();
+            let cb = opts.progress.clone();
+            let progress = move |p: Progress| {
+                if let Some(cb) = &cb {
+                    cb(workload, &name, p)
+                }
+            };
+            let sopts = SolveOptions {
+                time_limit: opts.time_limit,
+                threads: opts.threads,
+                progress: Some(&progress),
+            };
+            let sol = optimal::solve(mix, &opts.model, structure, objective, &sopts)?;
+            (
+                sol.plan,
+                Some(SolverInfo {
+                    proven_optimal: sol.proven_optimal,
+                    explored_nodes: sol.explored_nodes,
+                }),
+            )
+        }
+        _ => {
+            let mut machine = ProfileMachine::new(mix.clone(), opts.model);
+            let mut policy = policy_for(algorithm, opts)?;
+            let plan = policy
+                .decide(&mut machine)
+                .map_err(|source| Error::Policy {
+                    workload: workload.to_string(),
+                    algorithm: algorithm.to_string(),
+                    source,
+                })?;
+            machine.apply(&plan).map_err(|e| Error::Policy {
+                workload: workload.to_string(),
+                algorithm: algorithm.to_string(),
+                source: e.into(),
+            })?;
+            (plan, None)
+        }
+    };
+    let decision_seconds = start.elapsed().as_secs_f64();
+    let evaluation = evaluate(mix, &plan, &opts.model)?;
+    Ok(Outcome {
+        workload: workload.to_string(),
+        algorithm,
+        plan,
+        evaluation,
+        solver,
+        decision_seconds,
+    })
+}
+
+/// Runs every algorithm on every workload, in order (workload-major).
+pub fn run_profile(
+    table: &MetricsTable,
+    workloads: &[Workload],
+    algorithms: &[Algorithm],
+    opts: &RunOptions,
+) -> Result<Vec<Outcome>, Error> {
+    let mut mixes = Vec::with_capacity(workloads.len());
+    for w in workloads {
+        let idx = w.resolve(table)?;
+        let mut mix = Mix::from_table(table, &idx);
+        if let Some(ways) = opts.ways {
+            restrict_ways(&mut mix, ways)?;
+        }
+        mixes.push(mix);
+    }
+    if algorithms.contains(&Algorithm::User) && opts.user_plan.is_none() {
+        return Err(Error::Usage(
+            "the user algorithm needs a plan (--plan MASK=APPS;...)".into(),
+        ));
+    }
+    let mut out = Vec::with_capacity(workloads.len() * algorithms.len());
+    for (w, mix) in workloads.iter().zip(&mixes) {
+        for &a in algorithms {
+            out.push(run_one(&w.name, mix, a, opts)?);
+        }
+    }
+    Ok(out)
+}

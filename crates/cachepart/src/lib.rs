@@ -1,0 +1,44 @@
+//! cachepart: compare LLC partitioning policies on the same mixes.
+//!
+//! This crate wires machines, policies and mixes together:
+//!
+//! * [`Algorithm`]: every policy and exact solver by its kebab-case name
+//!   (`ucp`, `lfoc`, `optc-unf`, ...), shared by the CLI, configs and Python;
+//! * [`run_profile`]: runs algorithms on workloads with the table-driven
+//!   machine and returns one [`Outcome`] per (workload, algorithm);
+//! * [`report`]: flattens outcomes into rows and writes them as a table, CSV
+//!   or JSON;
+//! * [`classify`]: the LFOC class of each program with the numbers behind it;
+//! * [`chart`]: the STP-versus-unfairness chart normalised to `stock` (PNG).
+//!
+//! ```no_run
+//! use cachepart::{run_profile, Algorithm, RunOptions};
+//! use cachepart_profile::{read_workloads, MetricsTable};
+//! use std::path::Path;
+//! let table = MetricsTable::from_path(Path::new("metrics.csv")).unwrap();
+//! let mixes = read_workloads(Path::new("workloads.csv")).unwrap();
+//! let algos = Algorithm::parse_list("ucp,lfoc,optc-unf").unwrap();
+//! let outcomes = run_profile(&table, &mixes, &algos, &RunOptions::default()).unwrap();
+//! println!("{}", cachepart::report::to_table(&cachepart::report::rows(&outcomes)));
+//! ```
+#![deny(missing_docs)]
+
+mod algorithm;
+pub mod builtin;
+pub mod chart;
+pub mod classify;
+
+mod error;
+mod experiment;
+pub mod report;
+
+pub use algorithm::Algorithm;
+pub use error::Error;
+pub use experiment::{
+    restrict_ways, run_one, run_profile, Outcome, ProgressFn, RunOptions, SolverInfo,
+};
+
+pub use cachepart_machine as machine;
+pub use cachepart_policy as policy;
+pub use cachepart_profile as profile;
+pub use cachepart_units as units;

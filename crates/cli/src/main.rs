@@ -1,0 +1,41 @@
+//! The `cachepart` binary: parses arguments and calls the facade.
+#![deny(missing_docs)]
+
+mod output;
+mod profile_cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Compare and enforce last-level-cache partitioning policies.
+#[derive(Parser)]
+#[command(name = "cachepart", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The table-driven machine: evaluate policies on measured per-app tables.
+    #[command(subcommand)]
+    Profile(profile_cmd::ProfileCommand),
+    /// List every algorithm name.
+    Algorithms,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Profile(cmd) => profile_cmd::run(cmd),
+        Command::Algorithms => {
+            for a in cachepart::Algorithm::all_names() {
+                println!("{a}");
+            }
+            Ok(())
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

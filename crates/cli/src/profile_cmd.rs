@@ -1,0 +1,267 @@
+//! `cachepart profile ...`: the table-driven machine's commands.
+
+use crate::output::emit;
+use anyhow::{bail, Context, Result};
+use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
+use cachepart::report::{self, ReportOptions};
+use cachepart::{builtin, classify, Algorithm, RunOptions};
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Subcommands of `cachepart profile`.
+#[derive(Subcommand)]
+pub enum ProfileCommand {
+    /// Evaluate algorithms on workloads; print per-workload metrics and plans.
+    Eval(EvalArgs),
+    /// Print the LFOC class of each program with the numbers that decided it.
+    Classify(ClassifyArgs),
+    /// Print the built-in metrics table (PBBCache CSV format) and workloads.
+    Builtin {
+        /// Print the workloads instead of the metrics.
+        #[arg(long)]
+        workloads: bool,
+    },
+}
+
+/// Output formats.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Aligned text, one line per workload and algorithm.
+    Table,
+    /// CSV, one row per workload, algorithm and app.
+    Csv,
+    /// JSON, one object per workload, algorithm and app.
+    Json,
+}
+
+/// Bandwidth models.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BwArg {
+    /// KPart-style throttling above the maximum bandwidth.
+    Simple,
+    /// Queueing model applied to memory stall cycles.
+    Stalls,
+}
+
+/// Where programs' tables and the mixes come from.
+#[derive(Args)]
+pub struct DataArgs {
+    /// Metrics CSV (PBBCache format); default: the built-in table.
+    #[arg(long, short = 'm')]
+    metrics: Option<PathBuf>,
+    /// Workloads file (.csv/.txt lines, .toml or .json); default: built-in
+    /// workloads when no --metrics is given.
+    #[arg(long, short = 'w')]
+    workloads: Option<PathBuf>,
+    /// One mix given inline, comma-separated program names (instead of --workloads).
+    #[arg(long, conflicts_with = "workloads")]
+    apps: Option<String>,
+}
+
+/// Arguments of `profile eval`.
+#[derive(Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Algorithms, comma-separated (see `cachepart algorithms`).
+    #[arg(
+        long,
+        short = 'a',
+        default_value = "stock,equal-part,ucp,kpart,lfoc,optc-unf,optc-stp"
+    )]
+    algorithms: String,
+    /// Use only the first N ways.
+    #[arg(long)]
+    ways: Option<usize>,
+    /// Bandwidth model (needs --max-bw to have an effect).
+    #[arg(long, value_enum, default_value = "simple")]
+    bw_model: BwArg,
+    /// Maximum memory bandwidth in MB/s (default: unlimited).
+    #[arg(long)]
+    max_bw: Option<f64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Write the report to FILE instead of stdout.
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    /// Also draw the STP-versus-unfairness chart (normalised to stock) to this PNG.
+    #[arg(long)]
+    chart: Option<PathBuf>,
+    /// Plan of the `user` algorithm: MASK=APPS;... (e.g. 0x7fc=0,1;0x3=2-3).
+    #[arg(long)]
+    plan: Option<String>,
+    /// Time limit of each exact solve in seconds; the best plan found is kept
+    /// and marked as not proven optimal.
+    #[arg(long)]
+    time_limit: Option<f64>,
+    /// Threads for the exact solvers (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// LFOC: streaming apps per way of the streaming cluster.
+    #[arg(long, default_value_t = 5)]
+    lfoc_max_streaming: usize,
+    /// LFOC: gaps per streaming app.
+    #[arg(long, default_value_t = 3)]
+    lfoc_gaps_per_streaming: usize,
+    /// Include decision wall times in CSV/JSON output.
+    #[arg(long)]
+    timings: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Arguments of `profile classify`.
+#[derive(Args)]
+pub struct ClassifyArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+}
+
+/// Runs a `profile` subcommand.
+pub fn run(cmd: ProfileCommand) -> Result<()> {
+    match cmd {
+        ProfileCommand::Eval(a) => eval(a),
+        ProfileCommand::Classify(a) => classify_cmd(a),
+        ProfileCommand::Builtin { workloads } => {
+            if workloads {
+                print!("{}", builtin::WORKLOADS);
+            } else {
+                print!("{}", builtin::metrics_csv());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Workload>)> {
+    let table = match &data.metrics {
+        Some(p) => MetricsTable::from_path(p)?,
+        None => builtin::table()?,
+    };
+    let workloads = if let Some(apps) = &data.apps {
+        let names: Vec<&str> = apps.split(',').map(str::trim).collect();
+        vec![Workload::new("W1", &names)]
+    } else if let Some(p) = &data.workloads {
+        read_workloads(p)?
+    } else if data.metrics.is_none() {
+        builtin::workloads()?
+    } else if need_workloads {
+        bail!("--metrics was given without --workloads or --apps: say which mixes to run");
+    } else {
+        let names: Vec<&str> = table.apps().iter().map(|a| a.name.as_str()).collect();
+        vec![Workload::new("all", &names)]
+    };
+    Ok((table, workloads))
+}
+
+fn eval(a: EvalArgs) -> Result<()> {
+    let (table, workloads) = load(&a.data, true)?;
+    let mut algorithms = Algorithm::parse_list(&a.algorithms)?;
+    if a.chart.is_some() && !algorithms.contains(&Algorithm::Stock) {
+        algorithms.insert(0, Algorithm::Stock);
+    }
+    if let Some(b) = a.max_bw {
+        if !(b.is_finite() && b > 0.0) {
+            bail!("--max-bw {b}: expected a positive bandwidth in MB/s");
+        }
+    }
+    if let Some(t) = a.time_limit {
+        if !(t.is_finite() && t > 0.0) {
+            bail!("--time-limit {t}: expected a positive number of seconds");
+        }
+    }
+    let mut opts = RunOptions {
+        model: ModelConfig {
+            bw_model: match a.bw_model {
+                BwArg::Simple => BwModel::Simple,
+                BwArg::Stalls => BwModel::Stalls,
+            },
+            max_bw_mbps: a.max_bw,
+        },
+        ways: a.ways,
+        user_plan: a.plan.clone(),
+        lfoc_max_streaming: Some(a.lfoc_max_streaming),
+        lfoc_gaps_per_streaming: Some(a.lfoc_gaps_per_streaming),
+        time_limit: a.time_limit.map(Duration::from_secs_f64),
+        threads: a.threads,
+        progress: None,
+    };
+    let bar =
+        (!a.quiet && std::io::stderr().is_terminal() && algorithms.iter().any(|x| x.is_optimal()))
+            .then(|| {
+                let pb = ProgressBar::new(1);
+                pb.set_style(
+                    ProgressStyle::with_template(
+                        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta})",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                Arc::new(Mutex::new(pb))
+            });
+    if let Some(pb) = &bar {
+        let pb = pb.clone();
+        opts.progress = Some(Arc::new(move |w: &str, alg: &str, p| {
+            if let Ok(pb) = pb.lock() {
+                pb.set_prefix(format!("{w} {alg}"));
+                pb.set_length(p.total.max(1));
+                pb.set_position(p.done);
+            }
+        }));
+    }
+    let outcomes = cachepart::run_profile(&table, &workloads, &algorithms, &opts);
+    if let Some(pb) = &bar {
+        if let Ok(pb) = pb.lock() {
+            pb.finish_and_clear();
+        }
+    }
+    let outcomes = outcomes?;
+    let rows = report::rows_with(&outcomes, ReportOptions { timings: a.timings });
+    let text = match a.format {
+        Format::Table => report::to_table(&rows),
+        Format::Csv => report::to_csv(&rows),
+        Format::Json => report::to_json(&rows),
+    };
+    if let Some(chart) = &a.chart {
+        cachepart::chart::write_tradeoff_png(
+            &outcomes,
+            chart,
+            "STP vs unfairness, normalised to stock",
+        )
+        .with_context(|| format!("drawing {}", chart.display()))?;
+    }
+    emit(&text, a.output.as_deref())?;
+    for o in &outcomes {
+        if let Some(s) = o.solver {
+            if !s.proven_optimal {
+                eprintln!(
+                    "warning: {} on {}: time limit reached; the plan is the best found, not proven optimal",
+                    o.algorithm, o.workload
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn classify_cmd(a: ClassifyArgs) -> Result<()> {
+    let (table, workloads) = load(&a.data, false)?;
+    let rows = classify::classify_workloads(&table, &workloads)?;
+    let text = match a.format {
+        Format::Table => classify::to_table(&rows),
+        Format::Csv => classify::to_csv(&rows),
+        Format::Json => classify::to_json(&rows),
+    };
+    emit(&text, a.output.as_deref())
+}

@@ -1,0 +1,517 @@
+//! `lfoc`: LFOC's fairness-oriented cache clustering (García-García et al.,
+//! ICPP 2019, Algorithm 1 and Table 1), as PBBCache runs it.
+//!
+//! Apps are first classified from their alone curves ([`classify`]):
+//!
+//! * **streaming**: some way count has slowdown `<= 1.03` and LLC misses
+//!   per kilo-cycle `>= 14`, and no way count has slowdown `>= 1.06`;
+//! * **sensitive**: not streaming, and some way count `w >= 2` has slowdown
+//!   `>= 1.05`;
+//! * **light** (light sharing): neither.
+//!
+//! Then the clustering ([`Lfoc::plan_for`]):
+//!
+//! 1. no sensitive app: every app shares every way;
+//! 2. the streaming apps share ONE cluster of
+//!    `min(ceil(n_streaming / max_streaming), max_streaming_ways)` ways;
+//! 3. each sensitive app gets its own cluster, sized by UCP lookahead on the
+//!    slowdown curves over the remaining ways;
+//! 4. light apps first fill the streaming cluster: each of its
+//!    `max_streaming x ways - n_streaming` free streaming slots admits
+//!    `gaps_per_streaming` light apps (default 3, the paper's
+//!    `gaps_per_streaming`; PBBCache's code admits 2); the rest go
+//!    round-robin over the sensitive clusters.
+//!
+//! Clusters are listed sensitive first (in mix order), then the streaming
+//! cluster, as PBBCache numbers them.
+//!
+//! Where PBBCache differs from the paper's Algorithm 1 (one cluster for all
+//! streaming apps instead of one 1-way cluster per group, a ceiling instead
+//! of a floor for the streaming ways), this module follows PBBCache, whose
+//! outputs are the reference. The light apps admitted per free streaming
+//! slot follow the paper's `gaps_per_streaming` (default 3); PBBCache's code
+//! admits 2 (`light_per_streaming`). No reference mix tells the two apart;
+//! set it to 2 to run PBBCache's rule exactly.
+//!
+//! Beyond PBBCache (which asserts): when the sensitive apps outnumber the
+//! ways left for them, only `ways - reserved` sensitive clusters are made,
+//! the sensitive apps beyond them join those clusters round-robin (in mix
+//! order), and lookahead runs on each cluster's summed slowdown curve. With
+//! a single way, or when the streaming reservation would leave no way for
+//! sensitive apps, the reservation shrinks to leave at least one way; with
+//! one way everyone shares it. So every non-empty mix gets a valid plan.
+
+use crate::lookahead::lookahead;
+use crate::{Policy, PolicyError};
+use cachepart_machine::{AppCurves, Machine, Plan};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Slowdown at or below which a way count looks streaming.
+pub const STREAMING_MAX_SLOWDOWN: f64 = 1.03;
+/// LLC misses per kilo-cycle at or above which a way count looks streaming.
+pub const STREAMING_MIN_LLCMPKC: f64 = 14.0;
+/// A slowdown at or above this at any way count rules streaming out.
+pub const STREAMING_NEVER_SLOWDOWN: f64 = 1.06;
+/// Slowdown at or above which (at 2 ways or more) an app is sensitive.
+pub const SENSITIVE_MIN_SLOWDOWN: f64 = 1.05;
+
+/// LFOC's application classes (Table 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppClass {
+    /// Light sharing: neither streaming nor sensitive (PBBCache code 0).
+    Light,
+    /// Streaming: insensitive and aggressive (PBBCache code 1).
+    Streaming,
+    /// Cache sensitive (PBBCache code 2).
+    Sensitive,
+}
+
+impl AppClass {
+    /// PBBCache's numeric code: 0 light, 1 streaming, 2 sensitive.
+    pub fn code(self) -> u8 {
+        match self {
+            AppClass::Light => 0,
+            AppClass::Streaming => 1,
+            AppClass::Sensitive => 2,
+        }
+    }
+
+    /// The class of a PBBCache code (`>= 2` is sensitive, as PBBCache reads it).
+    pub fn from_code(code: u8) -> AppClass {
+        match code {
+            0 => AppClass::Light,
+            1 => AppClass::Streaming,
+            _ => AppClass::Sensitive,
+        }
+    }
+
+    /// Kebab-case name (`light`, `streaming`, `sensitive`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AppClass::Light => "light",
+            AppClass::Streaming => "streaming",
+            AppClass::Sensitive => "sensitive",
+        }
+    }
+}
+
+impl fmt::Display for AppClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An app's class and the numbers that decided it. Way counts are 1-based.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Classification {
+    /// The class.
+    pub class: AppClass,
+    /// Smallest slowdown over all way counts.
+    pub min_slowdown: f64,
+    /// Way count of `min_slowdown` (the first one).
+    pub min_slowdown_ways: u32,
+    /// Largest slowdown over all way counts (streaming needs it `< 1.06`).
+    pub max_slowdown: f64,
+    /// Way count of `max_slowdown` (the first one).
+    pub max_slowdown_ways: u32,
+    /// Largest slowdown at 2 ways or more (sensitive needs it `>= 1.05`).
+    pub max_slowdown_from_2: f64,
+    /// Way count of `max_slowdown_from_2` (the first one; 0 with one way).
+    pub max_slowdown_from_2_ways: u32,
+    /// Largest LLC misses per kilo-cycle over all way counts.
+    pub max_llcmpkc: f64,
+    /// Way count of `max_llcmpkc` (the first one).
+    pub max_llcmpkc_ways: u32,
+    /// First way count with slowdown `<= 1.03` and MPKC `>= 14`, if any.
+    pub streaming_ways: Option<u32>,
+}
+
+/// Classifies one app (Table 1 with PBBCache's thresholds).
+pub fn classify_app(c: &AppCurves) -> Classification {
+    let mut r = Classification {
+        class: AppClass::Light,
+        min_slowdown: f64::INFINITY,
+        min_slowdown_ways: 0,
+        max_slowdown: f64::NEG_INFINITY,
+        max_slowdown_ways: 0,
+        max_slowdown_from_2: f64::NEG_INFINITY,
+        max_slowdown_from_2_ways: 0,
+        max_llcmpkc: f64::NEG_INFINITY,
+        max_llcmpkc_ways: 0,
+        streaming_ways: None,
+    };
+    for (i, (&sd, &mpkc)) in c.slowdown.iter().zip(&c.llcmpkc).enumerate() {
+        let w = i as u32 + 1;
+        if sd < r.min_slowdown {
+            r.min_slowdown = sd;
+            r.min_slowdown_ways = w;
+        }
+        if sd > r.max_slowdown {
+            r.max_slowdown = sd;
+            r.max_slowdown_ways = w;
+        }
+        if w >= 2 && sd > r.max_slowdown_from_2 {
+            r.max_slowdown_from_2 = sd;
+            r.max_slowdown_from_2_ways = w;
+        }
+        if mpkc > r.max_llcmpkc {
+            r.max_llcmpkc = mpkc;
+            r.max_llcmpkc_ways = w;
+        }
+        if r.streaming_ways.is_none()
+            && sd <= STREAMING_MAX_SLOWDOWN
+            && mpkc >= STREAMING_MIN_LLCMPKC
+        {
+            r.streaming_ways = Some(w);
+        }
+    }
+    r.class = if r.streaming_ways.is_some() && r.max_slowdown < STREAMING_NEVER_SLOWDOWN {
+        AppClass::Streaming
+    } else if r.max_slowdown_from_2 >= SENSITIVE_MIN_SLOWDOWN {
+        AppClass::Sensitive
+    } else {
+        AppClass::Light
+    };
+    r
+}
+
+/// Classifies every app of a mix.
+pub fn classify(curves: &[AppCurves]) -> Vec<Classification> {
+    curves.iter().map(classify_app).collect()
+}
+
+/// The class only, without the numbers (no allocation).
+fn class_of(c: &AppCurves) -> AppClass {
+    let mut streaming_way = false;
+    let mut never = false;
+    let mut sensitive = false;
+    for (i, (&sd, &mpkc)) in c.slowdown.iter().zip(&c.llcmpkc).enumerate() {
+        streaming_way |= sd <= STREAMING_MAX_SLOWDOWN && mpkc >= STREAMING_MIN_LLCMPKC;
+        never |= sd >= STREAMING_NEVER_SLOWDOWN;
+        sensitive |= i >= 1 && sd >= SENSITIVE_MIN_SLOWDOWN;
+    }
+    if streaming_way && !never {
+        AppClass::Streaming
+    } else if sensitive {
+        AppClass::Sensitive
+    } else {
+        AppClass::Light
+    }
+}
+
+/// LFOC clustering.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lfoc {
+    /// Streaming apps one streaming way holds (PBBCache `max_streaming`, 5).
+    pub max_streaming: usize,
+    /// Light apps admitted per free streaming slot (the paper's
+    /// `gaps_per_streaming`, 3; PBBCache's code uses 2).
+    pub gaps_per_streaming: usize,
+    /// Cap on the ways of the streaming cluster (PBBCache
+    /// `max_ways_streaming`, 2).
+    pub max_streaming_ways: usize,
+}
+
+impl Default for Lfoc {
+    fn default() -> Self {
+        Lfoc {
+            max_streaming: 5,
+            gaps_per_streaming: 3,
+            max_streaming_ways: 2,
+        }
+    }
+}
+
+impl Lfoc {
+    fn check(&self) -> Result<(), PolicyError> {
+        let bad = |name: &str, value: usize| PolicyError::BadParameter {
+            policy: "lfoc".into(),
+            name: name.into(),
+            value: value.to_string(),
+            expected: "at least 1".into(),
+        };
+        if self.max_streaming == 0 {
+            return Err(bad("max_streaming", self.max_streaming));
+        }
+        if self.max_streaming_ways == 0 {
+            return Err(bad("max_streaming_ways", self.max_streaming_ways));
+        }
+        Ok(())
+    }
+
+    /// The plan for apps of known classes (`classes[i]` of `curves[i]`)
+    /// over `ways` ways. See the module documentation for the rules.
+    pub fn plan_for(
+        &self,
+        curves: &[AppCurves],
+        classes: &[AppClass],
+        ways: u32,
+    ) -> Result<Plan, PolicyError> {
+        self.check()?;
+        let n = curves.len();
+        if n == 0 {
+            return Err(PolicyError::EmptyMix);
+        }
+        assert_eq!(n, classes.len(), "one class per app");
+        let w = ways as usize;
+        let n_sens = classes
+            .iter()
+            .filter(|&&c| c == AppClass::Sensitive)
+            .count();
+        let n_stream = classes
+            .iter()
+            .filter(|&&c| c == AppClass::Streaming)
+            .count();
+        if n_sens == 0 || w <= 1 {
+            return Ok(Plan::shared_all(n, ways));
+        }
+        let reserved = if n_stream > 0 {
+            n_stream
+                .div_ceil(self.max_streaming)
+                .min(self.max_streaming_ways)
+                .min(w - 1)
+        } else {
+            0
+        };
+        let k = n_sens.min(w - reserved);
+        let mut members: Vec<Vec<usize>> = Vec::with_capacity(k + 1);
+        let sensitive = classes
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c == AppClass::Sensitive)
+            .map(|(i, _)| i);
+        for (s, i) in sensitive.enumerate() {
+            if s < k {
+                members.push(vec![i]);
+            } else {
+                members[s % k].push(i);
+            }
+        }
+        let mut sizes = if k == n_sens {
+            let m: Vec<&[f64]> = members.iter().map(|c| &curves[c[0]].slowdown[..]).collect();
+            lookahead(&m, w - reserved)
+        } else {
+            let m: Vec<Vec<f64>> = members
+                .iter()
+                .map(|c| {
+                    (0..w)
+                        .map(|x| c.iter().map(|&a| curves[a].slowdown[x]).sum())
+                        .collect()
+                })
+                .collect();
+            lookahead(&m, w - reserved)
+        };
+        let mut lights = classes
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c == AppClass::Light)
+            .map(|(i, _)| i);
+        if reserved > 0 {
+            let mut stream: Vec<usize> = classes
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c == AppClass::Streaming)
+                .map(|(i, _)| i)
+                .collect();
+            let room = (self.max_streaming * reserved).saturating_sub(n_stream);
+            stream.extend(lights.by_ref().take(room * self.gaps_per_streaming));
+            members.push(stream);
+            sizes.push(reserved);
+        }
+        for (j, a) in lights.enumerate() {
+            members[j % k].push(a);
+        }
+        Ok(Plan::from_clusters(
+            members.into_iter().zip(sizes.into_iter().map(|s| s as u32)),
+        ))
+    }
+}
+
+impl Policy for Lfoc {
+    fn name(&self) -> &str {
+        "lfoc"
+    }
+
+    fn decide(&mut self, machine: &mut dyn Machine) -> Result<Plan, PolicyError> {
+        let ways = machine.platform().ways;
+        let curves = machine.alone_curves()?;
+        let classes: Vec<AppClass> = curves.iter().map(class_of).collect();
+        self.plan_for(curves, &classes, ways)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{curves_from_ipc, random_curves, FixedMachine};
+    use proptest::prelude::*;
+
+    /// An app with a given slowdown curve (IPC = 1 / slowdown) and MPKC.
+    fn app(name: &str, sd: &[f64], mpkc: f64) -> AppCurves {
+        let ipc: Vec<f64> = sd.iter().map(|s| 1.0 / s).collect();
+        curves_from_ipc(name, &ipc, &vec![mpkc; sd.len()])
+    }
+
+    fn streaming(name: &str) -> AppCurves {
+        app(name, &[1.02, 1.01, 1.0, 1.0], 20.0)
+    }
+    fn sensitive(name: &str, sd2: f64) -> AppCurves {
+        app(name, &[1.5, sd2, 1.0, 1.0], 5.0)
+    }
+    fn light(name: &str) -> AppCurves {
+        app(name, &[1.01, 1.0, 1.0, 1.0], 0.5)
+    }
+
+    #[test]
+    fn classes_and_their_evidence() {
+        let s = classify_app(&streaming("lbm"));
+        assert_eq!(s.class, AppClass::Streaming);
+        assert_eq!(s.streaming_ways, Some(1));
+        assert_eq!(s.max_llcmpkc, 20.0);
+        let c = classify_app(&sensitive("xalan", 1.2));
+        assert_eq!(c.class, AppClass::Sensitive);
+        assert!((c.max_slowdown_from_2 - 1.2).abs() < 1e-12);
+        assert_eq!(c.max_slowdown_from_2_ways, 2);
+        assert_eq!(c.max_slowdown_ways, 1);
+        assert_eq!(classify_app(&light("povray")).class, AppClass::Light);
+        // a high slowdown at ONE way only is neither streaming nor sensitive
+        // (streaming is ruled out by sd >= 1.06, sensitive needs w >= 2)
+        let one = app("x", &[1.3, 1.0, 1.0, 1.0], 30.0);
+        let k = classify_app(&one);
+        assert_eq!(k.class, AppClass::Light);
+        assert_eq!(k.streaming_ways, Some(2));
+        // class_of agrees with classify_app
+        for a in [streaming("a"), sensitive("b", 1.1), light("c"), one] {
+            assert_eq!(class_of(&a), classify_app(&a).class);
+        }
+        assert_eq!(
+            AppClass::from_code(AppClass::Streaming.code()),
+            AppClass::Streaming
+        );
+        assert_eq!(AppClass::Sensitive.to_string(), "sensitive");
+    }
+
+    #[test]
+    fn no_sensitive_app_shares_everything() {
+        let mut m = FixedMachine::new(vec![streaming("a"), light("b")], 4);
+        let p = Lfoc::default().decide(&mut m).unwrap();
+        assert_eq!(p, Plan::shared_all(2, 4));
+    }
+
+    #[test]
+    fn streaming_cluster_takes_lights_first() {
+        // 1 streaming -> 1 way, room = 5 - 1 = 4 slots -> up to 8 lights.
+        let mut apps = vec![sensitive("s", 1.3), streaming("t")];
+        for i in 0..9 {
+            apps.push(light(&format!("l{i}")));
+        }
+        let mut m = FixedMachine::new(apps, 4);
+        let p = Lfoc::default().decide(&mut m).unwrap();
+        assert_eq!(p.clusters.len(), 2);
+        assert_eq!(p.clusters[0].apps, vec![0, 10]); // the 9th light goes RR
+        assert_eq!(p.clusters[0].mask.0.count_ones(), 3);
+        assert_eq!(p.clusters[1].apps, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(p.clusters[1].mask.0.count_ones(), 1);
+    }
+
+    #[test]
+    fn sensitive_ways_by_lookahead_and_lights_round_robin() {
+        // s0 gains from 2 ways only a little, s1 a lot from 3 ways.
+        let s0 = app("s0", &[1.3, 1.2, 1.2, 1.2, 1.0], 5.0);
+        let s1 = app("s1", &[2.0, 1.9, 1.0, 1.0, 1.0], 5.0);
+        let apps = vec![light("l0"), s0, s1, light("l1"), light("l2")];
+        let mut m = FixedMachine::new(apps, 5);
+        let p = Lfoc::default().decide(&mut m).unwrap();
+        assert_eq!(p.clusters.len(), 2);
+        assert_eq!(p.clusters[0].apps, vec![1, 0, 4]);
+        assert_eq!(p.clusters[1].apps, vec![2, 3]);
+        assert_eq!(p.clusters[0].mask.0.count_ones(), 2);
+        assert_eq!(p.clusters[1].mask.0.count_ones(), 3);
+    }
+
+    #[test]
+    fn more_sensitive_apps_than_ways_still_fit() {
+        let apps: Vec<AppCurves> = (0..6).map(|i| sensitive(&format!("s{i}"), 1.2)).collect();
+        let mut m = FixedMachine::new(apps, 4);
+        let p = Lfoc::default().decide(&mut m).unwrap();
+        assert_eq!(p.clusters.len(), 4);
+        assert_eq!(p.clusters[0].apps, vec![0, 4]);
+        assert_eq!(p.clusters[1].apps, vec![1, 5]);
+        assert!(p.validate(6, &m.platform().mask_rules).is_ok());
+    }
+
+    #[test]
+    fn parameters_are_checked() {
+        let mut m = FixedMachine::new(vec![light("a")], 4);
+        let mut l = Lfoc {
+            max_streaming: 0,
+            ..Lfoc::default()
+        };
+        assert!(matches!(
+            l.decide(&mut m),
+            Err(PolicyError::BadParameter { .. })
+        ));
+        let mut m = FixedMachine::new(vec![], 4);
+        assert!(matches!(
+            Lfoc::default().decide(&mut m),
+            Err(PolicyError::EmptyMix)
+        ));
+    }
+
+    /// PBBCache's own classes of all 55 programs of its metrics file.
+    #[test]
+    fn classes_match_pbbcache() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
+        let cats = std::path::Path::new(dir).join("ref/app_categories_from_get_app_category.csv");
+        let metrics = std::path::Path::new(dir).join("metrics.csv");
+        let (Ok(text), true) = (std::fs::read_to_string(&cats), metrics.exists()) else {
+            eprintln!(
+                "SKIPPED classes_match_pbbcache: {} or {} not found (../shared absent)",
+                cats.display(),
+                metrics.display()
+            );
+            return;
+        };
+        let table = cachepart_profile::MetricsTable::from_path(&metrics).unwrap();
+        let mut checked = 0;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let (name, code) = line.split_once(',').unwrap();
+            let want = AppClass::from_code(code.trim().parse().unwrap());
+            let a = table
+                .app_index(name.trim())
+                .expect("program in metrics.csv");
+            let got = classify_app(&table.curves(a));
+            assert_eq!(got.class, want, "{name}: {got:?}");
+            checked += 1;
+        }
+        eprintln!("classes_match_pbbcache: {checked} programs agree");
+        assert_eq!(checked, 55);
+    }
+
+    proptest! {
+        #[test]
+        fn plans_are_valid((curves, ways) in random_curves(1, 24)) {
+            let n = curves.len();
+            let mut m = FixedMachine::new(curves, ways as u32);
+            let plan = Lfoc::default().decide(&mut m).unwrap();
+            prop_assert!(plan.validate(n, &m.platform().mask_rules).is_ok());
+            prop_assert!(plan.is_disjoint());
+        }
+
+        #[test]
+        fn forced_classes_give_valid_plans(
+            (curves, ways) in random_curves(1, 24),
+            codes in proptest::collection::vec(0u8..3, 24),
+        ) {
+            let n = curves.len();
+            let classes: Vec<AppClass> = codes[..n].iter().map(|&c| AppClass::from_code(c)).collect();
+            let plan = Lfoc::default().plan_for(&curves, &classes, ways as u32).unwrap();
+            let rules = cachepart_units::MaskRules::intel(ways as u32, 1);
+            prop_assert!(plan.validate(n, &rules).is_ok());
+            let total: u32 = plan.clusters.iter().map(|c| c.mask.0.count_ones()).sum();
+            prop_assert_eq!(total, ways as u32);
+        }
+    }
+}

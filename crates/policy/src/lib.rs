@@ -1,0 +1,71 @@
+//! Partitioning and clustering policies, one file each.
+//!
+//! A policy sees only the [`Machine`] interface: the platform and each app's
+//! curves alone at every way count. It returns a [`Plan`]: clusters of apps
+//! with way masks. The same policy runs on the table-driven model, the
+//! simulator and Linux.
+//!
+//! | name | what it does |
+//! |---|---|
+//! | `stock` | no partitioning: every app shares every way |
+//! | `equal-part` | strict partitioning, ways split as evenly as possible |
+//! | `ucp` | UCP lookahead on misses per kilo-instruction |
+//! | `ucp-slowdown` | UCP lookahead on the slowdown curve |
+//! | `whirlpool`, `whirlpool-c` | no partitioning, sharing estimated on MPKI / MPKC |
+//! | `yu-petrov` | bandwidth-aware way allocation (Yu and Petrov) |
+//! | `kpart` | KPart hierarchical clustering with lookahead (El-Sayed et al.) |
+//! | `dunn` | k-means on stall fractions, Dunn index for k, overlapping masks (Selfa et al.) |
+//! | `lfoc` | LFOC: streaming apps confined, sensitive apps sized by lookahead |
+//! | `user` | a plan given by hand (`MASK=APPS;...`) |
+#![deny(missing_docs)]
+
+mod dunn;
+mod equal_part;
+mod error;
+mod kpart;
+mod lfoc;
+pub mod lookahead;
+mod stock;
+#[cfg(test)]
+mod testutil;
+mod ucp;
+mod user;
+mod whirlpool;
+mod yu_petrov;
+
+pub use dunn::{dunn_plan, place_overlapping, ways_for_centroid, Dunn};
+pub use equal_part::EqualPart;
+pub use error::PolicyError;
+pub use kpart::{kpart_clusters, Kpart};
+pub use lfoc::{classify, classify_app, AppClass, Classification, Lfoc};
+pub use stock::Stock;
+pub use ucp::{Ucp, UcpCurve};
+pub use user::UserPlan;
+pub use whirlpool::Whirlpool;
+pub use yu_petrov::{yu_petrov_ways, YuPetrov};
+
+use cachepart_machine::{Machine, Plan};
+
+/// A partitioning policy.
+pub trait Policy: Send {
+    /// Kebab-case name (`ucp`, `lfoc`, ...).
+    fn name(&self) -> &str;
+
+    /// Decides a plan for the mix running on `machine`.
+    fn decide(&mut self, machine: &mut dyn Machine) -> Result<Plan, PolicyError>;
+}
+
+/// Fails unless a strict partitioning of `n_apps` apps over `ways` ways exists.
+pub(crate) fn require_ways(n_apps: usize, ways: u32, policy: &str) -> Result<(), PolicyError> {
+    if n_apps == 0 {
+        return Err(PolicyError::EmptyMix);
+    }
+    if n_apps > ways as usize {
+        return Err(PolicyError::NotEnoughWays {
+            policy: policy.to_string(),
+            apps: n_apps,
+            ways,
+        });
+    }
+    Ok(())
+}

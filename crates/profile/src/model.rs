@@ -1,0 +1,162 @@
+//! The table-driven model: what a plan gives each app of a mix.
+//!
+//! Each way of the cache is handed to the apps whose cluster mask holds it,
+//! split in proportion to their miss rates ([`cachepart_machine::share`]);
+//! for disjoint clusters this is exactly PBBCache's shared-cluster model, and
+//! an app alone in its cluster simply holds its cluster's ways. Every metric
+//! column is then read off the app's table at its (fractional) size, and the
+//! bandwidth model scales the slowdowns.
+
+use crate::bandwidth::{self, BwInput, BwModel};
+use crate::error::ProfileError;
+use crate::metrics::MixMetrics;
+use crate::mix::Mix;
+use cachepart_machine::share::{interpolate, read_at_position};
+use cachepart_machine::{Plan, ShareModel};
+use cachepart_units::{MaskRules, WayMask};
+use serde::{Deserialize, Serialize};
+
+/// Model settings: the bandwidth model and the maximum bandwidth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelConfig {
+    /// Which bandwidth model.
+    pub bw_model: BwModel,
+    /// Maximum bandwidth in MB/s; `None` = unlimited (no bandwidth effect).
+    pub max_bw_mbps: Option<f64>,
+}
+
+/// What one app gets under a plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AppOutcome {
+    /// Index in the mix.
+    pub app: usize,
+    /// Program name.
+    pub name: String,
+    /// Index of the app's cluster in the plan.
+    pub cluster: usize,
+    /// The cluster's way mask.
+    pub mask: WayMask,
+    /// Ways of the cluster.
+    pub cluster_ways: u32,
+    /// The (fractional) ways the app is estimated to hold.
+    pub effective_ways: f64,
+    /// Slowdown from the cache alone.
+    pub slowdown_nobw: f64,
+    /// Slowdown with the bandwidth model.
+    pub slowdown: f64,
+    /// Estimated bandwidth demand in MB/s.
+    pub bandwidth_mbps: f64,
+}
+
+/// A plan's outcome for a mix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// One entry per app, in mix order.
+    pub apps: Vec<AppOutcome>,
+    /// Mix metrics from the bandwidth-model slowdowns.
+    pub metrics: MixMetrics,
+}
+
+/// Fractional ways each app holds under `plan` (which must be valid).
+pub fn effective_ways(mix: &Mix, plan: &Plan) -> Vec<f64> {
+    let n = mix.len();
+    let curve = |a: usize| match plan.share_model {
+        ShareModel::Llcmpkc => &mix.apps[a].curves.llcmpkc[..],
+        ShareModel::Llcmpki => &mix.apps[a].curves.llcmpki[..],
+    };
+    let mut idx = vec![0.0f64; n];
+    let union = plan.clusters.iter().fold(0u64, |m, c| m | c.mask.0);
+    let mut holders: Vec<usize> = Vec::with_capacity(n);
+    let mut v: Vec<f64> = Vec::with_capacity(n);
+    for bit in 0..64 {
+        if union >> bit & 1 == 0 {
+            continue;
+        }
+        holders.clear();
+        for c in &plan.clusters {
+            if c.mask.0 >> bit & 1 == 1 {
+                holders.extend_from_slice(&c.apps);
+            }
+        }
+        if holders.len() == 1 {
+            idx[holders[0]] += 1.0;
+            continue;
+        }
+        v.clear();
+        v.extend(holders.iter().map(|&a| read_at_position(curve(a), idx[a])));
+        let sum: f64 = v.iter().sum();
+        for (k, &a) in holders.iter().enumerate() {
+            idx[a] += if sum > 0.0 {
+                v[k] / sum
+            } else {
+                1.0 / holders.len() as f64
+            };
+        }
+    }
+    idx
+}
+
+/// Evaluates `plan` on `mix`.
+pub fn evaluate(mix: &Mix, plan: &Plan, cfg: &ModelConfig) -> Result<Evaluation, ProfileError> {
+    let rules = MaskRules {
+        ways: mix.ways as u32,
+        min_bits: 1,
+        sparse_allowed: true,
+    };
+    plan.validate(mix.len(), &rules)?;
+    let frac = effective_ways(mix, plan);
+    let cluster_of = plan.cluster_of(mix.len());
+    let mut slowdown = Vec::with_capacity(mix.len());
+    let mut inputs = Vec::with_capacity(mix.len());
+    for (a, app) in mix.apps.iter().enumerate() {
+        let f = frac[a];
+        let c = &app.curves;
+        slowdown.push(interpolate(&c.slowdown, f));
+        let at = |v: &Option<Vec<f64>>| v.as_ref().map(|v| interpolate(v, f)).unwrap_or(0.0);
+        inputs.push(BwInput {
+            demand: interpolate(&c.bandwidth_mbps, f),
+            stalls_total: at(&app.stalls_total),
+            stalls_mem: at(&app.stalls_mem) + at(&app.stalls_store_buf),
+        });
+    }
+    if cfg.bw_model == BwModel::Stalls
+        && cfg.max_bw_mbps.is_some()
+        && mix
+            .apps
+            .iter()
+            .any(|a| a.stalls_total.is_none() || a.stalls_mem.is_none())
+    {
+        return Err(ProfileError::Invalid(
+            "the stalls bandwidth model needs stalls_total and stalls_l3_miss (or stalls_ldm_pending) columns in the metrics table".into(),
+        ));
+    }
+    let nobw = slowdown.clone();
+    bandwidth::apply(cfg.bw_model, cfg.max_bw_mbps, &inputs, &mut slowdown);
+    let ipc_alone: Vec<f64> = mix
+        .apps
+        .iter()
+        .map(|a| *a.curves.ipc.last().unwrap_or(&1.0))
+        .collect();
+    let metrics = MixMetrics::compute(&slowdown, &ipc_alone);
+    let apps = mix
+        .apps
+        .iter()
+        .enumerate()
+        .map(|(a, app)| {
+            let ci = cluster_of[a].expect("validated");
+            let mask = plan.clusters[ci].mask;
+            AppOutcome {
+                app: a,
+                name: app.name.clone(),
+                cluster: ci,
+                mask,
+                cluster_ways: mask.count(),
+                effective_ways: frac[a],
+                slowdown_nobw: nobw[a],
+                slowdown: slowdown[a],
+                bandwidth_mbps: inputs[a].demand,
+            }
+        })
+        .collect();
+    Ok(Evaluation { apps, metrics })
+}

@@ -1,0 +1,365 @@
+//! The metrics table: per-app measurements at every way count, read from the
+//! PBBCache CSV format (`BENCH,NR_WAYS,ipc,llcmpki,...`).
+//!
+//! Rows may come in any order; every numeric column is kept and can be read
+//! by name ([`AppTable::column`]). Each app must have one row for every way
+//! count `1..=W`, with the same `W` for all apps.
+
+use crate::error::ProfileError;
+use cachepart_machine::AppCurves;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Columns the model needs in every metrics table.
+pub const REQUIRED_COLUMNS: [&str; 4] = ["ipc", "llcmpki", "llcmpkc", "bandwidth_mbps"];
+
+/// One app's rows: every numeric column at every way count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppTable {
+    /// Program name (`BENCH`).
+    pub name: String,
+    /// `values[c][w - 1]`: column `c` of the table at `w` ways.
+    values: Vec<Vec<f64>>,
+}
+
+/// All apps of a metrics file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricsTable {
+    source: PathBuf,
+    ways: usize,
+    columns: Vec<String>,
+    apps: Vec<AppTable>,
+    by_name: HashMap<String, usize>,
+}
+
+impl AppTable {
+    /// Column `c` (index into [`MetricsTable::columns`]) at every way count.
+    pub fn values(&self, c: usize) -> &[f64] {
+        &self.values[c]
+    }
+}
+
+impl MetricsTable {
+    /// Reads a metrics CSV file.
+    pub fn from_path(path: &Path) -> Result<Self, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_csv_str(&text, path)
+    }
+
+    /// Parses metrics CSV text; `source` names it in errors.
+    pub fn from_csv_str(text: &str, source: &Path) -> Result<Self, ProfileError> {
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        let headers = rdr
+            .headers()
+            .map_err(|e| ProfileError::parse(source, Some(1), None, e.to_string()))?
+            .clone();
+        let find = |name: &str| headers.iter().position(|h| h == name);
+        let bench_col = find("BENCH").ok_or_else(|| {
+            ProfileError::parse(source, Some(1), None, "header has no BENCH column")
+        })?;
+        let ways_col = find("NR_WAYS").ok_or_else(|| {
+            ProfileError::parse(source, Some(1), None, "header has no NR_WAYS column")
+        })?;
+        for req in REQUIRED_COLUMNS {
+            if find(req).is_none() {
+                return Err(ProfileError::parse(
+                    source,
+                    Some(1),
+                    None,
+                    format!(
+                        "header has no {req} column (required: BENCH, NR_WAYS, {})",
+                        REQUIRED_COLUMNS.join(", ")
+                    ),
+                ));
+            }
+        }
+        let numeric: Vec<usize> = (0..headers.len())
+            .filter(|&i| i != bench_col && i != ways_col)
+            .collect();
+        let columns: Vec<String> = numeric.iter().map(|&i| headers[i].to_string()).collect();
+        {
+            let mut seen = HashMap::new();
+            for (k, c) in columns.iter().enumerate() {
+                if let Some(prev) = seen.insert(c.clone(), k) {
+                    let _ = prev;
+                    return Err(ProfileError::parse(
+                        source,
+                        Some(1),
+                        Some(c.clone()),
+                        "column name appears twice in the header",
+                    ));
+                }
+            }
+        }
+
+        // name -> (way -> (line, values))
+        let mut order: Vec<String> = Vec::new();
+        let mut rows: HashMap<String, HashMap<usize, (u64, Vec<f64>)>> = HashMap::new();
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| {
+                let line = e.position().map(|p| p.line());
+                ProfileError::parse(source, line, None, format!("malformed CSV row: {e}"))
+            })?;
+            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            if rec.iter().all(|f| f.is_empty()) {
+                continue;
+            }
+            if rec.len() != headers.len() {
+                return Err(ProfileError::parse(
+                    source,
+                    Some(line),
+                    None,
+                    format!(
+                        "row has {} fields, the header has {}",
+                        rec.len(),
+                        headers.len()
+                    ),
+                ));
+            }
+            let name = rec[bench_col].to_string();
+            if name.is_empty() {
+                return Err(ProfileError::parse(
+                    source,
+                    Some(line),
+                    Some("BENCH".into()),
+                    "empty program name",
+                ));
+            }
+            let w_text = &rec[ways_col];
+            let w: usize = match w_text.parse::<usize>() {
+                Ok(w) if w >= 1 && w <= 64 => w,
+                _ => {
+                    return Err(ProfileError::parse(
+                        source,
+                        Some(line),
+                        Some("NR_WAYS".into()),
+                        format!("expected a way count from 1 to 64, found {w_text:?}"),
+                    ))
+                }
+            };
+            let mut vals = Vec::with_capacity(numeric.len());
+            for &i in &numeric {
+                let t = &rec[i];
+                let v: f64 = t.parse().map_err(|_| {
+                    ProfileError::parse(
+                        source,
+                        Some(line),
+                        Some(headers[i].to_string()),
+                        format!("expected a number, found {t:?}"),
+                    )
+                })?;
+                if !v.is_finite() {
+                    return Err(ProfileError::parse(
+                        source,
+                        Some(line),
+                        Some(headers[i].to_string()),
+                        format!("expected a finite number, found {t:?}"),
+                    ));
+                }
+                vals.push(v);
+            }
+            let per_app = rows.entry(name.clone()).or_insert_with(|| {
+                order.push(name.clone());
+                HashMap::new()
+            });
+            if let Some((prev, _)) = per_app.get(&w) {
+                return Err(ProfileError::parse(
+                    source,
+                    Some(line),
+                    Some("NR_WAYS".into()),
+                    format!("duplicated row: {name} at {w} ways already given on line {prev}"),
+                ));
+            }
+            per_app.insert(w, (line, vals));
+        }
+        if order.is_empty() {
+            return Err(ProfileError::parse(source, None, None, "no data rows"));
+        }
+        let ways = rows
+            .values()
+            .map(|r| r.keys().copied().max().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        let ipc_c = columns.iter().position(|c| c == "ipc").expect("checked");
+        let mut apps = Vec::with_capacity(order.len());
+        for name in &order {
+            let r = &rows[name];
+            let mut values = vec![vec![0.0; ways]; columns.len()];
+            for w in 1..=ways {
+                let Some((line, vals)) = r.get(&w) else {
+                    return Err(ProfileError::parse(
+                        source,
+                        None,
+                        Some("NR_WAYS".into()),
+                        format!("program {name} has no row for {w} ways (every program needs rows for 1..={ways})"),
+                    ));
+                };
+                if vals[ipc_c] <= 0.0 {
+                    return Err(ProfileError::parse(
+                        source,
+                        Some(*line),
+                        Some("ipc".into()),
+                        format!("expected a positive IPC, found {}", vals[ipc_c]),
+                    ));
+                }
+                for (c, v) in vals.iter().enumerate() {
+                    values[c][w - 1] = *v;
+                }
+            }
+            apps.push(AppTable {
+                name: name.clone(),
+                values,
+            });
+        }
+        let by_name = order
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+        Ok(MetricsTable {
+            source: source.to_path_buf(),
+            ways,
+            columns,
+            apps,
+            by_name,
+        })
+    }
+
+    /// Where the table was read from.
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    /// Number of way counts `W` (rows per app).
+    pub fn ways(&self) -> usize {
+        self.ways
+    }
+
+    /// Numeric column names, in file order.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// Index of a column by name.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c == name)
+    }
+
+    /// Apps in file order of first appearance.
+    pub fn apps(&self) -> &[AppTable] {
+        &self.apps
+    }
+
+    /// An app by name.
+    pub fn app(&self, name: &str) -> Option<&AppTable> {
+        self.by_name.get(name).map(|&i| &self.apps[i])
+    }
+
+    /// Index of an app by name.
+    pub fn app_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// A column of an app by names.
+    pub fn column(&self, app: &str, column: &str) -> Option<&[f64]> {
+        let a = self.app(app)?;
+        Some(a.values(self.column_index(column)?))
+    }
+
+    /// The closest known program name to `name`, for error hints.
+    pub fn suggest(&self, name: &str) -> Option<&str> {
+        let lower = name.to_lowercase();
+        self.apps
+            .iter()
+            .map(|a| a.name.as_str())
+            .min_by_key(|n| edit_distance(&n.to_lowercase(), &lower))
+            .filter(|n| edit_distance(&n.to_lowercase(), &lower) <= 3)
+    }
+
+    /// The policy view of an app: IPC, MPKI, MPKC, bandwidth, slowdown and,
+    /// if present, `stalls_l2_miss`.
+    pub fn curves(&self, app: usize) -> AppCurves {
+        let a = &self.apps[app];
+        let col = |n: &str| {
+            a.values(self.column_index(n).expect("required column"))
+                .to_vec()
+        };
+        let mut c = AppCurves::new(
+            &a.name,
+            col("ipc"),
+            col("llcmpki"),
+            col("llcmpkc"),
+            col("bandwidth_mbps"),
+        );
+        c.stalls_l2_miss = self
+            .column_index("stalls_l2_miss")
+            .map(|i| a.values(i).to_vec());
+        c
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HDR: &str = "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps,extra\n";
+
+    fn parse(body: &str) -> Result<MetricsTable, ProfileError> {
+        MetricsTable::from_csv_str(&format!("{HDR}{body}"), Path::new("m.csv"))
+    }
+
+    #[test]
+    fn reads_rows_in_any_order_and_keeps_extra_columns() {
+        let t = parse("a,2,2.0,1,1,10,7\na,1,1.0,2,2,20,8\n").unwrap();
+        assert_eq!(t.ways(), 2);
+        assert_eq!(t.column("a", "ipc").unwrap(), &[1.0, 2.0]);
+        assert_eq!(t.column("a", "extra").unwrap(), &[8.0, 7.0]);
+        let c = t.curves(0);
+        assert_eq!(c.slowdown, vec![2.0, 1.0]);
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = parse("a,1,1.0,2,2,20,8\na,2,x,1,1,10,7\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "m.csv:3 column ipc: expected a number, found \"x\"");
+        let e = parse("a,1,1.0,2,2,20,8\na,1,1.0,2,2,20,8\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("m.csv:3") && e.contains("duplicated row"), "{e}");
+        let e = parse("a,1,1.0,2,2,20,8\na,2,1.0,2,2,20,8\nb,1,1.0,2,2,20,8\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("program b has no row for 2 ways"), "{e}");
+        let e = parse("a,0,1.0,2,2,20,8\n").unwrap_err().to_string();
+        assert!(e.contains("column NR_WAYS"), "{e}");
+        let e = MetricsTable::from_csv_str("BENCH,NR_WAYS,ipc\n", Path::new("m.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no llcmpki column"), "{e}");
+        let e = parse("a,1,1.0,2\n").unwrap_err().to_string();
+        assert!(e.contains("m.csv:2"), "{e}");
+    }
+}

@@ -1,0 +1,113 @@
+//! The exact solvers against PBBCache's reference answers
+//! (`shared/data/pbbcache/ref/tidy_results.csv`): per-app ways and cluster
+//! membership (up to renumbering) of every `opt-stp`, `opt-unf`,
+//! `optc-stp` and `optc-unf` row, both tags. Skipped when the shared data
+//! is absent.
+
+use cachepart_profile::optimal::{solve, Objective, SolveOptions, Structure};
+use cachepart_profile::{BwModel, MetricsTable, Mix, ModelConfig};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
+
+struct Row {
+    app: String,
+    bench_id: usize,
+    cluster: String,
+    ways: usize,
+}
+
+fn canon(ids: &[String]) -> Vec<usize> {
+    let mut seen: Vec<&String> = Vec::new();
+    ids.iter()
+        .map(|c| match seen.iter().position(|s| *s == c) {
+            Some(i) => i,
+            None => {
+                seen.push(c);
+                seen.len() - 1
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn reference_rows_match() {
+    let tidy = Path::new(DATA).join("ref/tidy_results.csv");
+    if !tidy.exists() {
+        println!("SKIPPED: {} not found (shared data absent)", tidy.display());
+        return;
+    }
+    let table = MetricsTable::from_path(&Path::new(DATA).join("metrics.csv")).unwrap();
+    let mut rdr = csv::Reader::from_path(&tidy).unwrap();
+    let headers = rdr.headers().unwrap().clone();
+    let col = |n: &str| headers.iter().position(|h| h == n).unwrap();
+    let (c_tag, c_set, c_wid, c_alg, c_bid, c_app, c_cl, c_ways) = (
+        col("tag"),
+        col("set"),
+        col("workload_id"),
+        col("algorithm"),
+        col("bench_id"),
+        col("app"),
+        col("cluster"),
+        col("ways"),
+    );
+    let mut groups: BTreeMap<(String, String, String, String), Vec<Row>> = BTreeMap::new();
+    for rec in rdr.records() {
+        let r = rec.unwrap();
+        let alg = &r[c_alg];
+        if !["opt-stp", "opt-unf", "optc-stp", "optc-unf"].contains(&alg) {
+            continue;
+        }
+        groups
+            .entry((r[c_tag].to_string(), alg.to_string(), r[c_set].to_string(), r[c_wid].to_string()))
+            .or_default()
+            .push(Row {
+                app: r[c_app].to_string(),
+                bench_id: r[c_bid].parse().unwrap(),
+                cluster: r[c_cl].to_string(),
+                ways: r[c_ways].parse().unwrap(),
+            });
+    }
+    let mut tally: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for ((tag, alg, set, wid), mut rows) in groups {
+        rows.sort_by_key(|r| r.bench_id);
+        let idx: Vec<usize> = rows.iter().map(|r| table.app_index(&r.app).unwrap()).collect();
+        let mix = Mix::from_table(&table, &idx);
+        let cfg = ModelConfig {
+            bw_model: if tag.starts_with("stalls") { BwModel::Stalls } else { BwModel::Simple },
+            max_bw_mbps: Some(35000.0),
+        };
+        let structure = if alg.starts_with("optc") { Structure::Clustering } else { Structure::Partitioning };
+        let objective = if alg.ends_with("stp") { Objective::Stp } else { Objective::Unfairness };
+        let sol = solve(&mix, &cfg, structure, objective, &SolveOptions::default()).unwrap();
+        let cluster_of = sol.plan.cluster_of(mix.len());
+        let ours_ways: Vec<usize> = cluster_of
+            .iter()
+            .map(|c| sol.plan.clusters[c.unwrap()].mask.count() as usize)
+            .collect();
+        let ours_cl: Vec<String> = cluster_of.iter().map(|c| c.unwrap().to_string()).collect();
+        let ref_ways: Vec<usize> = rows.iter().map(|r| r.ways).collect();
+        let ref_cl: Vec<String> = rows.iter().map(|r| r.cluster.clone()).collect();
+        let ok = ours_ways == ref_ways && canon(&ours_cl) == canon(&ref_cl);
+        let e = tally.entry((tag.clone(), alg.clone())).or_default();
+        e.1 += 1;
+        if ok {
+            e.0 += 1;
+        } else {
+            failures.push(format!(
+                "{tag} {alg} {set} {wid}: ref ways {ref_ways:?} clusters {:?}, ours {ours_ways:?} {:?}",
+                canon(&ref_cl),
+                canon(&ours_cl)
+            ));
+        }
+    }
+    for ((tag, alg), (ok, n)) in &tally {
+        println!("{tag} {alg}: {ok}/{n} workloads match");
+    }
+    for f in &failures {
+        println!("MISMATCH {f}");
+    }
+    assert!(failures.is_empty(), "{} reference workloads differ", failures.len());
+}

@@ -1,0 +1,100 @@
+//! `trace convert`: any supported input format to the binary format.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::din::DinReader;
+use crate::error::{Result, TraceError};
+use crate::header::Header;
+use crate::lackey::LackeyReader;
+use crate::reader::Reader;
+use crate::record::Record;
+use crate::writer::{WriteSummary, Writer};
+
+/// The trace formats this crate reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceFormat {
+    /// This crate's binary format (`.cpt`).
+    Cpt,
+    /// valgrind lackey `--trace-mem=yes` text.
+    Lackey,
+    /// Dinero `din` text.
+    Din,
+}
+
+impl TraceFormat {
+    /// All formats.
+    pub const ALL: [TraceFormat; 3] = [TraceFormat::Cpt, TraceFormat::Lackey, TraceFormat::Din];
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Cpt => "cpt",
+            TraceFormat::Lackey => "lackey",
+            TraceFormat::Din => "din",
+        }
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TraceFormat {
+    type Err = TraceError;
+
+    fn from_str(s: &str) -> Result<TraceFormat> {
+        TraceFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| TraceError::Config(format!("unknown trace format {s:?} (cpt, lackey, din)")))
+    }
+}
+
+/// Converts the trace at `input` in `format` to a binary trace at `output`
+/// (metadata `source-format` and `source` are recorded).
+pub fn convert(
+    input: impl AsRef<Path>,
+    format: TraceFormat,
+    output: impl AsRef<Path>,
+) -> Result<WriteSummary> {
+    let input = input.as_ref();
+    let header = Header::default()
+        .with_meta("source-format", format.name())
+        .with_meta("source", input.display().to_string());
+    let r = BufReader::with_capacity(1 << 20, File::open(input)?);
+    let w = BufWriter::with_capacity(1 << 20, File::create(output)?);
+    convert_stream(r, format, w, &header)
+}
+
+/// Converts a stream (a pipe is fine) in `format` to a binary trace
+/// written to `output` with `header`; memory stays bounded.
+pub fn convert_stream<R: BufRead, W: Write>(
+    input: R,
+    format: TraceFormat,
+    output: W,
+    header: &Header,
+) -> Result<WriteSummary> {
+    let mut w = Writer::new(output, header)?;
+    match format {
+        TraceFormat::Cpt => copy(Reader::new(input)?, &mut w)?,
+        TraceFormat::Lackey => copy(LackeyReader::new(input), &mut w)?,
+        TraceFormat::Din => copy(DinReader::new(input), &mut w)?,
+    }
+    Ok(w.finish()?.1)
+}
+
+fn copy<W: Write>(records: impl Iterator<Item = Result<Record>>, w: &mut Writer<W>) -> Result<()> {
+    for r in records {
+        w.push(r?)?;
+    }
+    Ok(())
+}

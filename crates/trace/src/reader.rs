@@ -1,0 +1,199 @@
+//! The streaming reader of the binary format: one frame in memory at a
+//! time, from any [`Read`] (a pipe is fine: no seeking).
+//!
+//! The reader checks every frame and, at the end, the index against the
+//! frames it has seen. After the first error the iterator ends.
+
+use std::io::Read;
+
+use crate::error::{Result, TraceError};
+use crate::frame::{FrameDecoder, FrameHeader, FRAME_HEADER, FRAME_TAG};
+use crate::header::Header;
+use crate::index::{self, FrameInfo, INDEX_TAG, TRAILER};
+use crate::io_util::read_full;
+use crate::record::Record;
+
+/// Reads records in order from a binary trace.
+pub struct Reader<R: Read> {
+    inner: R,
+    header: Header,
+    data_start: u64,
+    offset: u64,
+    next_record: u64,
+    frames: Vec<FrameInfo>,
+    dec: FrameDecoder,
+    body: Vec<u8>,
+    buf: Vec<Record>,
+    pos: usize,
+    done: bool,
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads and checks the header.
+    pub fn new(mut inner: R) -> Result<Reader<R>> {
+        let (header, len) = Header::read(&mut inner)?;
+        Ok(Reader {
+            inner,
+            header,
+            data_start: len,
+            offset: len,
+            next_record: 0,
+            frames: Vec::new(),
+            dec: FrameDecoder::new()?,
+            body: Vec::new(),
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+        })
+    }
+
+    /// The file header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Decodes the next frame; `None` after the index has been read and
+    /// checked.
+    pub fn next_frame(&mut self) -> Result<Option<&[Record]>> {
+        if self.done {
+            return Ok(None);
+        }
+        let r = self.read_frame();
+        match r {
+            Ok(true) => Ok(Some(&self.buf)),
+            Ok(false) => {
+                self.done = true;
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                self.buf.clear();
+                self.pos = 0;
+                Err(e)
+            }
+        }
+    }
+
+    fn read_frame(&mut self) -> Result<bool> {
+        let at = self.offset;
+        let mut hb = [0u8; FRAME_HEADER];
+        let n = read_full(&mut self.inner, &mut hb[..4])?;
+        if n < 4 {
+            return Err(TraceError::Truncated {
+                what: "file (no index)",
+                offset: at,
+            });
+        }
+        if hb[..4] == INDEX_TAG {
+            self.read_index(at)?;
+            return Ok(false);
+        }
+        if hb[..4] != FRAME_TAG {
+            return Err(TraceError::BadFrame {
+                offset: at,
+                reason: "missing frame tag".into(),
+            });
+        }
+        if read_full(&mut self.inner, &mut hb[4..])? < FRAME_HEADER - 4 {
+            return Err(TraceError::Truncated {
+                what: "frame",
+                offset: at,
+            });
+        }
+        let h = FrameHeader::parse(&hb, at)?;
+        self.body.resize(h.compressed_len as usize, 0);
+        if read_full(&mut self.inner, &mut self.body)? < self.body.len() {
+            return Err(TraceError::Truncated {
+                what: "frame",
+                offset: at,
+            });
+        }
+        self.dec
+            .decode(h, &self.body, at, self.next_record, &mut self.buf)?;
+        self.frames.push(FrameInfo {
+            offset: at,
+            first_record: self.next_record,
+            records: h.records,
+        });
+        self.offset += (FRAME_HEADER + self.body.len()) as u64;
+        self.next_record += u64::from(h.records);
+        self.pos = 0;
+        Ok(true)
+    }
+
+    fn read_index(&mut self, at: u64) -> Result<()> {
+        let mut count = [0u8; 4];
+        let want = self.frames.len() * 20 + TRAILER;
+        if read_full(&mut self.inner, &mut count)? < 4 {
+            return Err(TraceError::Truncated {
+                what: "index",
+                offset: at,
+            });
+        }
+        if u32::from_le_bytes(count) as usize != self.frames.len() {
+            return Err(TraceError::CorruptIndex {
+                offset: at,
+                reason: format!(
+                    "index lists {} frames, file has {}",
+                    u32::from_le_bytes(count),
+                    self.frames.len()
+                ),
+            });
+        }
+        let mut rest = vec![0u8; want];
+        if read_full(&mut self.inner, &mut rest)? < want {
+            return Err(TraceError::Truncated {
+                what: "index",
+                offset: at,
+            });
+        }
+        let mut bytes = Vec::with_capacity(8 + want);
+        bytes.extend_from_slice(&INDEX_TAG);
+        bytes.extend_from_slice(&count);
+        bytes.extend_from_slice(&rest[..want - TRAILER]);
+        let mut tb = [0u8; TRAILER];
+        tb.copy_from_slice(&rest[want - TRAILER..]);
+        let trailer_at = at + bytes.len() as u64;
+        let t = index::parse_trailer(&tb, trailer_at)?;
+        if t.index_offset != at {
+            return Err(TraceError::CorruptIndex {
+                offset: trailer_at,
+                reason: format!("trailer points to {}, index is at {at}", t.index_offset),
+            });
+        }
+        let frames = index::parse(&bytes, &t, self.data_start)?;
+        if frames != self.frames {
+            return Err(TraceError::CorruptIndex {
+                offset: at,
+                reason: "entries do not match the frames".into(),
+            });
+        }
+        let mut extra = [0u8; 1];
+        if read_full(&mut self.inner, &mut extra)? != 0 {
+            return Err(TraceError::CorruptIndex {
+                offset: trailer_at + TRAILER as u64,
+                reason: "bytes after the trailer".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Iterator for Reader<R> {
+    type Item = Result<Record>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Record>> {
+        loop {
+            if let Some(&r) = self.buf.get(self.pos) {
+                self.pos += 1;
+                return Some(Ok(r));
+            }
+            match self.next_frame() {
+                Ok(Some(_)) => {}
+                Ok(None) => return None,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}

@@ -1,0 +1,452 @@
+//! The trace record: one packed 64-bit word per memory access or event.
+//!
+//! This module owns the bit layout of a record (documented in
+//! `docs/trace-format.md`), the access [`Kind`]s and the escape [`Event`]s.
+//! Every reader and generator of this crate yields [`Record`]s, and the
+//! binary format stores them (logically) as they are here.
+//!
+//! ```text
+//!  63      58 57      51 50  48 47                                    0
+//! +----------+----------+------+---------------------------------------+
+//! |   gap    | size/code| kind |        address / event payload        |
+//! +----------+----------+------+---------------------------------------+
+//! ```
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Bits of virtual address (or event payload) held by a record.
+pub const ADDR_BITS: u32 = 48;
+/// Largest access size, in bytes, that a record can hold.
+pub const MAX_SIZE: u32 = 127;
+/// Largest instruction gap a record holds; larger gaps use an
+/// [`Event::InstrGap`] escape record before the record.
+pub const MAX_GAP: u32 = 63;
+/// Largest event payload (48 bits).
+pub const MAX_PAYLOAD: u64 = (1 << ADDR_BITS) - 1;
+
+const ADDR_MASK: u64 = MAX_PAYLOAD;
+const KIND_SHIFT: u32 = 48;
+const SIZE_SHIFT: u32 = 51;
+const GAP_SHIFT: u32 = 58;
+
+/// What a record stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A data read.
+    Load = 0,
+    /// A data write.
+    Store = 1,
+    /// An instruction fetch; the record also counts as one instruction.
+    Ifetch = 2,
+    /// A read-modify-write of the same bytes (valgrind's `M`).
+    Modify = 3,
+    /// An escape record carrying an [`Event`] instead of an access.
+    Escape = 4,
+}
+
+impl Kind {
+    /// All kinds, in code order.
+    pub const ALL: [Kind; 5] = [
+        Kind::Load,
+        Kind::Store,
+        Kind::Ifetch,
+        Kind::Modify,
+        Kind::Escape,
+    ];
+
+    /// The kind with this 3-bit code, if any.
+    pub fn from_code(code: u8) -> Option<Kind> {
+        Kind::ALL.get(usize::from(code)).copied()
+    }
+
+    /// Whether this kind is a memory access (not an escape).
+    pub fn is_access(self) -> bool {
+        self != Kind::Escape
+    }
+
+    /// Whether this kind touches data (load, store or modify).
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Load | Kind::Store | Kind::Modify)
+    }
+}
+
+/// An event carried by an escape record; the payload is at most 48 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// This many instructions retired (without records of their own) since
+    /// the previous record: a gap too large for the record's gap field.
+    InstrGap(u64),
+    /// The following records belong to this thread.
+    ThreadSwitch(u64),
+    /// A region of interest with this id begins.
+    RoiBegin(u64),
+    /// A region of interest with this id ends.
+    RoiEnd(u64),
+    /// A mapping starts at this address; a [`Event::Length`] record follows.
+    Mmap(u64),
+    /// A mapping at this address is removed; a [`Event::Length`] record follows.
+    Munmap(u64),
+    /// The program break moved to this address.
+    Brk(u64),
+    /// The length in bytes of the preceding `Mmap` or `Munmap`.
+    Length(u64),
+    /// The caches are flushed (Dinero label 4).
+    Flush,
+    /// An access of unknown type at this address (Dinero label 3).
+    Unknown(u64),
+}
+
+impl Event {
+    /// Number of defined event codes; codes at or above it are invalid.
+    pub const CODES: u8 = 10;
+
+    fn code(self) -> u8 {
+        match self {
+            Event::InstrGap(_) => 0,
+            Event::ThreadSwitch(_) => 1,
+            Event::RoiBegin(_) => 2,
+            Event::RoiEnd(_) => 3,
+            Event::Mmap(_) => 4,
+            Event::Munmap(_) => 5,
+            Event::Brk(_) => 6,
+            Event::Length(_) => 7,
+            Event::Flush => 8,
+            Event::Unknown(_) => 9,
+        }
+    }
+
+    /// Whether the payload is an address (stored in canonical 48-bit form).
+    fn payload_is_addr(code: u8) -> bool {
+        matches!(code, 4 | 5 | 6 | 9)
+    }
+
+    fn payload(self) -> u64 {
+        match self {
+            Event::Flush => 0,
+            Event::InstrGap(v)
+            | Event::ThreadSwitch(v)
+            | Event::RoiBegin(v)
+            | Event::RoiEnd(v)
+            | Event::Mmap(v)
+            | Event::Munmap(v)
+            | Event::Brk(v)
+            | Event::Length(v)
+            | Event::Unknown(v) => v,
+        }
+    }
+
+    fn from_parts(code: u8, payload: u64) -> Option<Event> {
+        Some(match code {
+            0 => Event::InstrGap(payload),
+            1 => Event::ThreadSwitch(payload),
+            2 => Event::RoiBegin(payload),
+            3 => Event::RoiEnd(payload),
+            4 => Event::Mmap(payload),
+            5 => Event::Munmap(payload),
+            6 => Event::Brk(payload),
+            7 => Event::Length(payload),
+            8 => Event::Flush,
+            9 => Event::Unknown(payload),
+            _ => return None,
+        })
+    }
+}
+
+/// Why a record cannot be built or decoded.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum RecordError {
+    /// The address is not a canonical 48-bit address.
+    #[error("address {0:#x} does not fit in 48 bits (canonical form)")]
+    Address(u64),
+    /// The size is 0 or above [`MAX_SIZE`].
+    #[error("access size {0} is outside 1..=127")]
+    Size(u64),
+    /// The gap is above [`MAX_GAP`].
+    #[error("instruction gap {0} is above 63")]
+    Gap(u64),
+    /// The event payload is above 48 bits.
+    #[error("event payload {0:#x} does not fit in 48 bits")]
+    Payload(u64),
+    /// An escape kind was given where an access kind was needed.
+    #[error("escape is not an access kind")]
+    NotAnAccess,
+    /// The 3-bit kind field holds an undefined code.
+    #[error("undefined kind code {0}")]
+    KindCode(u8),
+    /// The escape record holds an undefined event code.
+    #[error("undefined event code {0}")]
+    EventCode(u8),
+    /// A flush event with a non-zero payload.
+    #[error("flush event with non-zero payload {0:#x}")]
+    FlushPayload(u64),
+}
+
+/// One packed trace record (8 bytes): an access or an escape event.
+///
+/// Records are always valid: every constructor checks its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Record(u64);
+
+/// Folds a canonical 64-bit address to 48 bits, or fails.
+fn fold_addr(addr: u64) -> Result<u64, RecordError> {
+    let top = addr >> (ADDR_BITS - 1);
+    if top == 0 || top == (u64::MAX >> (ADDR_BITS - 1)) {
+        Ok(addr & ADDR_MASK)
+    } else {
+        Err(RecordError::Address(addr))
+    }
+}
+
+/// Sign-extends a 48-bit address to its canonical 64-bit form.
+fn unfold_addr(bits: u64) -> u64 {
+    (((bits << (64 - ADDR_BITS)) as i64) >> (64 - ADDR_BITS)) as u64
+}
+
+impl Record {
+    /// An access of `kind` (not [`Kind::Escape`]) at `addr` of `size` bytes,
+    /// after `gap` instructions that have no record of their own.
+    pub fn access(kind: Kind, addr: u64, size: u32, gap: u32) -> Result<Record, RecordError> {
+        if kind == Kind::Escape {
+            return Err(RecordError::NotAnAccess);
+        }
+        if size == 0 || size > MAX_SIZE {
+            return Err(RecordError::Size(u64::from(size)));
+        }
+        if gap > MAX_GAP {
+            return Err(RecordError::Gap(u64::from(gap)));
+        }
+        let a = fold_addr(addr)?;
+        Ok(Record(
+            a | (kind as u64) << KIND_SHIFT
+                | u64::from(size) << SIZE_SHIFT
+                | u64::from(gap) << GAP_SHIFT,
+        ))
+    }
+
+    /// An escape record carrying `event`, after `gap` instructions.
+    pub fn event(event: Event, gap: u32) -> Result<Record, RecordError> {
+        if gap > MAX_GAP {
+            return Err(RecordError::Gap(u64::from(gap)));
+        }
+        let code = event.code();
+        let payload = if Event::payload_is_addr(code) {
+            fold_addr(event.payload())?
+        } else if event.payload() > MAX_PAYLOAD {
+            return Err(RecordError::Payload(event.payload()));
+        } else {
+            event.payload()
+        };
+        Ok(Record(
+            payload
+                | (Kind::Escape as u64) << KIND_SHIFT
+                | u64::from(code) << SIZE_SHIFT
+                | u64::from(gap) << GAP_SHIFT,
+        ))
+    }
+
+    /// Checks and wraps a raw 64-bit word.
+    pub fn from_raw(raw: u64) -> Result<Record, RecordError> {
+        let kind_code = ((raw >> KIND_SHIFT) & 7) as u8;
+        let kind = Kind::from_code(kind_code).ok_or(RecordError::KindCode(kind_code))?;
+        let field = ((raw >> SIZE_SHIFT) & 0x7f) as u8;
+        if kind == Kind::Escape {
+            if field >= Event::CODES {
+                return Err(RecordError::EventCode(field));
+            }
+            if field == 8 && raw & ADDR_MASK != 0 {
+                return Err(RecordError::FlushPayload(raw & ADDR_MASK));
+            }
+        } else if field == 0 {
+            return Err(RecordError::Size(0));
+        }
+        Ok(Record(raw))
+    }
+
+    /// The raw 64-bit word.
+    pub const fn raw(self) -> u64 {
+        self.0
+    }
+
+    /// The record's kind.
+    pub fn kind(self) -> Kind {
+        match (self.0 >> KIND_SHIFT) & 7 {
+            0 => Kind::Load,
+            1 => Kind::Store,
+            2 => Kind::Ifetch,
+            3 => Kind::Modify,
+            _ => Kind::Escape,
+        }
+    }
+
+    /// Whether this is an access (not an escape).
+    pub fn is_access(self) -> bool {
+        self.kind().is_access()
+    }
+
+    /// The accessed address (canonical, sign-extended from 48 bits); for an
+    /// escape record, the raw 48-bit payload.
+    pub fn addr(self) -> u64 {
+        if self.is_access() {
+            unfold_addr(self.0 & ADDR_MASK)
+        } else {
+            self.0 & ADDR_MASK
+        }
+    }
+
+    /// The access size in bytes (0 for an escape record).
+    pub fn size(self) -> u32 {
+        if self.is_access() {
+            ((self.0 >> SIZE_SHIFT) & 0x7f) as u32
+        } else {
+            0
+        }
+    }
+
+    /// Instructions retired since the previous record that have no record
+    /// of their own (0..=63).
+    pub fn gap(self) -> u32 {
+        (self.0 >> GAP_SHIFT) as u32
+    }
+
+    /// The event of an escape record.
+    pub fn as_event(self) -> Option<Event> {
+        if self.is_access() {
+            return None;
+        }
+        let code = ((self.0 >> SIZE_SHIFT) & 0x7f) as u8;
+        let bits = self.0 & ADDR_MASK;
+        let payload = if Event::payload_is_addr(code) {
+            unfold_addr(bits)
+        } else {
+            bits
+        };
+        Event::from_parts(code, payload)
+    }
+
+    /// Instructions this record accounts for: its gap, plus one for an
+    /// instruction fetch, plus the payload of an [`Event::InstrGap`].
+    pub fn instructions(self) -> u64 {
+        let own = match self.kind() {
+            Kind::Ifetch => 1,
+            Kind::Escape => match self.as_event() {
+                Some(Event::InstrGap(n)) => n,
+                _ => 0,
+            },
+            _ => 0,
+        };
+        u64::from(self.gap()) + own
+    }
+
+    /// The same record with another gap (`gap` must be at most [`MAX_GAP`]).
+    pub fn with_gap(self, gap: u32) -> Result<Record, RecordError> {
+        if gap > MAX_GAP {
+            return Err(RecordError::Gap(u64::from(gap)));
+        }
+        Ok(Record(
+            (self.0 & !(0x3f << GAP_SHIFT)) | u64::from(gap) << GAP_SHIFT,
+        ))
+    }
+
+    /// This record preceded by `gap` instructions of any size: if the gap
+    /// fits the gap field it is stored there, otherwise an
+    /// [`Event::InstrGap`] escape record comes first.
+    pub fn after_gap(self, gap: u64) -> (Option<Record>, Record) {
+        if gap <= u64::from(MAX_GAP) {
+            (None, self.with_gap(gap as u32).unwrap_or(self))
+        } else {
+            // Gaps beyond 48 bits are clamped: no real trace has them.
+            let esc = Record(
+                gap.min(MAX_PAYLOAD)
+                    | (Kind::Escape as u64) << KIND_SHIFT,
+            );
+            (Some(esc), self.with_gap(0).unwrap_or(self))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn access_fields_round_trip() {
+        let r = Record::access(Kind::Store, 0x7ff0_0000_1234, 8, 5).unwrap();
+        assert_eq!(r.kind(), Kind::Store);
+        assert_eq!(r.addr(), 0x7ff0_0000_1234);
+        assert_eq!(r.size(), 8);
+        assert_eq!(r.gap(), 5);
+        assert_eq!(r.instructions(), 5);
+        assert_eq!(Record::from_raw(r.raw()), Ok(r));
+    }
+
+    #[test]
+    fn high_canonical_addresses_sign_extend() {
+        let r = Record::access(Kind::Ifetch, 0xffff_ffff_ff60_0000, 4, 0).unwrap();
+        assert_eq!(r.addr(), 0xffff_ffff_ff60_0000);
+        assert_eq!(r.instructions(), 1);
+        assert_eq!(
+            Record::access(Kind::Load, 0x0001_0000_0000_0000, 4, 0),
+            Err(RecordError::Address(0x0001_0000_0000_0000))
+        );
+    }
+
+    #[test]
+    fn bad_fields_are_rejected() {
+        assert_eq!(Record::access(Kind::Load, 0, 0, 0), Err(RecordError::Size(0)));
+        assert_eq!(Record::access(Kind::Load, 0, 128, 0), Err(RecordError::Size(128)));
+        assert_eq!(Record::access(Kind::Load, 0, 1, 64), Err(RecordError::Gap(64)));
+        assert_eq!(Record::access(Kind::Escape, 0, 1, 0), Err(RecordError::NotAnAccess));
+        assert_eq!(Record::from_raw(5 << 48), Err(RecordError::KindCode(5)));
+        assert_eq!(Record::from_raw(4 << 48 | 10 << 51), Err(RecordError::EventCode(10)));
+        assert_eq!(Record::from_raw(0), Err(RecordError::Size(0)));
+    }
+
+    #[test]
+    fn large_gaps_become_escapes() {
+        let r = Record::access(Kind::Load, 64, 8, 0).unwrap();
+        let (esc, r2) = r.after_gap(1000);
+        assert_eq!(esc.unwrap().as_event(), Some(Event::InstrGap(1000)));
+        assert_eq!(r2.gap(), 0);
+        let (esc, r3) = r.after_gap(63);
+        assert!(esc.is_none());
+        assert_eq!(r3.gap(), 63);
+    }
+
+    fn any_event() -> impl Strategy<Value = Event> {
+        let p = 0..=MAX_PAYLOAD;
+        prop_oneof![
+            p.clone().prop_map(Event::InstrGap),
+            p.clone().prop_map(Event::ThreadSwitch),
+            p.clone().prop_map(Event::RoiBegin),
+            p.clone().prop_map(Event::RoiEnd),
+            (0u64..1 << 47).prop_map(Event::Mmap),
+            (0u64..1 << 47).prop_map(Event::Munmap),
+            (0u64..1 << 47).prop_map(Event::Brk),
+            p.clone().prop_map(Event::Length),
+            Just(Event::Flush),
+            (0u64..1 << 47).prop_map(Event::Unknown),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn events_round_trip(e in any_event(), gap in 0u32..=63) {
+            let r = Record::event(e, gap).unwrap();
+            prop_assert_eq!(r.as_event(), Some(e));
+            prop_assert_eq!(r.gap(), gap);
+            prop_assert_eq!(Record::from_raw(r.raw()), Ok(r));
+        }
+
+        #[test]
+        fn from_raw_never_panics(raw in any::<u64>()) {
+            if let Ok(r) = Record::from_raw(raw) {
+                prop_assert_eq!(r.raw(), raw);
+                let _ = (r.kind(), r.addr(), r.size(), r.as_event(), r.instructions());
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Counting what a stream of records holds: accesses by kind,
+//! instructions and page footprint.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::record::{Kind, Record};
+
+/// Counts over a stream of records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Records, escapes included.
+    pub records: u64,
+    /// Load records.
+    pub loads: u64,
+    /// Store records.
+    pub stores: u64,
+    /// Instruction fetch records.
+    pub ifetches: u64,
+    /// Modify records.
+    pub modifies: u64,
+    /// Escape records.
+    pub escapes: u64,
+    /// Instructions (see [`Record::instructions`]).
+    pub instructions: u64,
+}
+
+impl Counts {
+    /// Accesses: records that are not escapes.
+    pub fn accesses(&self) -> u64 {
+        self.records - self.escapes
+    }
+
+    /// Adds one record.
+    #[inline]
+    pub fn add(&mut self, r: Record) {
+        self.records += 1;
+        self.instructions += r.instructions();
+        match r.kind() {
+            Kind::Load => self.loads += 1,
+            Kind::Store => self.stores += 1,
+            Kind::Ifetch => self.ifetches += 1,
+            Kind::Modify => self.modifies += 1,
+            Kind::Escape => self.escapes += 1,
+        }
+    }
+
+    /// Adds another count.
+    pub fn merge(&mut self, o: &Counts) {
+        self.records += o.records;
+        self.loads += o.loads;
+        self.stores += o.stores;
+        self.ifetches += o.ifetches;
+        self.modifies += o.modifies;
+        self.escapes += o.escapes;
+        self.instructions += o.instructions;
+    }
+}
+
+/// The set of pages (or lines) touched by accesses, for a power-of-two
+/// granule.
+#[derive(Clone, Debug)]
+pub struct Footprint {
+    shift: u32,
+    pages: HashSet<u64>,
+}
+
+impl Footprint {
+    /// A footprint counted in units of `granule` bytes (a power of two:
+    /// 4096 for pages, 64 for lines).
+    pub fn new(granule: u64) -> Footprint {
+        Footprint {
+            shift: granule.max(1).trailing_zeros(),
+            pages: HashSet::new(),
+        }
+    }
+
+    /// Adds the granules an access touches (an escape touches none).
+    #[inline]
+    pub fn add(&mut self, r: Record) {
+        if r.is_access() {
+            let first = r.addr() >> self.shift;
+            let last = (r.addr().wrapping_add(u64::from(r.size()) - 1)) >> self.shift;
+            self.pages.insert(first);
+            if last != first {
+                self.pages.insert(last);
+            }
+        }
+    }
+
+    /// Adds another footprint of the same granule.
+    pub fn merge(&mut self, o: Footprint) {
+        if self.pages.len() < o.pages.len() {
+            let mine = std::mem::replace(&mut self.pages, o.pages);
+            self.pages.extend(mine);
+        } else {
+            self.pages.extend(o.pages);
+        }
+    }
+
+    /// Number of distinct granules touched.
+    pub fn len(&self) -> u64 {
+        self.pages.len() as u64
+    }
+
+    /// Whether nothing was touched.
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+}

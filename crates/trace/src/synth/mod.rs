@@ -1,0 +1,326 @@
+//! Seeded synthetic generators for the application classes of the papers.
+//!
+//! A [`SynthConfig`] names a [`Pattern`] (streaming, cache-sensitive, light,
+//! strided, or a sequence of phases), an instruction [`Mix`], a seed and a
+//! number of accesses; [`Generator`] turns it into the same [`Record`]s the
+//! readers yield. The same configuration always gives the same records.
+//! Configurations deserialise from TOML or JSON with kebab-case names:
+//!
+//! ```
+//! use cachepart_trace::synth::SynthConfig;
+//! let cfg: SynthConfig = serde_json::from_str(r#"{
+//!     "seed": 7, "accesses": 1000,
+//!     "pattern": { "class": "cache-sensitive", "working-set-bytes": 65536,
+//!                  "distribution": "zipf" }
+//! }"#).unwrap();
+//! let records: Vec<_> = cfg.generator().unwrap().collect();
+//! assert!(records.iter().filter(|r| r.is_access()).count() == 1000);
+//! ```
+
+mod mix;
+mod phases;
+mod streaming;
+mod strided;
+mod working_set;
+mod zipf;
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, TraceError};
+use crate::header::Header;
+use crate::record::{Record, MAX_SIZE};
+use crate::writer::{WriteSummary, Writer};
+
+pub use mix::Mix;
+
+use phases::Phases;
+use streaming::Streaming;
+use strided::Strided;
+use working_set::WorkingSet;
+
+/// Highest address a generator may touch (user half of 48-bit space).
+const ADDR_LIMIT: u64 = 1 << 47;
+
+/// A synthetic application: pattern, instruction mix, seed and length.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct SynthConfig {
+    /// Seed of the generator's random stream.
+    pub seed: u64,
+    /// Number of access records to generate (escapes not counted).
+    pub accesses: u64,
+    /// The address pattern.
+    pub pattern: Pattern,
+    /// Loads, stores and instructions between accesses.
+    #[serde(default)]
+    pub mix: Mix,
+    /// Lowest address of the pattern's data.
+    #[serde(default = "default_base")]
+    pub base: u64,
+    /// Cache line size, in bytes, for line-granular patterns.
+    #[serde(default = "default_line")]
+    pub line_bytes: u32,
+}
+
+fn default_base() -> u64 {
+    0x1000_0000
+}
+fn default_line() -> u32 {
+    64
+}
+fn default_element() -> u32 {
+    8
+}
+fn default_light() -> u64 {
+    128 << 10
+}
+fn default_zipf() -> f64 {
+    0.99
+}
+
+/// How addresses are drawn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "class", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Pattern {
+    /// Sequential sweeps over a large array, element by element.
+    #[serde(rename_all = "kebab-case")]
+    Streaming {
+        /// Array size in bytes.
+        array_bytes: u64,
+        /// Element (access) size in bytes.
+        #[serde(default = "default_element")]
+        element_bytes: u32,
+    },
+    /// Accesses spread over a working set of cache lines.
+    #[serde(rename_all = "kebab-case")]
+    CacheSensitive {
+        /// Working set in bytes.
+        working_set_bytes: u64,
+        /// How lines are chosen.
+        #[serde(default)]
+        distribution: Distribution,
+        /// Exponent of the zipf distribution.
+        #[serde(default = "default_zipf")]
+        zipf_exponent: f64,
+    },
+    /// Uniform accesses over a working set that fits in a private L2.
+    #[serde(rename_all = "kebab-case")]
+    Light {
+        /// Working set in bytes (128 KiB by default).
+        #[serde(default = "default_light")]
+        working_set_bytes: u64,
+    },
+    /// Constant-stride accesses over an array, wrapping around.
+    #[serde(rename_all = "kebab-case")]
+    Strided {
+        /// Array size in bytes.
+        array_bytes: u64,
+        /// Stride in bytes.
+        stride_bytes: u64,
+        /// Element (access) size in bytes.
+        #[serde(default = "default_element")]
+        element_bytes: u32,
+    },
+    /// Phases run in order, then again from the first, until the
+    /// configuration's access count is reached.
+    Phases {
+        /// The phases.
+        phases: Vec<Phase>,
+    },
+}
+
+/// One phase of a [`Pattern::Phases`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Phase {
+    /// Accesses in this phase.
+    pub accesses: u64,
+    /// The phase's pattern.
+    pub pattern: Pattern,
+}
+
+/// How a cache-sensitive pattern picks lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Distribution {
+    /// Every line equally likely.
+    #[default]
+    Uniform,
+    /// Line ranks follow a zipf law (hot lines scattered over the set).
+    Zipf,
+    /// A random cyclic permutation of the lines: each access loads the next
+    /// line of the cycle, so every line is visited once per lap.
+    PointerChase,
+}
+
+fn invalid(msg: impl Into<String>) -> TraceError {
+    TraceError::Config(msg.into())
+}
+
+/// One pattern's state.
+enum State {
+    Streaming(Streaming),
+    WorkingSet(WorkingSet),
+    Strided(Strided),
+    Phases(Phases),
+}
+
+impl State {
+    fn new(p: &Pattern, base: u64, line: u32) -> Result<State> {
+        let check_elem = |e: u32| {
+            if e == 0 || e > MAX_SIZE {
+                Err(invalid(format!("element-bytes {e} outside 1..=127")))
+            } else {
+                Ok(())
+            }
+        };
+        let check_span = |bytes: u64| {
+            if base.checked_add(bytes).map_or(true, |end| end > ADDR_LIMIT) {
+                Err(invalid("pattern runs past the 47-bit user address space"))
+            } else {
+                Ok(())
+            }
+        };
+        Ok(match *p {
+            Pattern::Streaming {
+                array_bytes,
+                element_bytes,
+            } => {
+                check_elem(element_bytes)?;
+                check_span(array_bytes)?;
+                if array_bytes < u64::from(element_bytes) {
+                    return Err(invalid("array-bytes smaller than one element"));
+                }
+                State::Streaming(Streaming::new(base, array_bytes, element_bytes))
+            }
+            Pattern::CacheSensitive {
+                working_set_bytes,
+                distribution,
+                zipf_exponent,
+            } => {
+                check_span(working_set_bytes)?;
+                State::WorkingSet(WorkingSet::new(
+                    base,
+                    working_set_bytes,
+                    line,
+                    distribution,
+                    zipf_exponent,
+                )?)
+            }
+            Pattern::Light { working_set_bytes } => {
+                check_span(working_set_bytes)?;
+                State::WorkingSet(WorkingSet::new(
+                    base,
+                    working_set_bytes,
+                    line,
+                    Distribution::Uniform,
+                    0.0,
+                )?)
+            }
+            Pattern::Strided {
+                array_bytes,
+                stride_bytes,
+                element_bytes,
+            } => {
+                check_elem(element_bytes)?;
+                check_span(array_bytes)?;
+                if stride_bytes == 0 || array_bytes < u64::from(element_bytes) {
+                    return Err(invalid("stride-bytes must be positive and array-bytes at least one element"));
+                }
+                State::Strided(Strided::new(base, array_bytes, stride_bytes, element_bytes))
+            }
+            Pattern::Phases { ref phases } => {
+                if phases.is_empty() || phases.iter().any(|p| p.accesses == 0) {
+                    return Err(invalid("phases must be non-empty, each with accesses > 0"));
+                }
+                let states = phases
+                    .iter()
+                    .map(|ph| Ok((ph.accesses, State::new(&ph.pattern, base, line)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                State::Phases(Phases::new(states))
+            }
+        })
+    }
+
+    /// The next address and access size.
+    fn next(&mut self, rng: &mut ChaCha8Rng) -> (u64, u32) {
+        match self {
+            State::Streaming(s) => s.next(),
+            State::WorkingSet(s) => s.next(rng),
+            State::Strided(s) => s.next(),
+            State::Phases(s) => s.next(rng),
+        }
+    }
+}
+
+impl SynthConfig {
+    /// A generator for this configuration (checks it first).
+    pub fn generator(&self) -> Result<Generator> {
+        if !self.line_bytes.is_power_of_two() || self.line_bytes > 4096 {
+            return Err(invalid("line-bytes must be a power of two up to 4096"));
+        }
+        self.mix.check()?;
+        Ok(Generator {
+            rng: ChaCha8Rng::seed_from_u64(self.seed),
+            state: State::new(&self.pattern, self.base, self.line_bytes)?,
+            mix: self.mix.clone(),
+            left: self.accesses,
+            pending: None,
+        })
+    }
+
+    /// Generates the trace into a binary trace file at `path`; the
+    /// configuration is recorded in the header as JSON (`synth`).
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<WriteSummary> {
+        let gen = self.generator()?;
+        let json = serde_json::to_string(self).map_err(|e| invalid(e.to_string()))?;
+        let header = Header::default()
+            .with_meta("source-format", "synth")
+            .with_meta("synth", json);
+        let mut w = Writer::new(BufWriter::new(File::create(path)?), &header)?;
+        w.extend(gen)?;
+        Ok(w.finish()?.1)
+    }
+}
+
+/// Yields the records of a [`SynthConfig`]; deterministic for a seed.
+pub struct Generator {
+    rng: ChaCha8Rng,
+    state: State,
+    mix: Mix,
+    left: u64,
+    pending: Option<Record>,
+}
+
+impl Iterator for Generator {
+    type Item = Record;
+
+    #[inline]
+    fn next(&mut self) -> Option<Record> {
+        if let Some(r) = self.pending.take() {
+            return Some(r);
+        }
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let (addr, size) = self.state.next(&mut self.rng);
+        let kind = self.mix.kind(&mut self.rng);
+        let gap = self.mix.gap(&mut self.rng);
+        // Fields were checked when the generator was built.
+        let rec = Record::access(kind, addr, size, 0).expect("generator fields are valid");
+        match rec.after_gap(gap) {
+            (Some(esc), r) => {
+                self.pending = Some(r);
+                Some(esc)
+            }
+            (None, r) => Some(r),
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Value types with units, shared by every cachepart crate.
+//!
+//! This crate owns the small vocabulary types that cross crate boundaries:
+//!
+//! * [`WayMask`]: a capacity bitmask over LLC ways, parsed and printed in the
+//!   resctrl schemata hex syntax (`0x7f0` or `7f0`), with resctrl's own
+//!   validation rules ([`MaskRules`]).
+//! * [`IdSet`]: a set of small integers (colors, cores, CPUs) written in the
+//!   range syntax that Linux cpusets, Xen and Jailhouse use (`0-15,32`).
+//!
+//! ```
+//! use cachepart_units::{IdSet, WayMask};
+//! let m: WayMask = "0x7f0".parse().unwrap();
+//! assert_eq!(m.count(), 7);
+//! let s: IdSet = "0-3,8".parse().unwrap();
+//! assert_eq!(s.to_string(), "0-3,8");
+//! ```
+#![deny(missing_docs)]
+
+mod idset;
+mod waymask;
+
+pub use idset::{IdSet, IdSetError};
+pub use waymask::{MaskError, MaskRules, WayMask};

@@ -1,0 +1,215 @@
+//! Way masks (Intel CAT capacity bitmasks) and the rules resctrl applies to them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// A capacity bitmask over the ways of a cache: bit `i` set means way `i` may
+/// be filled. Printed as resctrl prints it (lower-case hex without `0x`) by
+/// `Display`, and as `0x...` by [`WayMask::to_hex`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct WayMask(pub u64);
+
+/// What is wrong with a way mask, in the words resctrl itself uses where it
+/// has words for it.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum MaskError {
+    /// The text is not a hexadecimal number.
+    #[error("Non-hex character in the mask {0}")]
+    NotHex(String),
+    /// The mask is zero or has fewer bits than the hardware minimum.
+    #[error("Mask {mask} has {bits} bits set, the minimum is {min}")]
+    TooFewBits {
+        /// The mask, as written.
+        mask: String,
+        /// Bits set.
+        bits: u32,
+        /// Minimum bits the hardware accepts.
+        min: u32,
+    },
+    /// The mask is not one contiguous run of ones (Intel requires it).
+    #[error("The mask {0} has non-consecutive 1-bits")]
+    NonContiguous(String),
+    /// The mask names ways that do not exist.
+    #[error("Mask out of range: {mask} has bits above way {ways} (the cache has {ways} ways)")]
+    OutOfRange {
+        /// The mask, as written.
+        mask: String,
+        /// Number of ways of the cache.
+        ways: u32,
+    },
+}
+
+/// The validation rules of a platform's way masks, as resctrl enforces them
+/// (`info/L3/cbm_mask`, `min_cbm_bits`, `sparse_masks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaskRules {
+    /// Number of ways (bits of `cbm_mask`).
+    pub ways: u32,
+    /// Minimum number of set bits (`min_cbm_bits`).
+    pub min_bits: u32,
+    /// Whether non-contiguous masks are allowed (AMD: yes; Intel: no).
+    pub sparse_allowed: bool,
+}
+
+impl MaskRules {
+    /// Intel rules: contiguous masks of at least `min_bits` bits.
+    pub fn intel(ways: u32, min_bits: u32) -> Self {
+        MaskRules {
+            ways,
+            min_bits,
+            sparse_allowed: false,
+        }
+    }
+
+    /// Checks `mask` against these rules.
+    pub fn check(&self, mask: WayMask) -> Result<(), MaskError> {
+        let text = mask.to_string();
+        if self.ways < 64 && mask.0 >> self.ways != 0 {
+            return Err(MaskError::OutOfRange {
+                mask: text,
+                ways: self.ways,
+            });
+        }
+        if !self.sparse_allowed && !mask.is_contiguous() {
+            return Err(MaskError::NonContiguous(text));
+        }
+        let bits = mask.count();
+        if bits < self.min_bits.max(1) {
+            return Err(MaskError::TooFewBits {
+                mask: text,
+                bits,
+                min: self.min_bits.max(1),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl WayMask {
+    /// A contiguous mask of `count` ways starting at way `first`.
+    pub fn contiguous(first: u32, count: u32) -> Self {
+        if count == 0 {
+            return WayMask(0);
+        }
+        let ones = if count >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << count) - 1
+        };
+        WayMask(ones << first)
+    }
+
+    /// Number of ways in the mask.
+    pub fn count(self) -> u32 {
+        self.0.count_ones()
+    }
+
+    /// True when the set bits form one run (the empty mask is not contiguous).
+    pub fn is_contiguous(self) -> bool {
+        if self.0 == 0 {
+            return false;
+        }
+        let shifted = self.0 >> self.0.trailing_zeros();
+        shifted & (shifted.wrapping_add(1)) == 0
+    }
+
+    /// True when the two masks share a way.
+    pub fn overlaps(self, other: WayMask) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// The mask as `0x...` (the form PBBCache prints).
+    pub fn to_hex(self) -> String {
+        format!("{:#x}", self.0)
+    }
+}
+
+impl fmt::Display for WayMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:x}", self.0)
+    }
+}
+
+impl FromStr for WayMask {
+    type Err = MaskError;
+    fn from_str(s: &str) -> Result<Self, MaskError> {
+        let t = s.trim();
+        let digits = t
+            .strip_prefix("0x")
+            .or_else(|| t.strip_prefix("0X"))
+            .unwrap_or(t);
+        if digits.is_empty() || digits.len() > 16 {
+            return Err(MaskError::NotHex(s.to_string()));
+        }
+        u64::from_str_radix(digits, 16)
+            .map(WayMask)
+            .map_err(|_| MaskError::NotHex(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parse_and_print() {
+        let m: WayMask = "0x7f0".parse().unwrap();
+        assert_eq!(m.0, 0x7f0);
+        assert_eq!(m.to_string(), "7f0");
+        assert_eq!(m.to_hex(), "0x7f0");
+        assert!("xyz".parse::<WayMask>().is_err());
+        assert!("".parse::<WayMask>().is_err());
+    }
+
+    #[test]
+    fn intel_rules() {
+        let r = MaskRules::intel(11, 1);
+        assert!(r.check(WayMask(0x7ff)).is_ok());
+        assert_eq!(
+            r.check(WayMask(0x5)),
+            Err(MaskError::NonContiguous("5".into()))
+        );
+        assert!(matches!(
+            r.check(WayMask(0x800)),
+            Err(MaskError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            r.check(WayMask(0)),
+            Err(MaskError::NonContiguous(_))
+        ));
+        let r2 = MaskRules::intel(20, 2);
+        assert!(matches!(
+            r2.check(WayMask(0x1)),
+            Err(MaskError::TooFewBits {
+                bits: 1,
+                min: 2,
+                ..
+            })
+        ));
+        let amd = MaskRules {
+            ways: 16,
+            min_bits: 1,
+            sparse_allowed: true,
+        };
+        assert!(amd.check(WayMask(0x5)).is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn contiguous_masks_are_contiguous(first in 0u32..40, count in 1u32..20) {
+            let m = WayMask::contiguous(first, count);
+            prop_assert!(m.is_contiguous());
+            prop_assert_eq!(m.count(), count);
+            prop_assert_eq!(m.0.trailing_zeros(), first);
+        }
+
+        #[test]
+        fn display_roundtrips(v in any::<u64>()) {
+            let m = WayMask(v);
+            prop_assert_eq!(m.to_string().parse::<WayMask>().unwrap(), m);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+"""cachepart: compare and enforce last-level-cache partitioning policies.
+
+The Rust core does the work; this package turns its results into pandas
+DataFrames and plots.
+
+>>> import cachepart.profile as cp
+>>> df = cp.evaluate(algorithms=["stock", "lfoc"])   # built-in default data
+"""
+
+from cachepart._core import (
+    CachepartError,
+    ChartError,
+    InputError,
+    ModelError,
+    PolicyError,
+    UsageError,
+    __version__,
+    algorithms,
+)
+from cachepart import profile
+
+__all__ = [
+    "CachepartError",
+    "ChartError",
+    "InputError",
+    "ModelError",
+    "PolicyError",
+    "UsageError",
+    "__version__",
+    "algorithms",
+    "profile",
+]

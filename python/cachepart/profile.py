@@ -1,0 +1,144 @@
+"""The table-driven machine from Python: evaluate policies, classify programs,
+plot the STP-versus-unfairness trade-off.
+
+Every function takes either files (``metrics``, ``workloads``) or inline
+``mixes`` (lists of program names); with neither, the built-in default table
+and workloads are used. Errors are raised as cachepart's own exception classes
+(:class:`cachepart.InputError`, :class:`cachepart.UsageError`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterable, Optional, Sequence, Union
+
+import pandas as pd
+
+from cachepart import _core
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Workload-level metric columns, repeated on every app row.
+WORKLOAD_METRICS = ["stp", "antt", "unfairness", "unfairness_cov", "jain", "gmean_speedup", "gmean_ipc"]
+
+
+def _path(p: Optional[PathLike]) -> Optional[str]:
+    return None if p is None else os.fspath(p)
+
+
+def _algorithms(algorithms: Union[str, Iterable[str]]) -> list[str]:
+    if isinstance(algorithms, str):
+        return [a.strip() for a in algorithms.split(",") if a.strip()]
+    return list(algorithms)
+
+
+def evaluate(
+    algorithms: Union[str, Iterable[str]] = ("stock", "equal-part", "ucp", "kpart", "lfoc", "optc-unf"),
+    metrics: Optional[PathLike] = None,
+    workloads: Optional[PathLike] = None,
+    mixes: Optional[Sequence[Sequence[str]]] = None,
+    *,
+    ways: Optional[int] = None,
+    bw_model: str = "simple",
+    max_bw: Optional[float] = None,
+    plan: Optional[str] = None,
+    time_limit: Optional[float] = None,
+    threads: Optional[int] = None,
+    lfoc_max_streaming: int = 5,
+    lfoc_gaps_per_streaming: int = 3,
+    timings: bool = False,
+) -> pd.DataFrame:
+    """Evaluates algorithms on workloads.
+
+    Returns one row per (workload, algorithm, app) with the app's cluster,
+    mask, ways, effective ways, slowdowns and speedup, and the workload's
+    metrics (``stp``, ``antt``, ``unfairness``, ``unfairness_cov``, ``jain``,
+    ``gmean_speedup``, ``gmean_ipc``); ``proven_optimal`` is set for exact
+    solvers. ``timings=True`` adds ``decision_seconds``.
+    """
+    text = _core.profile_evaluate(
+        _algorithms(algorithms),
+        metrics=_path(metrics),
+        workloads=_path(workloads),
+        mixes=None if mixes is None else [list(m) for m in mixes],
+        ways=ways,
+        bw_model=bw_model,
+        max_bw=max_bw,
+        plan=plan,
+        time_limit=time_limit,
+        threads=threads,
+        lfoc_max_streaming=lfoc_max_streaming,
+        lfoc_gaps_per_streaming=lfoc_gaps_per_streaming,
+        timings=timings,
+    )
+    return pd.DataFrame.from_records(json.loads(text))
+
+
+def classify(
+    metrics: Optional[PathLike] = None,
+    workloads: Optional[PathLike] = None,
+    mixes: Optional[Sequence[Sequence[str]]] = None,
+) -> pd.DataFrame:
+    """LFOC class (light, streaming, sensitive) of each program, with the
+    numbers that decided it. Without workloads or mixes, every program of
+    the table is classified."""
+    text = _core.profile_classify(
+        metrics=_path(metrics),
+        workloads=_path(workloads),
+        mixes=None if mixes is None else [list(m) for m in mixes],
+    )
+    return pd.DataFrame.from_records(json.loads(text))
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (workload, algorithm) with the workload metrics."""
+    cols = ["workload", "algorithm"] + [c for c in WORKLOAD_METRICS if c in df.columns]
+    return df[cols].drop_duplicates(["workload", "algorithm"]).reset_index(drop=True)
+
+
+def tradeoff(df: pd.DataFrame) -> pd.DataFrame:
+    """STP and unfairness of each (workload, algorithm) normalised to
+    ``stock`` on the same workload (which ``df`` must contain)."""
+    s = summary(df)
+    stock = s[s["algorithm"] == "stock"].set_index("workload")
+    missing = sorted(set(s["workload"]) - set(stock.index))
+    if missing:
+        raise _core.UsageError(
+            f"workloads {missing} have no stock result to normalise to (add 'stock' to the algorithms)"
+        )
+    out = s[s["algorithm"] != "stock"].copy()
+    out["stp_norm"] = out["stp"].to_numpy() / stock.loc[out["workload"], "stp"].to_numpy()
+    out["unfairness_norm"] = out["unfairness"].to_numpy() / stock.loc[out["workload"], "unfairness"].to_numpy()
+    return out.reset_index(drop=True)
+
+
+def plot_tradeoff(df: pd.DataFrame, path: Optional[PathLike] = None, title: str = "STP vs unfairness, normalised to stock"):
+    """Scatter of normalised unfairness (x) against normalised STP (y), one
+    colour per algorithm. Saves a PNG when ``path`` is given; returns the
+    matplotlib Figure."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    t = tradeoff(df)
+    fig, ax = plt.subplots(figsize=(9, 6.4))
+    ax.axvline(1.0, color="0.6", lw=1)
+    ax.axhline(1.0, color="0.6", lw=1)
+    for alg, g in t.groupby("algorithm", sort=False):
+        ax.scatter(g["unfairness_norm"], g["stp_norm"], label=alg, s=40)
+    ax.set_xlabel("unfairness / unfairness of stock (lower is better)")
+    ax.set_ylabel("STP / STP of stock (higher is better)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(os.fspath(path), dpi=100)
+    return fig
+
+
+def builtin_metrics_csv() -> str:
+    """The built-in metrics table as PBBCache-format CSV text."""
+    return _core.builtin_metrics_csv()

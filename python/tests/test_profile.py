@@ -1,0 +1,98 @@
+import json
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cachepart
+import cachepart.profile as cp
+
+BUILTIN_APPS = sorted({line.split(",")[0] for line in cp.builtin_metrics_csv().splitlines()[1:]})
+
+
+def test_evaluate_builtin_default():
+    df = cp.evaluate(["stock", "ucp", "lfoc", "optc-unf"])
+    assert isinstance(df, pd.DataFrame)
+    assert set(df["algorithm"]) == {"stock", "ucp", "lfoc", "optc-unf"}
+    assert {"workload", "app", "cluster", "ways", "slowdown", "stp", "unfairness", "antt"} <= set(df.columns)
+    s = cp.summary(df)
+    # the exact fairness optimum is at least as fair as every heuristic
+    for w, g in s.groupby("workload"):
+        best = g.loc[g["algorithm"] == "optc-unf", "unfairness"].iloc[0]
+        assert (g["unfairness"] >= best - 1e-3).all(), g
+    opt = df[df["algorithm"] == "optc-unf"]
+    assert opt["proven_optimal"].all()
+
+
+def test_deterministic():
+    a = cp.evaluate(["kpart", "lfoc", "opt-stp"])
+    b = cp.evaluate(["kpart", "lfoc", "opt-stp"])
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_classify_builtin():
+    df = cp.classify()
+    assert set(df["class"]) <= {"light", "streaming", "sensitive"}
+    cls = dict(zip(df["app"], df["class"]))
+    assert cls["stream-hi"] == "streaming"
+    assert cls["sens-mid"] == "sensitive"
+    assert cls["light-a"] == "light"
+
+
+def test_errors_are_cachepart_exceptions(tmp_path):
+    with pytest.raises(cachepart.UsageError, match="unknown algorithm"):
+        cp.evaluate(["nope"])
+    with pytest.raises(cachepart.InputError, match="unknown program"):
+        cp.evaluate(["stock"], mixes=[["stream-hi", "nosuchapp"]])
+    bad = tmp_path / "m.csv"
+    bad.write_text("BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\na,1,x,1,1,1\n")
+    with pytest.raises(cachepart.InputError, match=r"m\.csv:2 column ipc"):
+        cp.evaluate(["stock"], metrics=bad, mixes=[["a"]])
+    with pytest.raises(cachepart.PolicyError, match="need at least"):
+        cp.evaluate(["equal-part"], mixes=[BUILTIN_APPS * 2])
+    assert issubclass(cachepart.InputError, cachepart.CachepartError)
+
+
+def test_user_plan():
+    df = cp.evaluate(["user"], mixes=[["stream-hi", "sens-mid", "light-a"]], plan="0x1=0;0x7fe=1,2")
+    assert list(df["ways"]) == [1, 10, 10]
+    assert df["cluster"].tolist() == [0, 1, 1]
+
+
+def test_plot_tradeoff(tmp_path):
+    df = cp.evaluate(["stock", "ucp", "lfoc"])
+    out = tmp_path / "t.png"
+    cp.plot_tradeoff(df, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(cachepart.UsageError, match="stock"):
+        cp.tradeoff(df[df["algorithm"] != "stock"])
+
+
+def test_reference_rows(pbb):
+    # a few rows of PBBCache's reference outputs (the Rust parity test covers all)
+    ref = pd.read_csv(pbb / "ref" / "tidy_results.csv")
+    ref = ref[(ref["tag"] == "simple_b35000") & (ref["set"] == "input_workloads") & (ref["workload_id"] == "W1")]
+    apps = ref[ref["algorithm"] == "ucp"].sort_values("bench_id")["app"].tolist()
+    df = cp.evaluate(["ucp", "lfoc", "kpart"], metrics=pbb / "metrics.csv", mixes=[apps], max_bw=35000)
+    for alg in ["ucp", "lfoc", "kpart"]:
+        r = ref[ref["algorithm"] == alg].sort_values("bench_id")
+        o = df[df["algorithm"] == alg]
+        assert o["ways"].tolist() == r["ways"].tolist()
+        assert (abs(o["slowdown"].to_numpy() - r["slowdown"].to_numpy()) < 6e-6).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(BUILTIN_APPS), min_size=1, max_size=7))
+def test_invariants_on_random_mixes(apps):
+    df = cp.evaluate(["stock", "ucp-slowdown", "lfoc", "optc-stp"], mixes=[apps])
+    for alg, g in df.groupby("algorithm"):
+        assert len(g) == len(apps)
+        assert (g["ways"] >= 1).all() and (g["ways"] <= 11).all()
+        # shares of a cluster never exceed its ways
+        for _, c in g.groupby("cluster"):
+            assert c["effective_ways"].sum() <= c["ways"].iloc[0] + 1e-9
+        assert g["unfairness"].iloc[0] >= 1.0 - 1e-12
+        assert g["stp"].iloc[0] <= len(apps) * 1.01
+    s = cp.summary(df).set_index("algorithm")
+    assert s.loc["optc-stp", "stp"] >= s["stp"].max() - 1e-3

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Sets up everything cachepart needs on a fresh Debian machine of this kind:
+# Debian packages (fonts for charts), a Python virtualenv with the Python
+# dependencies, the Python extension (maturin) and the release CLI.
+# Idempotent: quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing Debian packages: ${need_apt[*]}" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: warning: missing Debian packages ${need_apt[*]} (run as root to install); charts need them" >&2
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv" >&2
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import maturin, pandas, matplotlib, pytest, hypothesis, mypy" 2>/dev/null; then
+  echo "setup: installing Python packages into .venv" >&2
+  .venv/bin/pip install -q --disable-pip-version-check "maturin>=1.5,<2" "pandas>=2" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" "mypy>=1.8"
+fi
+
+echo "setup: building the Python extension (release)" >&2
+VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin develop --release -q 2>&1 | grep -v -E '^(🔗|📦|🍹|⚠️ +Warning: .*pip|💻)' >&2 || true
+.venv/bin/python -c "import cachepart" || { echo "setup: the Python extension failed to build" >&2; exit 1; }
+
+echo "setup: building the CLI (release)" >&2
+cargo build --release -q -p cachepart-cli
+echo "setup: done (CLI: target/release/cachepart, Python: .venv/bin/python -c 'import cachepart')" >&2

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Sets everything up, then runs every check and test: formatting, clippy,
+# the Rust tests (unit, property, parity with PBBCache's reference outputs),
+# the Python tests and the type-stub check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+
+echo "== cargo fmt --check" >&2
+cargo fmt --all -- --check
+echo "== cargo clippy -D warnings" >&2
+cargo clippy -q --workspace --all-targets -- -D warnings
+echo "== Rust tests" >&2
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+  cargo test -q --workspace --doc
+else
+  cargo test -q --workspace
+fi
+echo "== Python tests" >&2
+.venv/bin/python -m mypy.stubtest cachepart._core --ignore-missing-stub 2>&1 | tail -3
+.venv/bin/python -m pytest -q python/tests
