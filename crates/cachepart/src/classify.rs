@@ -3,7 +3,7 @@
 //! each class; one writer per output format.
 
 use crate::error::Error;
-use cachepart_policy::classify_app;
+use cachepart_policy::{classify_app, Classification};
 use cachepart_profile::{MetricsTable, Workload};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -14,28 +14,11 @@ use std::fmt::Write;
 pub struct ClassRow {
     /// Program name.
     pub app: String,
-    /// `light`, `streaming` or `sensitive`.
-    pub class: String,
     /// PBBCache's numeric code (0 light, 1 streaming, 2 sensitive).
     pub code: u8,
-    /// Smallest slowdown over all way counts, and where.
-    pub min_slowdown: f64,
-    /// Way count of the smallest slowdown.
-    pub min_slowdown_ways: u32,
-    /// Largest slowdown over all way counts (streaming needs < 1.06).
-    pub max_slowdown: f64,
-    /// Way count of the largest slowdown.
-    pub max_slowdown_ways: u32,
-    /// Largest slowdown at 2 ways or more (sensitive needs >= 1.05).
-    pub max_slowdown_from_2: f64,
-    /// Way count of that slowdown.
-    pub max_slowdown_from_2_ways: u32,
-    /// Largest LLC misses per kilo-cycle.
-    pub max_llcmpkc: f64,
-    /// Way count of the largest MPKC.
-    pub max_llcmpkc_ways: u32,
-    /// First way count with slowdown <= 1.03 and MPKC >= 14 (streaming evidence).
-    pub streaming_ways: Option<u32>,
+    /// The class and the numbers that decided it.
+    #[serde(flatten)]
+    pub evidence: Classification,
 }
 
 /// Classifies every distinct program of `workloads`, in order of first
@@ -52,20 +35,11 @@ pub fn classify_workloads(
                 continue;
             }
             let curves = table.curves(idx);
-            let c = classify_app(&curves);
+            let evidence = classify_app(&curves);
             rows.push(ClassRow {
                 app: curves.name.clone(),
-                class: c.class.name().to_string(),
-                code: c.class.code(),
-                min_slowdown: c.min_slowdown,
-                min_slowdown_ways: c.min_slowdown_ways,
-                max_slowdown: c.max_slowdown,
-                max_slowdown_ways: c.max_slowdown_ways,
-                max_slowdown_from_2: c.max_slowdown_from_2,
-                max_slowdown_from_2_ways: c.max_slowdown_from_2_ways,
-                max_llcmpkc: c.max_llcmpkc,
-                max_llcmpkc_ways: c.max_llcmpkc_ways,
-                streaming_ways: c.streaming_ways,
+                code: evidence.class.code(),
+                evidence,
             });
         }
     }
@@ -85,12 +59,13 @@ pub fn to_table(rows: &[ClassRow]) -> String {
         "max MPKC (w)",
         "streaming evidence"
     );
-    for r in rows {
+    for row in rows {
+        let r = &row.evidence;
         let _ = writeln!(
             s,
             "{:<w$}  {:<9}  {:>9.5} ({:>2})  {:>9.5} ({:>2})  {:>11.5} ({:>2})  {:>8.3} ({:>2})  {}",
-            r.app,
-            r.class,
+            row.app,
+            r.class.name(),
             r.min_slowdown,
             r.min_slowdown_ways,
             r.max_slowdown,
@@ -111,13 +86,14 @@ pub fn to_table(rows: &[ClassRow]) -> String {
 /// CSV with a header.
 pub fn to_csv(rows: &[ClassRow]) -> String {
     let mut s = String::from("app,class,code,min_slowdown,min_slowdown_ways,max_slowdown,max_slowdown_ways,max_slowdown_from_2,max_slowdown_from_2_ways,max_llcmpkc,max_llcmpkc_ways,streaming_ways\n");
-    for r in rows {
+    for row in rows {
+        let r = &row.evidence;
         let _ = writeln!(
             s,
             "{},{},{},{:.6},{},{:.6},{},{:.6},{},{:.6},{},{}",
-            r.app,
-            r.class,
-            r.code,
+            row.app,
+            r.class.name(),
+            row.code,
             r.min_slowdown,
             r.min_slowdown_ways,
             r.max_slowdown,

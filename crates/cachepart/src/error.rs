@@ -7,7 +7,7 @@ use thiserror::Error;
 pub enum Error {
     /// Bad input or a model failure in the table-driven machine.
     #[error(transparent)]
-    Profile(#[from] cachepart_profile::ProfileError),
+    Profile(Box<cachepart_profile::ProfileError>),
     /// A policy could not decide.
     #[error("workload {workload}, {algorithm}: {source}")]
     Policy {
@@ -16,7 +16,7 @@ pub enum Error {
         /// Algorithm name.
         algorithm: String,
         /// The policy's error.
-        source: cachepart_policy::PolicyError,
+        source: Box<cachepart_policy::PolicyError>,
     },
     /// An algorithm name or option is wrong.
     #[error("{0}")]
@@ -32,4 +32,10 @@ pub enum Error {
     /// Drawing a chart failed.
     #[error("chart: {0}")]
     Chart(String),
+}
+
+impl From<cachepart_profile::ProfileError> for Error {
+    fn from(e: cachepart_profile::ProfileError) -> Self {
+        Error::Profile(Box::new(e))
+    }
 }

@@ -111,14 +111,14 @@ fn policy_for(algorithm: Algorithm, opts: &RunOptions) -> Result<Box<dyn Policy>
         Algorithm::UcpSlowdown => Box::new(Ucp {
             curve: UcpCurve::Slowdown,
         }),
-        Algorithm::YuPetrov => Box::new(YuPetrov::default()),
+        Algorithm::YuPetrov => Box::new(YuPetrov),
         Algorithm::Whirlpool => Box::new(Whirlpool {
             share_model: ShareModel::Llcmpki,
         }),
         Algorithm::WhirlpoolC => Box::new(Whirlpool {
             share_model: ShareModel::Llcmpkc,
         }),
-        Algorithm::Kpart => Box::new(Kpart::default()),
+        Algorithm::Kpart => Box::new(Kpart),
         Algorithm::Dunn => Box::new(Dunn::default()),
         Algorithm::Lfoc => {
             let d = Lfoc::default();
@@ -176,12 +176,12 @@ pub fn run_one(
                 .map_err(|source| Error::Policy {
                     workload: workload.to_string(),
                     algorithm: algorithm.to_string(),
-                    source,
+                    source: Box::new(source),
                 })?;
             machine.apply(&plan).map_err(|e| Error::Policy {
                 workload: workload.to_string(),
                 algorithm: algorithm.to_string(),
-                source: e.into(),
+                source: Box::new(e.into()),
             })?;
             (plan, None)
         }

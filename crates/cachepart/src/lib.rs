@@ -41,4 +41,5 @@ pub use experiment::{
 pub use cachepart_machine as machine;
 pub use cachepart_policy as policy;
 pub use cachepart_profile as profile;
+pub use cachepart_trace as trace;
 pub use cachepart_units as units;

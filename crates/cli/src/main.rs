@@ -3,6 +3,7 @@
 
 mod output;
 mod profile_cmd;
+mod trace_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -19,6 +20,9 @@ enum Command {
     /// The table-driven machine: evaluate policies on measured per-app tables.
     #[command(subcommand)]
     Profile(profile_cmd::ProfileCommand),
+    /// Memory traces: inspect, convert, generate.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCommand),
     /// List every algorithm name.
     Algorithms,
 }
@@ -27,6 +31,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Profile(cmd) => profile_cmd::run(cmd),
+        Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

@@ -27,12 +27,12 @@ pub fn lookahead<C: AsRef<[f64]>>(m: &[C], total: usize) -> Vec<usize> {
             let mut app_best: Option<(usize, f64)> = None;
             for k in 1..=limit {
                 let mu = (c[cur - 1] - c[cur + k - 1]) / k as f64;
-                if mu > 0.0 && app_best.map_or(true, |(_, b)| mu > b) {
+                if mu > 0.0 && app_best.is_none_or(|(_, b)| mu > b) {
                     app_best = Some((k, mu));
                 }
             }
             if let Some((k, mu)) = app_best {
-                if best.map_or(true, |(_, _, b)| mu > b) {
+                if best.is_none_or(|(_, _, b)| mu > b) {
                     best = Some((i, k, mu));
                 }
             }

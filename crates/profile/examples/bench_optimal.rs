@@ -36,10 +36,18 @@ fn draw(table: &MetricsTable, count: usize, seed: u64) -> Vec<usize> {
 fn pbbcache_medians() -> BTreeMap<(String, usize), f64> {
     let mut all: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
     let p = Path::new(DATA).join("ref/summary_results.csv");
-    let Ok(mut rdr) = csv::Reader::from_path(&p) else { return BTreeMap::new() };
+    let Ok(mut rdr) = csv::Reader::from_path(&p) else {
+        return BTreeMap::new();
+    };
     let h = rdr.headers().unwrap().clone();
     let col = |n: &str| h.iter().position(|x| x == n).unwrap();
-    let (ct, ca, cn, cs, cst) = (col("tag"), col("algorithm"), col("n_apps"), col("solver_seconds"), col("status"));
+    let (ct, ca, cn, cs, cst) = (
+        col("tag"),
+        col("algorithm"),
+        col("n_apps"),
+        col("solver_seconds"),
+        col("status"),
+    );
     for r in rdr.records().map(|r| r.unwrap()) {
         if &r[ct] != "simple_b35000" || &r[cst] != "ok" {
             continue;
@@ -71,7 +79,8 @@ fn main() {
         .nth(1)
         .map(|s| s.split(',').map(|x| x.parse().expect("size")).collect())
         .unwrap_or_else(|| vec![4, 6, 8, 10, 12, 14, 16]);
-    let table = MetricsTable::from_path(&Path::new(DATA).join("metrics.csv")).expect("metrics.csv (shared data)");
+    let table = MetricsTable::from_path(&Path::new(DATA).join("metrics.csv"))
+        .expect("metrics.csv (shared data)");
     let cfg = ModelConfig {
         bw_model: BwModel::Simple,
         max_bw_mbps: Some(35000.0),
@@ -90,7 +99,10 @@ fn main() {
     for &n in &sizes {
         for (name, structure, o) in solvers {
             if structure == Structure::Partitioning && n > table.ways() {
-                println!("{n:>5} {name:>9} {:>12} {:>12} {:>10} {:>7}", "n/a", "n/a", "-", "-");
+                println!(
+                    "{n:>5} {name:>9} {:>12} {:>12} {:>10} {:>7}",
+                    "n/a", "n/a", "-", "-"
+                );
                 continue;
             }
             let mut secs = Vec::new();

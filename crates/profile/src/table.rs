@@ -133,7 +133,7 @@ impl MetricsTable {
             }
             let w_text = &rec[ways_col];
             let w: usize = match w_text.parse::<usize>() {
-                Ok(w) if w >= 1 && w <= 64 => w,
+                Ok(w) if (1..=64).contains(&w) => w,
                 _ => {
                     return Err(ProfileError::parse(
                         source,

@@ -46,22 +46,33 @@ fn check_all(mix: &Mix, cfg: &ModelConfig) -> Result<(), TestCaseError> {
 
 /// A random app over `ways` ways: noisy rising IPC (not always monotone).
 fn app(ways: usize) -> impl Strategy<Value = AppCurves> {
-    (0.0f64..1.5, 0.5f64..40.0, proptest::collection::vec(-0.08f64..0.08, ways), 0.2f64..3.0).prop_map(
-        move |(sens, mpkc1, noise, base)| {
+    (
+        0.0f64..1.5,
+        0.5f64..40.0,
+        proptest::collection::vec(-0.08f64..0.08, ways),
+        0.2f64..3.0,
+    )
+        .prop_map(move |(sens, mpkc1, noise, base)| {
             let ipc: Vec<f64> = (1..=ways)
                 .map(|w| base * (1.0 + sens * (w as f64).ln()) * (1.0 + noise[w - 1]))
                 .collect();
-            let mpkc: Vec<f64> = (1..=ways).map(|w| mpkc1 / (1.0 + sens * (w as f64 - 1.0)) + 0.05).collect();
+            let mpkc: Vec<f64> = (1..=ways)
+                .map(|w| mpkc1 / (1.0 + sens * (w as f64 - 1.0)) + 0.05)
+                .collect();
             let mpki: Vec<f64> = mpkc.iter().zip(&ipc).map(|(m, i)| m / i).collect();
             let bw: Vec<f64> = mpkc.iter().map(|m| m * 200.0).collect();
             AppCurves::new("r", ipc, mpki, mpkc, bw)
-        },
-    )
+        })
 }
 
 fn random_mix() -> impl Strategy<Value = (Mix, Option<f64>)> {
     (4usize..=7)
-        .prop_flat_map(|ways| (proptest::collection::vec(app(ways), 1..=5), proptest::option::of(0.3f64..1.2)))
+        .prop_flat_map(|ways| {
+            (
+                proptest::collection::vec(app(ways), 1..=5),
+                proptest::option::of(0.3f64..1.2),
+            )
+        })
         .prop_map(|(apps, frac)| {
             let peak: f64 = apps.iter().map(|a| a.bandwidth_mbps[0]).sum();
             (Mix::from_curves(apps).unwrap(), frac.map(|f| f * peak))
@@ -124,8 +135,12 @@ fn synthetic(n: usize, ways: usize, seed: u64) -> Mix {
             let sens = rnd() * 1.2;
             let base = 0.3 + 2.0 * rnd();
             let mpkc1 = 1.0 + 30.0 * rnd();
-            let ipc: Vec<f64> = (1..=ways).map(|w| base * (1.0 + sens * (w as f64).ln()) * (1.0 + 0.04 * (rnd() - 0.5))).collect();
-            let mpkc: Vec<f64> = (1..=ways).map(|w| mpkc1 / (1.0 + sens * (w as f64 - 1.0)) + 0.05).collect();
+            let ipc: Vec<f64> = (1..=ways)
+                .map(|w| base * (1.0 + sens * (w as f64).ln()) * (1.0 + 0.04 * (rnd() - 0.5)))
+                .collect();
+            let mpkc: Vec<f64> = (1..=ways)
+                .map(|w| mpkc1 / (1.0 + sens * (w as f64 - 1.0)) + 0.05)
+                .collect();
             let mpki: Vec<f64> = mpkc.iter().zip(&ipc).map(|(m, i)| m / i).collect();
             let bw: Vec<f64> = mpkc.iter().map(|m| m * 150.0).collect();
             AppCurves::new(&format!("s{i}"), ipc, mpki, mpkc, bw)
@@ -141,14 +156,34 @@ fn same_answer_with_one_and_two_threads() {
         let mix = synthetic(n, 11, seed);
         for o in Objective::ALL {
             let run = |threads| {
-                solve(&mix, &cfg, Structure::Clustering, o, &SolveOptions { threads: Some(threads), ..Default::default() }).unwrap()
+                solve(
+                    &mix,
+                    &cfg,
+                    Structure::Clustering,
+                    o,
+                    &SolveOptions {
+                        threads: Some(threads),
+                        ..Default::default()
+                    },
+                )
+                .unwrap()
             };
             let (a, b) = (run(1), run(2));
             assert_eq!(a.plan, b.plan, "n={n} {}", o.name());
             assert!(a.proven_optimal && b.proven_optimal);
         }
         let run = |threads| {
-            solve(&mix, &cfg, Structure::Partitioning, Objective::Unfairness, &SolveOptions { threads: Some(threads), ..Default::default() }).unwrap()
+            solve(
+                &mix,
+                &cfg,
+                Structure::Partitioning,
+                Objective::Unfairness,
+                &SolveOptions {
+                    threads: Some(threads),
+                    ..Default::default()
+                },
+            )
+            .unwrap()
         };
         assert_eq!(run(1).plan, run(2).plan);
     }
@@ -167,7 +202,11 @@ fn time_limit_returns_a_valid_unproven_plan() {
         &cfg,
         Structure::Clustering,
         Objective::Unfairness,
-        &SolveOptions { time_limit: Some(Duration::from_millis(1)), threads: Some(2), progress: Some(&cb) },
+        &SolveOptions {
+            time_limit: Some(Duration::from_millis(1)),
+            threads: Some(2),
+            progress: Some(&cb),
+        },
     )
     .unwrap();
     assert!(!sol.proven_optimal);
@@ -179,7 +218,24 @@ fn time_limit_returns_a_valid_unproven_plan() {
 fn infeasible_requests_are_errors() {
     let mix = synthetic(12, 11, 3);
     let cfg = ModelConfig::default();
-    assert!(solve(&mix, &cfg, Structure::Partitioning, Objective::Stp, &SolveOptions::default()).is_err());
-    let stalls = ModelConfig { bw_model: BwModel::Stalls, max_bw_mbps: Some(1000.0) };
-    assert!(solve(&synthetic(3, 11, 1), &stalls, Structure::Clustering, Objective::Stp, &SolveOptions::default()).is_err());
+    assert!(solve(
+        &mix,
+        &cfg,
+        Structure::Partitioning,
+        Objective::Stp,
+        &SolveOptions::default()
+    )
+    .is_err());
+    let stalls = ModelConfig {
+        bw_model: BwModel::Stalls,
+        max_bw_mbps: Some(1000.0),
+    };
+    assert!(solve(
+        &synthetic(3, 11, 1),
+        &stalls,
+        Structure::Clustering,
+        Objective::Stp,
+        &SolveOptions::default()
+    )
+    .is_err());
 }

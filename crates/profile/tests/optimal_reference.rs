@@ -60,7 +60,12 @@ fn reference_rows_match() {
             continue;
         }
         groups
-            .entry((r[c_tag].to_string(), alg.to_string(), r[c_set].to_string(), r[c_wid].to_string()))
+            .entry((
+                r[c_tag].to_string(),
+                alg.to_string(),
+                r[c_set].to_string(),
+                r[c_wid].to_string(),
+            ))
             .or_default()
             .push(Row {
                 app: r[c_app].to_string(),
@@ -73,14 +78,29 @@ fn reference_rows_match() {
     let mut failures = Vec::new();
     for ((tag, alg, set, wid), mut rows) in groups {
         rows.sort_by_key(|r| r.bench_id);
-        let idx: Vec<usize> = rows.iter().map(|r| table.app_index(&r.app).unwrap()).collect();
+        let idx: Vec<usize> = rows
+            .iter()
+            .map(|r| table.app_index(&r.app).unwrap())
+            .collect();
         let mix = Mix::from_table(&table, &idx);
         let cfg = ModelConfig {
-            bw_model: if tag.starts_with("stalls") { BwModel::Stalls } else { BwModel::Simple },
+            bw_model: if tag.starts_with("stalls") {
+                BwModel::Stalls
+            } else {
+                BwModel::Simple
+            },
             max_bw_mbps: Some(35000.0),
         };
-        let structure = if alg.starts_with("optc") { Structure::Clustering } else { Structure::Partitioning };
-        let objective = if alg.ends_with("stp") { Objective::Stp } else { Objective::Unfairness };
+        let structure = if alg.starts_with("optc") {
+            Structure::Clustering
+        } else {
+            Structure::Partitioning
+        };
+        let objective = if alg.ends_with("stp") {
+            Objective::Stp
+        } else {
+            Objective::Unfairness
+        };
         let sol = solve(&mix, &cfg, structure, objective, &SolveOptions::default()).unwrap();
         let cluster_of = sol.plan.cluster_of(mix.len());
         let ours_ways: Vec<usize> = cluster_of
@@ -109,5 +129,9 @@ fn reference_rows_match() {
     for f in &failures {
         println!("MISMATCH {f}");
     }
-    assert!(failures.is_empty(), "{} reference workloads differ", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} reference workloads differ",
+        failures.len()
+    );
 }

@@ -4,7 +4,12 @@
 //! error kind maps to one Python exception class.
 #![deny(missing_docs)]
 // pyo3's macros expand to items without docs and with conversions clippy flags.
-#![allow(missing_docs, unexpected_cfgs, clippy::useless_conversion, clippy::too_many_arguments)]
+#![allow(
+    missing_docs,
+    unexpected_cfgs,
+    clippy::useless_conversion,
+    clippy::too_many_arguments
+)]
 
 use cachepart::profile::{
     read_workloads, BwModel, MetricsTable, ModelConfig, ProfileError, Workload,
@@ -57,11 +62,13 @@ create_exception!(
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
-        Error::Profile(ProfileError::Io { .. })
-        | Error::Profile(ProfileError::Parse { .. })
-        | Error::Profile(ProfileError::UnknownProgram { .. })
-        | Error::Io { .. } => InputError::new_err(msg),
-        Error::Profile(_) => ModelError::new_err(msg),
+        Error::Profile(p) => match *p {
+            ProfileError::Io { .. }
+            | ProfileError::Parse { .. }
+            | ProfileError::UnknownProgram { .. } => InputError::new_err(msg),
+            _ => ModelError::new_err(msg),
+        },
+        Error::Io { .. } => InputError::new_err(msg),
         Error::Policy { .. } => PolicyError::new_err(msg),
         Error::Usage(_) => UsageError::new_err(msg),
         Error::Chart(_) => ChartError::new_err(msg),

@@ -55,7 +55,9 @@ impl FromStr for TraceFormat {
         TraceFormat::ALL
             .into_iter()
             .find(|f| f.name() == s)
-            .ok_or_else(|| TraceError::Config(format!("unknown trace format {s:?} (cpt, lackey, din)")))
+            .ok_or_else(|| {
+                TraceError::Config(format!("unknown trace format {s:?} (cpt, lackey, din)"))
+            })
     }
 }
 

@@ -43,7 +43,9 @@ impl<R: BufRead> DinReader<R> {
             let Some(line) = self.lines.next_line()? else {
                 return Ok(None);
             };
-            let mut fields = line.split(|c| c.is_ascii_whitespace()).filter(|f| !f.is_empty());
+            let mut fields = line
+                .split(|c| c.is_ascii_whitespace())
+                .filter(|f| !f.is_empty());
             let Some(label) = fields.next() else {
                 continue;
             };
@@ -66,10 +68,12 @@ fn parse_fields<'a>(
     let addr = fields
         .next()
         .ok_or_else(|| format!("missing address in {:?}", show(line)))?;
-    let addr = parse_hex(addr).ok_or_else(|| format!("bad hexadecimal address in {:?}", show(line)))?;
+    let addr =
+        parse_hex(addr).ok_or_else(|| format!("bad hexadecimal address in {:?}", show(line)))?;
     let size = match fields.next() {
         Some(s) => {
-            let v = parse_hex(s).ok_or_else(|| format!("bad hexadecimal size in {:?}", show(line)))?;
+            let v =
+                parse_hex(s).ok_or_else(|| format!("bad hexadecimal size in {:?}", show(line)))?;
             u32::try_from(v).unwrap_or(u32::MAX)
         }
         None => default_size,
@@ -128,7 +132,10 @@ mod tests {
     #[test]
     fn bad_lines_report_their_number() {
         let cases = [
-            ("0 10\n7 10\n", "din line 2: unknown label \"7\" (expected 0-4)"),
+            (
+                "0 10\n7 10\n",
+                "din line 2: unknown label \"7\" (expected 0-4)",
+            ),
             ("0\n", "din line 1: missing address in \"0\""),
             ("0 10 4 9\n", "din line 1: too many fields in \"0 10 4 9\""),
             ("1 qq\n", "din line 1: bad hexadecimal address in \"1 qq\""),

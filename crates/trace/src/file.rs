@@ -115,7 +115,9 @@ impl TraceFile {
             });
         }
         let h = FrameHeader::parse(&hb, f.offset)?;
-        if h.records != f.records || f.offset + (FRAME_HEADER as u64) + u64::from(h.compressed_len) != end {
+        if h.records != f.records
+            || f.offset + (FRAME_HEADER as u64) + u64::from(h.compressed_len) != end
+        {
             return Err(TraceError::CorruptIndex {
                 offset: self.index_offset,
                 reason: format!("entry {i} does not match the frame at {}", f.offset),
@@ -184,9 +186,9 @@ impl TraceFile {
             .map_init(
                 || (FrameDecoder::new(), Vec::new(), Vec::new()),
                 |(dec, body, out), i| {
-                    let dec = dec.as_mut().map_err(|e| {
-                        TraceError::Io(std::io::Error::other(e.to_string()))
-                    })?;
+                    let dec = dec
+                        .as_mut()
+                        .map_err(|e| TraceError::Io(std::io::Error::other(e.to_string())))?;
                     self.decode_into(i, dec, body, out)?;
                     Ok(f(&self.frames[i], out))
                 },

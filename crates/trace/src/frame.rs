@@ -56,12 +56,19 @@ impl FrameHeader {
             raw_len: c.u32().unwrap_or(0),
         };
         if h.records == 0 || h.records > MAX_FRAME_RECORDS {
-            return Err(bad(offset, format!("record count {} out of range", h.records)));
+            return Err(bad(
+                offset,
+                format!("record count {} out of range", h.records),
+            ));
         }
         let max_raw = SECTIONS as u64 + u64::from(h.records) * MAX_RAW_PER_RECORD;
-        if u64::from(h.raw_len) > max_raw || (h.raw_len as usize) < SECTIONS + 3 * h.records as usize
+        if u64::from(h.raw_len) > max_raw
+            || (h.raw_len as usize) < SECTIONS + 3 * h.records as usize
         {
-            return Err(bad(offset, format!("raw length {} out of range", h.raw_len)));
+            return Err(bad(
+                offset,
+                format!("raw length {} out of range", h.raw_len),
+            ));
         }
         let max_comp = zstd::zstd_safe::compress_bound(h.raw_len as usize) as u64 + 64;
         if h.compressed_len == 0 || u64::from(h.compressed_len) > max_comp {
@@ -240,7 +247,7 @@ impl FrameDecoder {
         let ld = c.u32().unwrap_or(0) as usize;
         let planes_end = SECTIONS + 3 * n;
         let vars = &raw[planes_end.min(raw.len())..];
-        if li.checked_add(ld).map_or(true, |s| s > vars.len()) {
+        if li > vars.len() || ld > vars.len() - li {
             return Err(bad(offset, "address sections overrun the frame"));
         }
         let kinds = &raw[SECTIONS..SECTIONS + n];

@@ -134,7 +134,10 @@ impl Header {
             return Err(bad(16, "zero records per frame"));
         }
         if page_size == 0 || !page_size.is_power_of_two() {
-            return Err(bad(20, format!("page size {page_size} is not a power of two")));
+            return Err(bad(
+                20,
+                format!("page size {page_size} is not a power of two"),
+            ));
         }
         let mut rest = vec![0u8; len as usize - FIXED];
         if read_full(r, &mut rest)? < rest.len() {

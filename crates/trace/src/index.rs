@@ -55,7 +55,10 @@ pub(crate) struct Trailer {
 /// Parses the trailer found at `offset` (the last 24 bytes of the file).
 pub(crate) fn parse_trailer(b: &[u8; TRAILER], offset: u64) -> Result<Trailer> {
     if b[20..] != END_TAG {
-        return Err(corrupt(offset, "missing end tag (file truncated or not finished)"));
+        return Err(corrupt(
+            offset,
+            "missing end tag (file truncated or not finished)",
+        ));
     }
     let mut c = Cursor::new(b);
     Ok(Trailer {
@@ -67,11 +70,7 @@ pub(crate) fn parse_trailer(b: &[u8; TRAILER], offset: u64) -> Result<Trailer> {
 
 /// Parses and checks the index bytes (from its tag to the trailer) against
 /// the trailer, the header length and the file length.
-pub(crate) fn parse(
-    bytes: &[u8],
-    t: &Trailer,
-    data_start: u64,
-) -> Result<Vec<FrameInfo>> {
+pub(crate) fn parse(bytes: &[u8], t: &Trailer, data_start: u64) -> Result<Vec<FrameInfo>> {
     let at = t.index_offset;
     if fnv1a(bytes) != t.checksum {
         return Err(corrupt(at, "checksum mismatch"));
@@ -94,10 +93,16 @@ pub(crate) fn parse(
             records: c.u32().unwrap_or(0),
         };
         if f.offset < next_offset || f.offset >= at {
-            return Err(corrupt(at, format!("frame {i} offset {} out of order", f.offset)));
+            return Err(corrupt(
+                at,
+                format!("frame {i} offset {} out of order", f.offset),
+            ));
         }
         if f.first_record != next_record || f.records == 0 {
-            return Err(corrupt(at, format!("frame {i} record numbers inconsistent")));
+            return Err(corrupt(
+                at,
+                format!("frame {i} record numbers inconsistent"),
+            ));
         }
         next_offset = f.offset + 1;
         next_record += u64::from(f.records);
@@ -106,7 +111,10 @@ pub(crate) fn parse(
     if next_record != t.total {
         return Err(corrupt(
             at,
-            format!("frames hold {next_record} records, trailer says {}", t.total),
+            format!(
+                "frames hold {next_record} records, trailer says {}",
+                t.total
+            ),
         ));
     }
     Ok(frames)

@@ -137,7 +137,13 @@ mod tests {
         let kinds: Vec<Kind> = recs.iter().map(|r| r.kind()).collect();
         assert_eq!(
             kinds,
-            [Kind::Ifetch, Kind::Store, Kind::Ifetch, Kind::Load, Kind::Modify]
+            [
+                Kind::Ifetch,
+                Kind::Store,
+                Kind::Ifetch,
+                Kind::Load,
+                Kind::Modify
+            ]
         );
         assert_eq!(recs[1].addr(), 0x1ffefffd78);
         assert_eq!(recs[1].size(), 8);
@@ -164,11 +170,16 @@ mod tests {
             .next()
             .unwrap()
             .unwrap_err();
-        assert!(err.to_string().starts_with("lackey line 1: bad hexadecimal address"));
+        assert!(err
+            .to_string()
+            .starts_with("lackey line 1: bad hexadecimal address"));
         let err = LackeyReader::new(" L 10,0\n".as_bytes())
             .next()
             .unwrap()
             .unwrap_err();
-        assert_eq!(err.to_string(), "lackey line 1: access size 0 is outside 1..=127");
+        assert_eq!(
+            err.to_string(),
+            "lackey line 1: access size 0 is outside 1..=127"
+        );
     }
 }

@@ -358,10 +358,7 @@ impl Record {
             (None, self.with_gap(gap as u32).unwrap_or(self))
         } else {
             // Gaps beyond 48 bits are clamped: no real trace has them.
-            let esc = Record(
-                gap.min(MAX_PAYLOAD)
-                    | (Kind::Escape as u64) << KIND_SHIFT,
-            );
+            let esc = Record(gap.min(MAX_PAYLOAD) | (Kind::Escape as u64) << KIND_SHIFT);
             (Some(esc), self.with_gap(0).unwrap_or(self))
         }
     }
@@ -396,12 +393,27 @@ mod tests {
 
     #[test]
     fn bad_fields_are_rejected() {
-        assert_eq!(Record::access(Kind::Load, 0, 0, 0), Err(RecordError::Size(0)));
-        assert_eq!(Record::access(Kind::Load, 0, 128, 0), Err(RecordError::Size(128)));
-        assert_eq!(Record::access(Kind::Load, 0, 1, 64), Err(RecordError::Gap(64)));
-        assert_eq!(Record::access(Kind::Escape, 0, 1, 0), Err(RecordError::NotAnAccess));
+        assert_eq!(
+            Record::access(Kind::Load, 0, 0, 0),
+            Err(RecordError::Size(0))
+        );
+        assert_eq!(
+            Record::access(Kind::Load, 0, 128, 0),
+            Err(RecordError::Size(128))
+        );
+        assert_eq!(
+            Record::access(Kind::Load, 0, 1, 64),
+            Err(RecordError::Gap(64))
+        );
+        assert_eq!(
+            Record::access(Kind::Escape, 0, 1, 0),
+            Err(RecordError::NotAnAccess)
+        );
         assert_eq!(Record::from_raw(5 << 48), Err(RecordError::KindCode(5)));
-        assert_eq!(Record::from_raw(4 << 48 | 10 << 51), Err(RecordError::EventCode(10)));
+        assert_eq!(
+            Record::from_raw(4 << 48 | 10 << 51),
+            Err(RecordError::EventCode(10))
+        );
         assert_eq!(Record::from_raw(0), Err(RecordError::Size(0)));
     }
 

@@ -12,7 +12,12 @@ use crate::model::{evaluate, ModelConfig};
 use cachepart_machine::Plan;
 
 /// The cost `evaluate` gives `plan`.
-pub(crate) fn plan_cost(mix: &Mix, plan: &Plan, cfg: &ModelConfig, o: Objective) -> Result<Cost, ProfileError> {
+pub(crate) fn plan_cost(
+    mix: &Mix,
+    plan: &Plan,
+    cfg: &ModelConfig,
+    o: Objective,
+) -> Result<Cost, ProfileError> {
     let m = evaluate(mix, plan, cfg)?.metrics;
     Ok(match o {
         Objective::Stp => Cost(-round3(m.stp), 0.0),
@@ -27,7 +32,12 @@ pub(crate) fn apps_of(mask: u64) -> Vec<usize> {
 }
 
 /// An optimal plan by exhaustive search (the first optimal one met).
-pub fn brute_force(mix: &Mix, cfg: &ModelConfig, structure: Structure, objective: Objective) -> Result<Plan, ProfileError> {
+pub fn brute_force(
+    mix: &Mix,
+    cfg: &ModelConfig,
+    structure: Structure,
+    objective: Objective,
+) -> Result<Plan, ProfileError> {
     super::check(mix, structure)?;
     let n = mix.len();
     let ways = mix.ways;
@@ -56,7 +66,10 @@ pub fn brute_force(mix: &Mix, cfg: &ModelConfig, structure: Structure, objective
             for_each_clustering(n, ways, &mut |clusters| {
                 compositions(ways, clusters.len(), &mut Vec::new(), &mut |c| {
                     try_plan(Plan::from_clusters(
-                        clusters.iter().zip(c).map(|(&m, &w)| (apps_of(m), w as u32)),
+                        clusters
+                            .iter()
+                            .zip(c)
+                            .map(|(&m, &w)| (apps_of(m), w as u32)),
                     ))
                 })
             });

@@ -68,7 +68,13 @@ fn clustering_bound(t: &Tables, clusters: &[u64], o: Objective) -> Option<Cost> 
     let wmax = t.ways + 1 - k;
     match o {
         Objective::Stp | Objective::Antt => {
-            let v = knapsack(t.ways, &[0.0], clusters.iter().map(|&c| move |w: usize| additive_value(t, o, c, w)));
+            let v = knapsack(
+                t.ways,
+                &[0.0],
+                clusters
+                    .iter()
+                    .map(|&c| move |w: usize| additive_value(t, o, c, w)),
+            );
             Some(additive_cost(t, o, v))
         }
         Objective::Unfairness if !t.coupled => {
@@ -78,7 +84,11 @@ fn clustering_bound(t: &Tables, clusters: &[u64], o: Objective) -> Option<Cost> 
                 hi = hi.max((1..=wmax).map(|w| t.agg(c, w).2).fold(f64::MAX, f64::min));
                 lo = lo.min((1..=wmax).map(|w| t.agg(c, w).1).fold(f64::MIN, f64::max));
             }
-            let stp = knapsack(t.ways, &[0.0], clusters.iter().map(|&c| move |w: usize| t.agg(c, w).0));
+            let stp = knapsack(
+                t.ways,
+                &[0.0],
+                clusters.iter().map(|&c| move |w: usize| t.agg(c, w).0),
+            );
             Some(Cost(round3(hi / lo - EPS), -round3(stp + EPS)))
         }
         Objective::Unfairness => None,
@@ -109,14 +119,24 @@ fn additive_cost(t: &Tables, o: Objective, v: f64) -> Cost {
 
 /// Max-plus knapsack: the best total of one way count per item (each item
 /// at least one way) plus `start[r]` for the `r` ways left, all `ways` used.
-fn knapsack<F: Fn(usize) -> f64>(ways: usize, start: &[f64], items: impl Iterator<Item = F>) -> f64 {
+fn knapsack<F: Fn(usize) -> f64>(
+    ways: usize,
+    start: &[f64],
+    items: impl Iterator<Item = F>,
+) -> f64 {
     let mut cur = [f64::NEG_INFINITY; 65];
     let mut next = [f64::NEG_INFINITY; 65];
     for (r, &v) in start.iter().enumerate().take(ways + 1) {
         cur[r] = v;
     }
     for item in items {
-        let vals: [f64; 65] = std::array::from_fn(|a| if a >= 1 && a <= ways { item(a) } else { f64::NEG_INFINITY });
+        let vals: [f64; 65] = std::array::from_fn(|a| {
+            if a >= 1 && a <= ways {
+                item(a)
+            } else {
+                f64::NEG_INFINITY
+            }
+        });
         for w in 0..=ways {
             let mut b = f64::NEG_INFINITY;
             for a in 1..=w {
@@ -162,7 +182,14 @@ fn split_bound(t: &Tables, parts: &[Part], o: Objective) -> Option<Cost> {
 
 /// The best way split of `clusters` that is not strictly worse than
 /// `limit` (first in lexicographic order among the best), if any.
-fn best_split(t: &Tables, clusters: &[u64], o: Objective, limit: Cost, sc: &mut Scratch, nodes: &mut u64) -> Option<(Cost, Vec<usize>)> {
+fn best_split(
+    t: &Tables,
+    clusters: &[u64],
+    o: Objective,
+    limit: Cost,
+    sc: &mut Scratch,
+    nodes: &mut u64,
+) -> Option<(Cost, Vec<usize>)> {
     if let Some(b) = clustering_bound(t, clusters, o) {
         if limit.better(b) {
             return None;
@@ -199,7 +226,13 @@ fn best_split(t: &Tables, clusters: &[u64], o: Objective, limit: Cost, sc: &mut 
 /// PBBCache's per-clustering solve from global best `bcost` (`None` for the
 /// first clustering): `ucp-slowdown` incumbent if strictly better, then its
 /// best-first search. Returns the cost and split it reports, if any.
-fn pbbcache_solve(t: &Tables, clusters: &[u64], o: Objective, bcost: Option<Cost>, nodes: &mut u64) -> (Cost, Option<Vec<usize>>) {
+fn pbbcache_solve(
+    t: &Tables,
+    clusters: &[u64],
+    o: Objective,
+    bcost: Option<Cost>,
+    nodes: &mut u64,
+) -> (Cost, Option<Vec<usize>>) {
     let mut s = Scorer::new(t, clusters, o);
     if clusters.len() == 1 {
         let c = s.leaf(&[t.ways]);
@@ -303,7 +336,7 @@ pub(crate) fn emulate(t: &Tables, o: Objective, budget: &Budget) -> (Found, bool
     let mut stopped = false;
     for_each_clustering(t.n, t.ways, &mut |clusters| {
         seen += 1;
-        if seen % 64 == 0 {
+        if seen & 63 == 0 {
             budget.add_done(64);
             if budget.expired() {
                 stopped = true;
@@ -366,6 +399,8 @@ struct NodeBounds {
 }
 
 impl NodeBounds {
+    // indices are app numbers and subset masks, used for several tables
+    #[allow(clippy::needless_range_loop)]
     fn new(t: &Tables, o: Objective, dp: Option<&Dp>) -> NodeBounds {
         let n = t.n;
         let usable = !(o == Objective::Unfairness && t.coupled);
@@ -405,7 +440,9 @@ impl NodeBounds {
         }
         let ways = t.ways;
         if o == Objective::Unfairness {
-            nb.hw = (0..=n).map(|k| vec![f64::INFINITY; (1usize << (n - k)) * ways]).collect();
+            nb.hw = (0..=n)
+                .map(|k| vec![f64::INFINITY; (1usize << (n - k)) * ways])
+                .collect();
         }
         for s in 1usize..(1 << n) {
             let m = s as u64;
@@ -468,8 +505,16 @@ impl NodeBounds {
         for k in 1..=n {
             match o {
                 Objective::Unfairness => {
-                    nb.free_a[k] = if k == 1 { lo[0] } else { nb.free_a[k - 1].max(lo[k - 1]) };
-                    nb.free_b[k] = if k == 1 { hi[0] } else { nb.free_b[k - 1].min(hi[k - 1]) };
+                    nb.free_a[k] = if k == 1 {
+                        lo[0]
+                    } else {
+                        nb.free_a[k - 1].max(lo[k - 1])
+                    };
+                    nb.free_b[k] = if k == 1 {
+                        hi[0]
+                    } else {
+                        nb.free_b[k - 1].min(hi[k - 1])
+                    };
                 }
                 _ => nb.free_a[k] = nb.free_a[k - 1] + share[k - 1],
             }
@@ -496,7 +541,10 @@ impl NodeBounds {
             let mut used = 0;
             for &b in blocks {
                 let h = (b >> k) as usize;
-                match tab[h * ways..h * ways + ways].iter().position(|&v| v <= hcap) {
+                match tab[h * ways..h * ways + ways]
+                    .iter()
+                    .position(|&v| v <= hcap)
+                {
                     Some(w) => used += w + 1,
                     None => return false,
                 }
@@ -516,6 +564,7 @@ impl NodeBounds {
     }
 
     /// Budget-aware tables of the additive objectives (see the fields).
+    #[allow(clippy::needless_range_loop)]
     fn additive(&mut self, t: &Tables, o: Objective, dp: &Dp) {
         let n = t.n;
         let ways = t.ways;
@@ -530,9 +579,13 @@ impl NodeBounds {
                 }
             })
             .collect();
-        self.mw = (0..=n).map(|k| vec![f64::NEG_INFINITY; (1usize << (n - k)) * ways]).collect();
+        self.mw = (0..=n)
+            .map(|k| vec![f64::NEG_INFINITY; (1usize << (n - k)) * ways])
+            .collect();
         for s in 1usize..(1 << n) {
-            let vals: Vec<f64> = (1..=ways).map(|w| additive_value(t, o, s as u64, w)).collect();
+            let vals: Vec<f64> = (1..=ways)
+                .map(|w| additive_value(t, o, s as u64, w))
+                .collect();
             let mut low = 0.0;
             for k in 0..=n {
                 let h = s >> k;
@@ -600,11 +653,13 @@ impl NodeBounds {
         let tab = &self.a[k];
         Some(match o {
             Objective::Stp => {
-                let ub: f64 = blocks.iter().map(|&b| tab[(b >> k) as usize]).sum::<f64>() + self.free_a[k];
+                let ub: f64 =
+                    blocks.iter().map(|&b| tab[(b >> k) as usize]).sum::<f64>() + self.free_a[k];
                 Cost(-round3(ub + EPS), f64::NEG_INFINITY)
             }
             Objective::Antt => {
-                let lb: f64 = blocks.iter().map(|&b| tab[(b >> k) as usize]).sum::<f64>() + self.free_a[k];
+                let lb: f64 =
+                    blocks.iter().map(|&b| tab[(b >> k) as usize]).sum::<f64>() + self.free_a[k];
                 Cost(round3(lb / t.n as f64 - EPS), f64::NEG_INFINITY)
             }
             Objective::Unfairness => {
@@ -673,8 +728,14 @@ fn dp_incumbent(t: &Tables, o: Objective) -> Option<(Vec<Part>, Dp)> {
         r
     };
     for p in 1..=n {
-        let layer: Vec<usize> = (1..=full).filter(|s| s.count_ones() as usize == p).collect();
-        let rows: Vec<Vec<f64>> = layer.par_iter().with_min_len(16).map(|&s| row(&g, s)).collect();
+        let layer: Vec<usize> = (1..=full)
+            .filter(|s| s.count_ones() as usize == p)
+            .collect();
+        let rows: Vec<Vec<f64>> = layer
+            .par_iter()
+            .with_min_len(16)
+            .map(|&s| row(&g, s))
+            .collect();
         for (s, r) in layer.into_iter().zip(rows) {
             g[s * w1..s * w1 + w1].copy_from_slice(&r);
         }
@@ -722,10 +783,15 @@ fn improve(t: &Tables, o: Objective, inc: &mut Found, budget: &Budget) {
         let mut better: Option<Found> = None;
         for a in 0..t.n {
             let bit = 1u64 << a;
-            let from = inc.clusters.iter().position(|&c| c & bit != 0).expect("every app is placed");
+            let from = inc
+                .clusters
+                .iter()
+                .position(|&c| c & bit != 0)
+                .expect("every app is placed");
             let k = inc.clusters.len();
             for to in 0..=k {
-                if to == from || (to == k && inc.clusters[from] == bit) || (to == k && k == t.ways) {
+                if to == from || (to == k && inc.clusters[from] == bit) || (to == k && k == t.ways)
+                {
                     continue;
                 }
                 let mut cl = inc.clusters.clone();
@@ -801,14 +867,16 @@ impl Search<'_, '_, '_> {
             return;
         }
         local.nodes += 1;
-        if local.nodes % 1024 == 0 && self.budget.expired() {
+        if local.nodes & 1023 == 0 && self.budget.expired() {
             local.stopped = true;
             return;
         }
         if app < 0 {
             let limit = self.limit(local);
             let mut nodes = 0;
-            if let Some((c, w)) = best_split(self.t, blocks, self.o, limit, &mut local.sc, &mut nodes) {
+            if let Some((c, w)) =
+                best_split(self.t, blocks, self.o, limit, &mut local.sc, &mut nodes)
+            {
                 if local.best.as_ref().is_none_or(|b| c.better(b.cost)) {
                     self.global.offer(c);
                     local.best = Some(Found {
@@ -863,7 +931,13 @@ fn prefixes(n: usize, ways: usize, placed: usize) -> Vec<Vec<u64>> {
     }
     let mut out = Vec::new();
     let mut blocks = vec![1u64 << (n - 1)];
-    rec(n as isize - 2, (n - placed) as isize, &mut blocks, ways, &mut out);
+    rec(
+        n as isize - 2,
+        (n - placed) as isize,
+        &mut blocks,
+        ways,
+        &mut out,
+    );
     out
 }
 
@@ -992,9 +1066,13 @@ mod tests {
                     let base = 0.3 + 2.0 * rnd();
                     let m1 = 1.0 + 30.0 * rnd();
                     let ipc: Vec<f64> = (1..=ways)
-                        .map(|w| base * (1.0 + sens * (w as f64).ln()) * (1.0 + 0.1 * (rnd() - 0.5)))
+                        .map(|w| {
+                            base * (1.0 + sens * (w as f64).ln()) * (1.0 + 0.1 * (rnd() - 0.5))
+                        })
                         .collect();
-                    let mpkc: Vec<f64> = (1..=ways).map(|w| m1 / (1.0 + sens * (w as f64 - 1.0)) + 0.05).collect();
+                    let mpkc: Vec<f64> = (1..=ways)
+                        .map(|w| m1 / (1.0 + sens * (w as f64 - 1.0)) + 0.05)
+                        .collect();
                     let bw: Vec<f64> = mpkc.iter().map(|m| m * 150.0).collect();
                     AppCurves::new(&format!("a{i}"), ipc, mpkc.clone(), mpkc, bw)
                 })

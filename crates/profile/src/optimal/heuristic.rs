@@ -60,7 +60,12 @@ pub(crate) fn lookahead(curves: &[Vec<f64>], ways: usize) -> Vec<usize> {
 
 /// `ucp-slowdown` for strict partitioning: lookahead on each app's slowdown.
 pub(crate) fn ucp_slowdown(t: &Tables) -> Vec<usize> {
-    let curves: Vec<Vec<f64>> = t.mix.apps.iter().map(|a| a.curves.slowdown.clone()).collect();
+    let curves: Vec<Vec<f64>> = t
+        .mix
+        .apps
+        .iter()
+        .map(|a| a.curves.slowdown.clone())
+        .collect();
     lookahead(&curves, t.ways)
 }
 

@@ -104,23 +104,34 @@ pub(crate) fn check(mix: &Mix, structure: Structure) -> Result<(), ProfileError>
         return Err(ProfileError::Invalid("the mix has no app".into()));
     }
     if mix.ways == 0 || mix.ways > 64 {
-        return Err(ProfileError::Invalid(format!("{} ways: the solvers handle 1 to 64", mix.ways)));
+        return Err(ProfileError::Invalid(format!(
+            "{} ways: the solvers handle 1 to 64",
+            mix.ways
+        )));
     }
     match structure {
         Structure::Partitioning if n > mix.ways => Err(ProfileError::Invalid(format!(
             "strict partitioning of {n} apps needs at least {n} ways, the cache has {}",
             mix.ways
         ))),
-        Structure::Clustering if n > tables::MAX_SUBSET_APPS => Err(ProfileError::Invalid(format!(
-            "optimal clustering supports at most {} apps, the mix has {n}",
-            tables::MAX_SUBSET_APPS
-        ))),
+        Structure::Clustering if n > tables::MAX_SUBSET_APPS => {
+            Err(ProfileError::Invalid(format!(
+                "optimal clustering supports at most {} apps, the mix has {n}",
+                tables::MAX_SUBSET_APPS
+            )))
+        }
         _ => Ok(()),
     }
 }
 
 /// Finds the plan that optimises `objective` (see the module docs).
-pub fn solve(mix: &Mix, cfg: &ModelConfig, structure: Structure, objective: Objective, opts: &SolveOptions) -> Result<Solution, ProfileError> {
+pub fn solve(
+    mix: &Mix,
+    cfg: &ModelConfig,
+    structure: Structure,
+    objective: Objective,
+    opts: &SolveOptions,
+) -> Result<Solution, ProfileError> {
     check(mix, structure)?;
     // Surfaces model errors (e.g. missing stall columns) before searching.
     evaluate(mix, &Plan::shared_all(mix.len(), mix.ways as u32), cfg)?;

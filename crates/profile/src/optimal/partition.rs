@@ -22,7 +22,11 @@ pub(crate) fn solve(t: &Tables, objective: Objective, budget: &Budget) -> (Vec<u
     let mut s = Scorer::new(t, &apps, objective);
     let heur = ucp_slowdown(t);
     let hcost = s.leaf(&heur);
-    let (ecost, esol) = if n == 1 { (hcost, Some(vec![t.ways])) } else { dfs(&mut s, hcost) };
+    let (ecost, esol) = if n == 1 {
+        (hcost, Some(vec![t.ways]))
+    } else {
+        dfs(&mut s, hcost)
+    };
     let (ecost, esol) = match esol {
         Some(sol) => (ecost, sol),
         None => (hcost, heur),
@@ -34,7 +38,7 @@ pub(crate) fn solve(t: &Tables, objective: Objective, budget: &Budget) -> (Vec<u
     let mut count = 0u64;
     let complete = compositions(t.ways, n, &mut comp, &mut |c| {
         count += 1;
-        if count % 4096 == 0 && budget.expired() {
+        if count & 4095 == 0 && budget.expired() {
             return false;
         }
         let cost = s.leaf(c);
@@ -45,7 +49,11 @@ pub(crate) fn solve(t: &Tables, objective: Objective, budget: &Budget) -> (Vec<u
     });
     budget.add_nodes(count);
     if !complete {
-        return if best.0.better(ecost) { (best.1, false) } else { (esol, false) };
+        return if best.0.better(ecost) {
+            (best.1, false)
+        } else {
+            (esol, false)
+        };
     }
     if best.0.better(ecost) {
         (best.1, true)
@@ -56,7 +64,12 @@ pub(crate) fn solve(t: &Tables, objective: Objective, budget: &Budget) -> (Vec<u
 
 /// Calls `f` on every composition of `ways` into `parts` positive parts, in
 /// lexicographic order; returns false if `f` stopped it.
-pub(crate) fn compositions(ways: usize, parts: usize, buf: &mut Vec<usize>, f: &mut dyn FnMut(&[usize]) -> bool) -> bool {
+pub(crate) fn compositions(
+    ways: usize,
+    parts: usize,
+    buf: &mut Vec<usize>,
+    f: &mut dyn FnMut(&[usize]) -> bool,
+) -> bool {
     if parts == 0 {
         return ways == 0 && f(buf);
     }

@@ -28,7 +28,12 @@ pub(crate) fn for_each_clustering(n: usize, ways: usize, f: &mut dyn FnMut(&[u64
     place(n as isize - 2, &mut blocks, ways, f);
 }
 
-fn place(app: isize, blocks: &mut Vec<u64>, ways: usize, f: &mut dyn FnMut(&[u64]) -> bool) -> bool {
+fn place(
+    app: isize,
+    blocks: &mut Vec<u64>,
+    ways: usize,
+    f: &mut dyn FnMut(&[u64]) -> bool,
+) -> bool {
     if app < 0 {
         return f(blocks);
     }
@@ -83,7 +88,8 @@ impl<'t, 'a> Scorer<'t, 'a> {
     pub fn leaf(&mut self, sol: &[usize]) -> Cost {
         self.nodes += 1;
         self.parts.clear();
-        self.parts.extend(self.clusters.iter().copied().zip(sol.iter().copied()));
+        self.parts
+            .extend(self.clusters.iter().copied().zip(sol.iter().copied()));
         self.t.cost(&self.parts, self.objective, &mut self.scratch)
     }
 
@@ -95,9 +101,11 @@ impl<'t, 'a> Scorer<'t, 'a> {
         let fill = rem - (left - 1);
         self.parts.clear();
         for (i, &c) in self.clusters.iter().enumerate() {
-            self.parts.push((c, if i < sol.len() { sol[i] } else { fill }));
+            self.parts
+                .push((c, if i < sol.len() { sol[i] } else { fill }));
         }
-        self.t.slowdowns(&self.parts, &mut self.sd, &mut self.inputs);
+        self.t
+            .slowdowns(&self.parts, &mut self.sd, &mut self.inputs);
         match self.objective {
             Objective::Unfairness => {
                 let stp: f64 = self.sd.iter().map(|s| 1.0 / s).sum();
@@ -135,7 +143,12 @@ pub(crate) fn dfs(s: &mut Scorer, default: Cost) -> (Cost, Option<Vec<usize>>) {
     dfs_aux(s, default, ways, &mut partial)
 }
 
-fn dfs_aux(s: &mut Scorer, default: Cost, nw: usize, partial: &mut Vec<usize>) -> (Cost, Option<Vec<usize>>) {
+fn dfs_aux(
+    s: &mut Scorer,
+    default: Cost,
+    nw: usize,
+    partial: &mut Vec<usize>,
+) -> (Cost, Option<Vec<usize>>) {
     let k = s.clusters.len();
     let level = partial.len();
     if level == k - 1 {
@@ -145,7 +158,7 @@ fn dfs_aux(s: &mut Scorer, default: Cost, nw: usize, partial: &mut Vec<usize>) -
     }
     if nw == k - level {
         let mut sol = partial.clone();
-        sol.extend(std::iter::repeat(1).take(nw));
+        sol.resize(sol.len() + nw, 1);
         return (s.leaf(&sol), Some(sol));
     }
     let mut best = default;
@@ -192,7 +205,7 @@ pub(crate) fn best_first(s: &mut Scorer, default: Cost) -> (Cost, Option<Vec<usi
             ps.push(nw);
             Some(s.leaf(&ps))
         } else if nw == k - level {
-            ps.extend(std::iter::repeat(1).take(nw));
+            ps.resize(ps.len() + nw, 1);
             Some(s.leaf(&ps))
         } else {
             for a in 1..=nw - (k - level - 1) {

@@ -30,7 +30,10 @@ pub(crate) struct Budget<'a> {
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 impl<'a> Budget<'a> {
-    pub fn new(limit: Option<Duration>, callback: Option<&'a (dyn Fn(Progress) + Sync)>) -> Budget<'a> {
+    pub fn new(
+        limit: Option<Duration>,
+        callback: Option<&'a (dyn Fn(Progress) + Sync)>,
+    ) -> Budget<'a> {
         let start = Instant::now();
         Budget {
             start,
@@ -90,7 +93,9 @@ impl<'a> Budget<'a> {
     pub fn report(&self, force: bool) {
         let Some(cb) = self.callback else { return };
         if !force {
-            let Ok(mut last) = self.last.try_lock() else { return };
+            let Ok(mut last) = self.last.try_lock() else {
+                return;
+            };
             if last.elapsed() < REPORT_EVERY {
                 return;
             }

@@ -65,7 +65,11 @@ impl<'a> Tables<'a> {
             Some(b) if b.is_finite() => match cfg.bw_model {
                 BwModel::Stalls => true,
                 BwModel::Simple => {
-                    let peak: f64 = mix.apps.iter().map(|a| peak_value(&a.curves.bandwidth_mbps)).sum();
+                    let peak: f64 = mix
+                        .apps
+                        .iter()
+                        .map(|a| peak_value(&a.curves.bandwidth_mbps))
+                        .sum();
                     peak > b
                 }
             },
@@ -125,7 +129,8 @@ impl<'a> Tables<'a> {
                 let app = &self.mix.apps[a];
                 sd[a] = interpolate(&app.curves.slowdown, f);
                 if self.coupled {
-                    let at = |v: &Option<Vec<f64>>| v.as_ref().map(|v| interpolate(v, f)).unwrap_or(0.0);
+                    let at =
+                        |v: &Option<Vec<f64>>| v.as_ref().map(|v| interpolate(v, f)).unwrap_or(0.0);
                     inputs[a] = BwInput {
                         demand: interpolate(&app.curves.bandwidth_mbps, f),
                         stalls_total: at(&app.stalls_total),
@@ -186,7 +191,11 @@ impl Subsets {
             .with_min_len(256)
             .map(|mask| {
                 if mask == 0 {
-                    return (Vec::new(), vec![[0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0]; ways], Vec::new());
+                    return (
+                        Vec::new(),
+                        vec![[0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0]; ways],
+                        Vec::new(),
+                    );
                 }
                 let members: Vec<usize> = (0..n).filter(|&a| mask >> a & 1 == 1).collect();
                 let m = members.len();
@@ -194,13 +203,20 @@ impl Subsets {
                 if m == 1 {
                     frac = (1..=ways).map(|w| w as f64).collect();
                 } else {
-                    let curves: Vec<&[f64]> = members.iter().map(|&a| &mix.apps[a].curves.llcmpkc[..]).collect();
+                    let curves: Vec<&[f64]> = members
+                        .iter()
+                        .map(|&a| &mix.apps[a].curves.llcmpkc[..])
+                        .collect();
                     split_ways(&curves, ways, &mut frac);
                 }
                 let mut agg = Vec::with_capacity(ways);
-                let mut range: Vec<(usize, f64, f64)> = members.iter().map(|&a| (a, f64::INFINITY, f64::NEG_INFINITY)).collect();
+                let mut range: Vec<(usize, f64, f64)> = members
+                    .iter()
+                    .map(|&a| (a, f64::INFINITY, f64::NEG_INFINITY))
+                    .collect();
                 for w in 0..ways {
-                    let (mut inv, mut lo, mut hi, mut sum) = (0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0);
+                    let (mut inv, mut lo, mut hi, mut sum) =
+                        (0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0);
                     for (p, &a) in members.iter().enumerate() {
                         let s = interpolate(&mix.apps[a].curves.slowdown, frac[w * m + p]);
                         inv += 1.0 / s;
@@ -282,8 +298,8 @@ mod tests {
             let mut sd = Vec::new();
             let mut inp = Vec::new();
             t.slowdowns(&parts, &mut sd, &mut inp);
-            for a in 0..4 {
-                assert_eq!(sd[a], ev.apps[a].slowdown, "app {a}");
+            for (a, s) in sd.iter().enumerate() {
+                assert_eq!(*s, ev.apps[a].slowdown, "app {a}");
             }
             let c = t.cost(&parts, Objective::Unfairness, &mut Scratch::default());
             assert_eq!(c.0, crate::round3(ev.metrics.unfairness));

@@ -181,7 +181,7 @@ impl State {
             }
         };
         let check_span = |bytes: u64| {
-            if base.checked_add(bytes).map_or(true, |end| end > ADDR_LIMIT) {
+            if base > ADDR_LIMIT || bytes > ADDR_LIMIT - base {
                 Err(invalid("pattern runs past the 47-bit user address space"))
             } else {
                 Ok(())
@@ -231,7 +231,9 @@ impl State {
                 check_elem(element_bytes)?;
                 check_span(array_bytes)?;
                 if stride_bytes == 0 || array_bytes < u64::from(element_bytes) {
-                    return Err(invalid("stride-bytes must be positive and array-bytes at least one element"));
+                    return Err(invalid(
+                        "stride-bytes must be positive and array-bytes at least one element",
+                    ));
                 }
                 State::Strided(Strided::new(base, array_bytes, stride_bytes, element_bytes))
             }

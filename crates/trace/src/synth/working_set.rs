@@ -52,7 +52,9 @@ impl WorkingSet {
             Distribution::Uniform => Pick::Uniform,
             Distribution::Zipf => {
                 if !(exponent.is_finite() && exponent > 0.0) {
-                    return Err(invalid(format!("zipf-exponent {exponent} must be positive")));
+                    return Err(invalid(format!(
+                        "zipf-exponent {exponent} must be positive"
+                    )));
                 }
                 // Scatter ranks over the set: multiply by a unit mod `lines`.
                 let mut mult = (lines as f64 * 0.618_033_988_7) as u64 | 1;
@@ -97,7 +99,11 @@ impl WorkingSet {
             }
         };
         let word = rng.gen_range(0..self.words_per_line);
-        let size = if self.words_per_line == 1 { 1 << self.line_shift.min(3) } else { 8 };
+        let size = if self.words_per_line == 1 {
+            1 << self.line_shift.min(3)
+        } else {
+            8
+        };
         (self.base + (line << self.line_shift) + word * 8, size)
     }
 }

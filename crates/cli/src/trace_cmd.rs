@@ -1,0 +1,161 @@
+//! `cachepart trace ...`: inspect, convert and generate memory traces.
+
+use crate::output::temp_beside;
+use anyhow::{bail, Context, Result};
+use cachepart::trace::synth::SynthConfig;
+use cachepart::trace::{convert_stream, info, Header, TraceFormat};
+use clap::{Subcommand, ValueEnum};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+
+/// Subcommands of `cachepart trace`.
+#[derive(Subcommand)]
+pub enum TraceCommand {
+    /// Summarise a binary trace: records by kind, instructions, footprint, bytes per access.
+    Info {
+        /// The trace file (.cpt).
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: InfoFormat,
+    },
+    /// Convert a lackey or Dinero text trace (or a .cpt) to the binary format.
+    /// INPUT may be `-` to read a pipe, e.g.
+    /// `valgrind --tool=lackey --trace-mem=yes CMD 2>&1 | cachepart trace convert --from lackey - out.cpt`.
+    Convert {
+        /// Input file, or `-` for standard input.
+        input: PathBuf,
+        /// Output binary trace.
+        output: PathBuf,
+        /// Input format.
+        #[arg(long, value_enum)]
+        from: FromFormat,
+    },
+    /// Generate a synthetic trace from a generator config (TOML or JSON).
+    Generate {
+        /// Generator config (`.toml` or `.json`).
+        config: PathBuf,
+        /// Output binary trace.
+        output: PathBuf,
+    },
+}
+
+/// `trace info` output formats.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum InfoFormat {
+    /// Aligned text.
+    Table,
+    /// JSON object.
+    Json,
+}
+
+/// Input formats of `trace convert`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum FromFormat {
+    /// valgrind lackey `--trace-mem=yes` output.
+    Lackey,
+    /// Dinero `din` text.
+    Din,
+    /// cachepart's binary format (re-encodes it).
+    Cpt,
+}
+
+/// Runs a `trace` subcommand.
+pub fn run(cmd: TraceCommand) -> Result<()> {
+    match cmd {
+        TraceCommand::Info { file, format } => {
+            let i = info(&file).with_context(|| format!("{}", file.display()))?;
+            match format {
+                InfoFormat::Json => println!("{}", serde_json::to_string_pretty(&i)?),
+                InfoFormat::Table => {
+                    let c = &i.counts;
+                    println!("file              {}", file.display());
+                    println!("records           {}", c.records);
+                    println!("accesses          {}", i.accesses);
+                    println!("  loads           {}", c.loads);
+                    println!("  stores          {}", c.stores);
+                    println!("  modifies        {}", c.modifies);
+                    println!("  ifetches        {}", c.ifetches);
+                    println!("escapes           {}", c.escapes);
+                    println!("instructions      {}", c.instructions);
+                    println!(
+                        "footprint         {} pages of {} bytes",
+                        i.footprint_pages, i.page_size
+                    );
+                    println!("frames            {}", i.frames);
+                    println!("file bytes        {}", i.file_bytes);
+                    println!("bytes per access  {:.3}", i.bytes_per_access);
+                    for (k, v) in &i.meta {
+                        println!("meta {k:<12} {v}");
+                    }
+                }
+            }
+            Ok(())
+        }
+        TraceCommand::Convert {
+            input,
+            output,
+            from,
+        } => {
+            let format = match from {
+                FromFormat::Lackey => TraceFormat::Lackey,
+                FromFormat::Din => TraceFormat::Din,
+                FromFormat::Cpt => TraceFormat::Cpt,
+            };
+            let header = Header::default()
+                .with_meta("source-format", format.name())
+                .with_meta("source", input.display().to_string());
+            let reader: Box<dyn BufRead> = if input.as_os_str() == "-" {
+                Box::new(BufReader::with_capacity(1 << 20, std::io::stdin().lock()))
+            } else {
+                Box::new(BufReader::with_capacity(
+                    1 << 20,
+                    File::open(&input).with_context(|| format!("{}", input.display()))?,
+                ))
+            };
+            let summary = write_via_temp(&output, |tmp| {
+                let w = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
+                Ok(convert_stream(reader, format, w, &header)
+                    .with_context(|| format!("{}", input.display()))?)
+            })?;
+            eprintln!("{}: {} records", output.display(), summary.records);
+            Ok(())
+        }
+        TraceCommand::Generate { config, output } => {
+            let text = std::fs::read_to_string(&config)
+                .with_context(|| format!("{}", config.display()))?;
+            let cfg: SynthConfig = match config.extension().and_then(|e| e.to_str()) {
+                Some("json") => {
+                    serde_json::from_str(&text).with_context(|| format!("{}", config.display()))?
+                }
+                Some("toml") => {
+                    toml::from_str(&text).with_context(|| format!("{}", config.display()))?
+                }
+                _ => bail!(
+                    "{}: expected a .toml or .json generator config",
+                    config.display()
+                ),
+            };
+            let summary = write_via_temp(&output, |tmp| Ok(cfg.write(tmp)?))?;
+            eprintln!("{}: {} records", output.display(), summary.records);
+            Ok(())
+        }
+    }
+}
+
+/// Runs `write` on a temporary file beside `output` and renames it into
+/// place on success; removes it on failure (no partial output).
+fn write_via_temp<T>(output: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    let tmp = temp_beside(output)?;
+    match write(&tmp) {
+        Ok(v) => {
+            std::fs::rename(&tmp, output).with_context(|| format!("{}", output.display()))?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
