@@ -27,8 +27,12 @@ if ! .venv/bin/python -c "import maturin, pandas, matplotlib, pytest, hypothesis
 fi
 
 echo "setup: building the Python extension (release)" >&2
-VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin develop --release -q 2>&1 | grep -v -E '^(🔗|📦|🍹|⚠️ +Warning: .*pip|💻)' >&2 || true
-.venv/bin/python -c "import cachepart" || { echo "setup: the Python extension failed to build" >&2; exit 1; }
+if ! VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin develop --release -q >.venv/maturin.log 2>&1 \
+   || ! .venv/bin/python -c "import cachepart"; then
+  cat .venv/maturin.log >&2
+  echo "setup: the Python extension failed to build (log above)" >&2
+  exit 1
+fi
 
 echo "setup: building the CLI (release)" >&2
 cargo build --release -q -p cachepart-cli

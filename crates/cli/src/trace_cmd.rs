@@ -116,8 +116,8 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             };
             let summary = write_via_temp(&output, |tmp| {
                 let w = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
-                Ok(convert_stream(reader, format, w, &header)
-                    .with_context(|| format!("{}", input.display()))?)
+                convert_stream(reader, format, w, &header)
+                    .with_context(|| format!("{}", input.display()))
             })?;
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())
