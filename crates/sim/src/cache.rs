@@ -1,0 +1,438 @@
+//! One set-associative cache level: tags, dirty bits, a replacement
+//! policy, way masks and counters.
+//!
+//! The cache sees **line numbers** (blocks) of already-translated
+//! addresses: whoever owns address translation (none yet: virtual
+//! addresses; physical ones once paging exists) hands it addresses, and
+//! the cache only does bit selection on them. Policy is write-back and
+//! write-allocate: a write marks the line dirty and a dirty victim is
+//! reported to the caller, which writes it back below.
+//!
+//! Two entry points:
+//! * [`Cache::line`] looks up one line and fills it on a miss, without
+//!   counting a reference (the caller decides what a reference is);
+//! * [`Cache::access`] is cachegrind's reference: an access of `size`
+//!   bytes looks up every line it spans, counts one reference, and misses
+//!   if any line missed.
+//!
+//! Fills go only into the ways of the given mask; hits are found in any
+//! way (Intel CAT semantics). Invalid ways of the mask are filled before
+//! the policy is asked for a victim.
+
+use crate::error::GeometryError;
+use crate::geometry::{CacheConfig, Geometry};
+use crate::replacement::{ways_of, Policy, Replacement};
+use crate::stats::{AccessKind, LevelStats};
+
+/// Tag of an invalid line (no block number reaches it: addresses are at
+/// most 64 bits and lines at least 4 bytes).
+const INVALID: u64 = u64::MAX;
+
+/// A line evicted to make room for a fill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Victim {
+    /// Its block (line) number.
+    pub block: u64,
+    /// Whether it was dirty (so must be written back).
+    pub dirty: bool,
+}
+
+/// The outcome of a line lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineOutcome {
+    /// Whether the line was present.
+    pub hit: bool,
+    /// The line evicted by the fill, if a valid one was.
+    pub victim: Option<Victim>,
+}
+
+/// A set-associative cache level with replacement policy `R`.
+#[derive(Clone, Debug)]
+pub struct Cache<R = Policy> {
+    geom: Geometry,
+    ways: usize,
+    full: u64,
+    tags: Vec<u64>,
+    dirty: Vec<bool>,
+    /// Valid lines per set, to skip the search for an invalid way once a
+    /// set is full.
+    valid: Vec<u8>,
+    /// Per set, the block hit or filled last (looked at first) and its way.
+    mru_block: Vec<u64>,
+    mru_way: Vec<u8>,
+    repl: R,
+    stats: LevelStats,
+}
+
+impl Cache<Policy> {
+    /// An empty cache as configured.
+    pub fn new(cfg: &CacheConfig) -> Result<Self, GeometryError> {
+        let geom = cfg.geometry()?;
+        let policy = cfg
+            .policy
+            .build(geom.sets() as usize, geom.ways() as usize, cfg.seed);
+        Ok(Cache::with_policy(geom, policy))
+    }
+}
+
+impl<R: Replacement> Cache<R> {
+    /// An empty cache of geometry `geom` driven by `repl` (which must be
+    /// sized for the same sets and ways).
+    pub fn with_policy(geom: Geometry, repl: R) -> Self {
+        let lines = geom.lines();
+        Cache {
+            geom,
+            ways: geom.ways() as usize,
+            full: geom.full_mask(),
+            tags: vec![INVALID; lines],
+            dirty: vec![false; lines],
+            valid: vec![0; geom.sets() as usize],
+            mru_block: vec![INVALID; geom.sets() as usize],
+            mru_way: vec![0; geom.sets() as usize],
+            repl,
+            stats: LevelStats::default(),
+        }
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+
+    /// The mask of all ways.
+    pub fn full_mask(&self) -> u64 {
+        self.full
+    }
+
+    /// The replacement policy and its state.
+    pub fn policy(&self) -> &R {
+        &self.repl
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &LevelStats {
+        &self.stats
+    }
+
+    /// Zeroes the counters (the contents stay).
+    pub fn reset_stats(&mut self) {
+        self.stats = LevelStats::default();
+    }
+
+    /// Counts one reference of `kind` (for callers of [`Cache::line`]).
+    #[inline]
+    pub fn record(&mut self, kind: AccessKind, miss: bool) {
+        self.stats.record(kind, miss);
+    }
+
+    /// Looks up block `block`; on a hit updates the policy, on a miss
+    /// fills it into a way of `mask` (an invalid one if any, else the
+    /// policy's victim). A `write` leaves the line dirty. Counts evictions
+    /// but no reference.
+    #[inline(always)]
+    pub fn line(&mut self, block: u64, write: bool, mask: u64) -> LineOutcome {
+        let set = self.geom.set_of(block);
+        let base = set * self.ways;
+        if self.mru_block[set] == block {
+            let way = usize::from(self.mru_way[set]);
+            self.repl.on_repeat_hit(set, way);
+            if write {
+                self.dirty[base + way] = true;
+            }
+            return LineOutcome {
+                hit: true,
+                victim: None,
+            };
+        }
+        let tags = &self.tags[base..base + self.ways];
+        if let Some(way) = tags.iter().position(|&t| t == block) {
+            self.repl.on_hit(set, way);
+            if write {
+                self.dirty[base + way] = true;
+            }
+            self.mru_block[set] = block;
+            self.mru_way[set] = way as u8;
+            return LineOutcome {
+                hit: true,
+                victim: None,
+            };
+        }
+        let victim = self.fill(set, block, write, mask);
+        LineOutcome { hit: false, victim }
+    }
+
+    /// Puts `block` into `set`, in a way of `mask` (out of line: the hit
+    /// path stays small).
+    #[inline(never)]
+    fn fill(&mut self, set: usize, block: u64, write: bool, mask: u64) -> Option<Victim> {
+        let mask = mask & self.full;
+        debug_assert!(mask != 0, "fill with an empty way mask");
+        let base = set * self.ways;
+        let invalid = if usize::from(self.valid[set]) < self.ways {
+            let tags = &self.tags[base..base + self.ways];
+            ways_of(mask).find(|&w| tags[w] == INVALID)
+        } else {
+            None
+        };
+        let way = match invalid {
+            Some(w) => {
+                self.valid[set] += 1;
+                w
+            }
+            None => self.repl.victim(set, mask),
+        };
+        let i = base + way;
+        let old = self.tags[i];
+        let victim = if old == INVALID {
+            None
+        } else {
+            let dirty = self.dirty[i];
+            self.stats.evictions += 1;
+            self.stats.dirty_evictions += u64::from(dirty);
+            Some(Victim { block: old, dirty })
+        };
+        self.tags[i] = block;
+        self.dirty[i] = write;
+        self.mru_block[set] = block;
+        self.mru_way[set] = way as u8;
+        self.repl.on_fill(set, way);
+        victim
+    }
+
+    /// One reference of `size` bytes at `addr`, cachegrind's way: every
+    /// line the access spans is looked up (and filled), one reference of
+    /// `kind` is counted, and it misses if any line missed. Returns
+    /// whether it missed. Victims are dropped (counted only).
+    #[inline(always)]
+    pub fn access(&mut self, addr: u64, size: u32, kind: AccessKind, mask: u64) -> bool {
+        let bits = self.geom.line_bits();
+        let first = addr >> bits;
+        let last = addr.wrapping_add(u64::from(size.max(1)) - 1) >> bits;
+        let write = kind == AccessKind::Write;
+        let mut miss = !self.line(first, write, mask).hit;
+        let mut b = first;
+        while b != last {
+            b = b.wrapping_add(1);
+            miss |= !self.line(b, write, mask).hit;
+        }
+        self.stats.record(kind, miss);
+        miss
+    }
+
+    fn find(&self, block: u64) -> Option<usize> {
+        let base = self.geom.set_of(block) * self.ways;
+        self.tags[base..base + self.ways]
+            .iter()
+            .position(|&t| t == block)
+            .map(|w| base + w)
+    }
+
+    /// Whether `block` is present (no state changes).
+    pub fn contains(&self, block: u64) -> bool {
+        self.find(block).is_some()
+    }
+
+    /// Whether `block` is present and dirty (`None` when absent).
+    pub fn is_dirty(&self, block: u64) -> Option<bool> {
+        self.find(block).map(|i| self.dirty[i])
+    }
+
+    /// Removes `block`; returns whether it was dirty (`None` when absent).
+    pub fn invalidate(&mut self, block: u64) -> Option<bool> {
+        let i = self.find(block)?;
+        let set = i / self.ways;
+        self.tags[i] = INVALID;
+        if self.mru_block[set] == block {
+            self.mru_block[set] = INVALID;
+        }
+        self.valid[set] -= 1;
+        self.repl.on_invalidate(set, i % self.ways);
+        Some(std::mem::replace(&mut self.dirty[i], false))
+    }
+
+    /// A dirty line written back from the level above: marks `block` dirty
+    /// if present (without touching the policy, as the line was not used),
+    /// else allocates it dirty into a way of `mask`. Returns the victim of
+    /// that allocation.
+    pub fn write_back(&mut self, block: u64, mask: u64) -> Option<Victim> {
+        self.stats.writebacks_in += 1;
+        if let Some(i) = self.find(block) {
+            self.dirty[i] = true;
+            return None;
+        }
+        self.stats.writeback_misses += 1;
+        let set = self.geom.set_of(block);
+        self.fill(set, block, true, mask)
+    }
+
+    /// Empties the cache; returns the number of dirty lines dropped
+    /// (which the caller writes back).
+    pub fn flush(&mut self) -> u64 {
+        let dirty = self
+            .dirty
+            .iter()
+            .zip(&self.tags)
+            .filter(|(&d, &t)| d && t != INVALID);
+        let n = dirty.count() as u64;
+        for (i, t) in self.tags.iter_mut().enumerate() {
+            if *t != INVALID {
+                *t = INVALID;
+                self.repl.on_invalidate(i / self.ways, i % self.ways);
+            }
+        }
+        self.dirty.fill(false);
+        self.valid.fill(0);
+        self.mru_block.fill(INVALID);
+        n
+    }
+
+    /// Valid lines held in the ways of `mask`.
+    pub fn occupancy(&self, mask: u64) -> usize {
+        self.tags
+            .chunks_exact(self.ways)
+            .map(|set| {
+                ways_of(mask & self.full)
+                    .filter(|&w| set[w] != INVALID)
+                    .count()
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replacement::PolicyKind;
+
+    fn cache(size: u64, ways: u32, policy: PolicyKind) -> Cache {
+        Cache::new(&CacheConfig::lru(size, ways, 64).with_policy(policy)).unwrap()
+    }
+
+    #[test]
+    fn lru_set_behaves_like_a_stack() {
+        // 1 set, 2 ways.
+        let mut c = cache(128, 2, PolicyKind::Lru);
+        let all = c.full_mask();
+        assert!(!c.line(1, false, all).hit);
+        assert!(!c.line(2, false, all).hit);
+        assert!(c.line(1, false, all).hit);
+        let out = c.line(3, false, all);
+        assert_eq!(
+            out.victim,
+            Some(Victim {
+                block: 2,
+                dirty: false
+            })
+        );
+        assert!(c.contains(1) && c.contains(3) && !c.contains(2));
+    }
+
+    #[test]
+    fn write_back_counts_dirty_evictions() {
+        let mut c = cache(128, 2, PolicyKind::Lru);
+        let all = c.full_mask();
+        c.line(1, true, all);
+        c.line(2, false, all);
+        let v = c.line(3, false, all).victim.unwrap();
+        assert_eq!(
+            v,
+            Victim {
+                block: 1,
+                dirty: true
+            }
+        );
+        assert_eq!(c.stats().dirty_evictions, 1);
+        assert_eq!(c.stats().evictions, 1);
+        // A write-back allocates dirty.
+        assert_eq!(c.write_back(9, all).map(|v| v.block), Some(2));
+        assert_eq!(c.is_dirty(9), Some(true));
+        assert_eq!(c.stats().writeback_misses, 1);
+        assert_eq!(c.flush(), 1);
+        assert_eq!(c.occupancy(all), 0);
+    }
+
+    #[test]
+    fn straddling_access_counts_one_miss() {
+        // 64-byte lines, 16 sets.
+        let mut c = cache(4096, 4, PolicyKind::Lru);
+        let all = c.full_mask();
+        assert!(c.access(60, 8, AccessKind::Read, all));
+        assert_eq!(c.stats().refs(AccessKind::Read), 1);
+        assert_eq!(c.stats().misses(AccessKind::Read), 1);
+        assert!(c.contains(0) && c.contains(1));
+        // One of two lines missing is still one miss.
+        c.invalidate(1);
+        assert!(c.access(60, 8, AccessKind::Read, all));
+        assert!(!c.access(60, 8, AccessKind::Read, all));
+        assert_eq!(c.stats().misses(AccessKind::Read), 2);
+    }
+
+    #[test]
+    fn fills_respect_the_way_mask_and_hits_do_not() {
+        for policy in PolicyKind::ALL {
+            // 1 set, 4 ways.
+            let mut c = cache(256, 4, policy);
+            for b in 0..4 {
+                c.line(b, false, 0b1111);
+            }
+            // Filling under mask 0b0011 only ever replaces ways 0 and 1,
+            // so blocks 2 and 3 (in ways 2 and 3) survive.
+            for b in 10..50 {
+                assert!(!c.line(b, false, 0b0011).hit, "{policy:?}");
+                assert!(c.contains(2) && c.contains(3), "{policy:?}");
+            }
+            // Hits are found outside the mask.
+            assert!(c.line(3, false, 0b0011).hit);
+            assert_eq!(c.occupancy(0b1100), 2);
+        }
+    }
+
+    #[test]
+    fn invalid_ways_of_the_mask_fill_first() {
+        let mut c = cache(256, 4, PolicyKind::Random);
+        c.line(7, false, 0b1000);
+        c.line(8, false, 0b1100);
+        assert_eq!(c.occupancy(0b1100), 2);
+        assert_eq!(c.occupancy(0b0011), 0);
+    }
+
+    use proptest::prelude::*;
+
+    /// Accesses over 64 lines-worth of sets, some straddling two lines.
+    fn accesses() -> impl Strategy<Value = Vec<(u64, u32)>> {
+        prop::collection::vec((0u64..(1 << 14), 1u32..=16), 1..2000)
+    }
+
+    fn misses(sets: u64, ways: u32, mask: u64, t: &[(u64, u32)]) -> Vec<bool> {
+        let mut c = Cache::new(&CacheConfig::lru(sets * u64::from(ways) * 64, ways, 64)).unwrap();
+        t.iter()
+            .map(|&(a, s)| c.access(a, s, AccessKind::Read, mask))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// LRU's inclusion (stack) property: with the set count fixed
+        /// (1 set: fully associative), a cache with one more way holds a
+        /// superset of the lines, so every access that hits with `w` ways
+        /// hits with `w + 1`, and misses never rise.
+        #[test]
+        fn lru_misses_never_rise_with_more_ways(t in accesses(), sets_log in 0u32..5, w in 1u32..12) {
+            let sets = 1 << sets_log;
+            let small = misses(sets, w, u64::MAX, &t);
+            let big = misses(sets, w + 1, u64::MAX, &t);
+            for (s, b) in small.iter().zip(&big) {
+                prop_assert!(*s || !*b, "a hit with {} ways missed with {}", w, w + 1);
+            }
+        }
+
+        /// Filling only the ways of a `k`-bit mask of an 8-way LRU cache
+        /// behaves exactly like a `k`-way cache of the same sets.
+        #[test]
+        fn lru_mask_of_k_ways_is_a_k_way_cache(t in accesses(), mask in 1u64..256) {
+            let k = mask.count_ones();
+            prop_assert_eq!(misses(8, 8, mask, &t), misses(8, k, u64::MAX, &t));
+        }
+    }
+}

@@ -1,0 +1,610 @@
+//! One core's private caches (L1I, L1D, optional L2) in front of a shared
+//! last-level cache (LLC) that the caller owns and lends on each access.
+//!
+//! The LLC is not inside the [`Hierarchy`]: several cores' hierarchies
+//! share one [`Cache`] (passed by `&mut`), and each core fills it through
+//! its own way mask ([`Hierarchy::set_llc_mask`], CAT semantics). Each
+//! hierarchy also counts its own references to the LLC, so per-core LLC
+//! misses are known even though the LLC is shared.
+//!
+//! Two modes ([`Mode`]):
+//!
+//! * **write-back** (the default): write-back, write-allocate levels. The
+//!   first level counts one reference per access (one miss if any line of
+//!   it misses); lower levels count one reference per line requested.
+//!   Missing lines are fetched from below, dirty victims are written back
+//!   to the next level (allocating there if absent), and dirty LLC victims
+//!   go to memory. A modify is one read reference that dirties the line.
+//!   All levels must have the same line size.
+//! * **cachegrind**: exactly cachegrind's model (`cg_sim.c`), for
+//!   validation: two levels (I1, D1, LL), no L2. An access looks up every
+//!   line it spans and counts one miss per level; only first-level misses
+//!   reach the LL, and the LL sees the whole access (both lines of a
+//!   straddling one); a modify is one data read; data sizes are clamped to
+//!   the smallest line size (cachegrind does so for large accesses of
+//!   helpers such as `fxsave`); no write-backs reach the LL.
+//!
+//! Inclusion ([`Inclusion`]) concerns the LLC only. Non-inclusive (the
+//! default): LLC evictions leave private copies alone. Inclusive: an LLC
+//! eviction invalidates the line in this core's private levels
+//! ([`Hierarchy::back_invalidate`]; a multicore machine calls it on every
+//! core sharing the LLC). L2 never enforces inclusion of L1.
+//!
+//! The hierarchy sees addresses as they come in records (virtual, today);
+//! a translation step can be put in front of it without changing it.
+
+use cachepart_trace::{Event, Kind, Record};
+use cachepart_units::WayMask;
+use serde::{Deserialize, Serialize};
+
+use crate::cache::{Cache, Victim};
+use crate::error::{Result, SimError};
+use crate::geometry::CacheConfig;
+use crate::stats::{AccessKind, LevelStats, MemTraffic};
+
+/// cachegrind's smallest line size (`MIN_LINE_SIZE`).
+pub const CACHEGRIND_MIN_LINE: u32 = 16;
+
+/// How the hierarchy counts and moves lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Write-back, write-allocate levels with dirty write-backs.
+    #[default]
+    WriteBack,
+    /// cachegrind's two-level model, for validation against it.
+    Cachegrind,
+}
+
+/// Whether the LLC holds every line of the private levels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Inclusion {
+    /// LLC evictions do not touch private copies.
+    #[default]
+    NonInclusive,
+    /// LLC evictions invalidate private copies (back-invalidation).
+    Inclusive,
+}
+
+/// The private levels of one core and how they behave.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct HierarchyConfig {
+    /// First-level instruction cache.
+    pub l1i: CacheConfig,
+    /// First-level data cache.
+    pub l1d: CacheConfig,
+    /// Unified private second level, if any.
+    #[serde(default)]
+    pub l2: Option<CacheConfig>,
+    /// Counting and write-back rules.
+    #[serde(default)]
+    pub mode: Mode,
+    /// Inclusion of the LLC.
+    #[serde(default)]
+    pub inclusion: Inclusion,
+}
+
+/// Counters of one core.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HierarchyStats {
+    /// Instructions retired (fetch records, gaps and gap events).
+    pub instructions: u64,
+    /// L1 instruction cache.
+    pub l1i: LevelStats,
+    /// L1 data cache.
+    pub l1d: LevelStats,
+    /// Private L2, if configured.
+    pub l2: Option<LevelStats>,
+    /// This core's references to the shared LLC.
+    pub llc: LevelStats,
+    /// Lines this core moved between the LLC and memory.
+    pub mem: MemTraffic,
+}
+
+/// One core's private caches; the LLC is lent on each call.
+#[derive(Clone, Debug)]
+pub struct Hierarchy {
+    mode: Mode,
+    inclusion: Inclusion,
+    l1i: Cache,
+    l1d: Cache,
+    l2: Option<Cache>,
+    llc_mask: u64,
+    llc: LevelStats,
+    mem: MemTraffic,
+    instructions: u64,
+    /// Largest data access size the model passes on (cachegrind's clamp).
+    data_clamp: u32,
+}
+
+fn level(name: &'static str, cfg: &CacheConfig) -> Result<Cache> {
+    Cache::new(cfg).map_err(|source| SimError::Geometry {
+        level: name,
+        source,
+    })
+}
+
+impl Hierarchy {
+    /// Private caches as configured, in front of `llc` (used only to check
+    /// that the two fit together; it is lent again on each access).
+    pub fn new(cfg: &HierarchyConfig, llc: &Cache) -> Result<Hierarchy> {
+        let l1i = level("L1I", &cfg.l1i)?;
+        let l1d = level("L1D", &cfg.l1d)?;
+        let l2 = cfg.l2.as_ref().map(|c| level("L2", c)).transpose()?;
+        let llc_line = llc.geometry().line();
+        let mut lines = vec![("L1I", &l1i), ("L1D", &l1d)];
+        if let Some(c) = &l2 {
+            lines.push(("L2", c));
+        }
+        let data_clamp = match cfg.mode {
+            Mode::Cachegrind => {
+                if l2.is_some() {
+                    return Err(SimError::Unsupported(
+                        "cachegrind mode has two levels (I1, D1, LL): remove the L2".into(),
+                    ));
+                }
+                if cfg.inclusion != Inclusion::NonInclusive {
+                    return Err(SimError::Unsupported(
+                        "cachegrind mode is non-inclusive (cachegrind never back-invalidates)"
+                            .into(),
+                    ));
+                }
+                let mut min = llc_line;
+                for (name, g) in lines
+                    .iter()
+                    .map(|(n, c)| (*n, *c.geometry()))
+                    .chain(std::iter::once(("LLC", *llc.geometry())))
+                {
+                    if g.line() < CACHEGRIND_MIN_LINE {
+                        return Err(SimError::Unsupported(format!(
+                            "cachegrind mode: {name} line size {} B is below cachegrind's minimum of {CACHEGRIND_MIN_LINE} B",
+                            g.line()
+                        )));
+                    }
+                    if g.size() <= u64::from(g.line()) {
+                        return Err(SimError::Unsupported(format!(
+                            "cachegrind mode: {name} size {} B is not larger than its line size",
+                            g.size()
+                        )));
+                    }
+                    min = min.min(g.line());
+                }
+                min
+            }
+            Mode::WriteBack => {
+                for (name, c) in &lines {
+                    if c.geometry().line() != llc_line {
+                        return Err(SimError::Unsupported(format!(
+                            "write-back mode needs one line size: {name} has {} B, the LLC {llc_line} B",
+                            c.geometry().line()
+                        )));
+                    }
+                }
+                u32::MAX
+            }
+        };
+        Ok(Hierarchy {
+            mode: cfg.mode,
+            inclusion: cfg.inclusion,
+            l1i,
+            l1d,
+            l2,
+            llc_mask: llc.full_mask(),
+            llc: LevelStats::default(),
+            mem: MemTraffic::default(),
+            instructions: 0,
+            data_clamp,
+        })
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The ways of the LLC this core may fill.
+    pub fn llc_mask(&self) -> WayMask {
+        WayMask(self.llc_mask)
+    }
+
+    /// Restricts this core's LLC fills to the ways of `mask` (hits are
+    /// still found in every way). Fails if `mask` names no way of `llc`;
+    /// bits above its ways are ignored.
+    pub fn set_llc_mask(&mut self, mask: WayMask, llc: &Cache) -> Result<()> {
+        let m = mask.0 & llc.full_mask();
+        if m == 0 {
+            return Err(SimError::EmptyMask {
+                mask,
+                ways: llc.geometry().ways(),
+            });
+        }
+        self.llc_mask = m;
+        Ok(())
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> HierarchyStats {
+        HierarchyStats {
+            instructions: self.instructions,
+            l1i: *self.l1i.stats(),
+            l1d: *self.l1d.stats(),
+            l2: self.l2.as_ref().map(|c| *c.stats()),
+            llc: self.llc,
+            mem: self.mem,
+        }
+    }
+
+    /// The private levels, first to last (L1I, L1D, then L2 if any).
+    pub fn levels(&self) -> impl Iterator<Item = &Cache> {
+        [&self.l1i, &self.l1d].into_iter().chain(self.l2.as_ref())
+    }
+
+    /// Simulates every record of `records` against `llc`.
+    pub fn run<I: IntoIterator<Item = Record>>(&mut self, llc: &mut Cache, records: I) {
+        match self.mode {
+            Mode::Cachegrind => records.into_iter().for_each(|r| self.cachegrind(llc, r)),
+            Mode::WriteBack => records.into_iter().for_each(|r| self.write_back(llc, r)),
+        }
+    }
+
+    /// Simulates one record against `llc`.
+    #[inline]
+    pub fn access(&mut self, llc: &mut Cache, rec: Record) {
+        match self.mode {
+            Mode::Cachegrind => self.cachegrind(llc, rec),
+            Mode::WriteBack => self.write_back(llc, rec),
+        }
+    }
+
+    /// cachegrind's rules (`cachesim_I1_doref`, `cachesim_D1_doref`).
+    /// Written without a jump on the record kind: the kind picks the
+    /// first level and the counter by selection, which mispredicts less
+    /// on mixed instruction and data streams.
+    #[inline(always)]
+    fn cachegrind(&mut self, llc: &mut Cache, rec: Record) {
+        let code = rec.kind();
+        if code == Kind::Escape {
+            return self.event(llc, rec);
+        }
+        let instr = code == Kind::Ifetch;
+        self.instructions += u64::from(rec.gap()) + u64::from(instr);
+        let kind = if instr {
+            AccessKind::Instr
+        } else if code == Kind::Store {
+            AccessKind::Write
+        } else {
+            AccessKind::Read
+        };
+        let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
+        let addr = rec.addr();
+        let size = rec.size().min(self.data_clamp);
+        if l1.access(addr, size, kind, u64::MAX) {
+            let miss = llc.access(addr, size, kind, self.llc_mask);
+            self.llc.record(kind, miss);
+            self.mem.reads += u64::from(miss);
+        }
+    }
+
+    /// Write-back, write-allocate rules.
+    fn write_back(&mut self, llc: &mut Cache, rec: Record) {
+        self.instructions += u64::from(rec.gap());
+        let (kind, write, instr) = match rec.kind() {
+            Kind::Ifetch => {
+                self.instructions += 1;
+                (AccessKind::Instr, false, true)
+            }
+            Kind::Load => (AccessKind::Read, false, false),
+            Kind::Modify => (AccessKind::Read, true, false),
+            Kind::Store => (AccessKind::Write, true, false),
+            Kind::Escape => return self.event(llc, rec),
+        };
+        let addr = rec.addr();
+        let l1 = if instr { &self.l1i } else { &self.l1d };
+        let bits = l1.geometry().line_bits();
+        let first = addr >> bits;
+        let last = addr.wrapping_add(u64::from(rec.size()) - 1) >> bits;
+        let mut miss = false;
+        let mut b = first;
+        loop {
+            let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
+            let out = l1.line(b, write, u64::MAX);
+            if !out.hit {
+                miss = true;
+                self.fetch_below(llc, b, kind);
+            }
+            if let Some(v) = out.victim {
+                if v.dirty {
+                    self.write_back_below(llc, v.block);
+                }
+            }
+            if b == last {
+                break;
+            }
+            b = b.wrapping_add(1);
+        }
+        let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
+        l1.record(kind, miss);
+    }
+
+    /// A first-level miss of `block`: fetch it from L2 or the LLC.
+    fn fetch_below(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) {
+        if let Some(l2) = &mut self.l2 {
+            let out = l2.line(block, false, u64::MAX);
+            l2.record(kind, !out.hit);
+            if let Some(v) = out.victim.filter(|v| v.dirty) {
+                self.write_back_llc(llc, v.block);
+            }
+            if out.hit {
+                return;
+            }
+        }
+        let out = llc.line(block, false, self.llc_mask);
+        llc.record(kind, !out.hit);
+        self.llc.record(kind, !out.hit);
+        self.mem.reads += u64::from(!out.hit);
+        if let Some(v) = out.victim {
+            self.llc_evicted(v);
+        }
+    }
+
+    /// A dirty first-level victim goes to L2, or to the LLC without one.
+    fn write_back_below(&mut self, llc: &mut Cache, block: u64) {
+        match &mut self.l2 {
+            Some(l2) => {
+                if let Some(v) = l2.write_back(block, u64::MAX).filter(|v| v.dirty) {
+                    self.write_back_llc(llc, v.block);
+                }
+            }
+            None => self.write_back_llc(llc, block),
+        }
+    }
+
+    fn write_back_llc(&mut self, llc: &mut Cache, block: u64) {
+        self.llc.writebacks_in += 1;
+        let before = llc.stats().writeback_misses;
+        let victim = llc.write_back(block, self.llc_mask);
+        self.llc.writeback_misses += llc.stats().writeback_misses - before;
+        if let Some(v) = victim {
+            self.llc_evicted(v);
+        }
+    }
+
+    fn llc_evicted(&mut self, v: Victim) {
+        self.llc.evictions += 1;
+        if v.dirty {
+            self.llc.dirty_evictions += 1;
+            self.mem.writes += 1;
+        }
+        if self.inclusion == Inclusion::Inclusive {
+            self.back_invalidate(v.block);
+        }
+    }
+
+    /// Removes `block` from every private level (the LLC evicted it and is
+    /// inclusive). A dirty private copy is written to memory. Returns
+    /// whether any copy was present.
+    pub fn back_invalidate(&mut self, block: u64) -> bool {
+        let mut present = false;
+        let mut dirty = false;
+        for c in [&mut self.l1i, &mut self.l1d]
+            .into_iter()
+            .chain(self.l2.as_mut())
+        {
+            if let Some(d) = c.invalidate(block) {
+                present = true;
+                dirty |= d;
+            }
+        }
+        self.mem.writes += u64::from(dirty);
+        present
+    }
+
+    /// An escape record.
+    #[cold]
+    fn event(&mut self, llc: &mut Cache, rec: Record) {
+        match rec.as_event() {
+            Some(Event::InstrGap(n)) => self.instructions += n,
+            Some(Event::Flush) => self.flush(llc),
+            _ => {}
+        }
+    }
+
+    /// Empties the private levels and `llc`, writing dirty lines to memory
+    /// (in write-back mode; a line dirty in two levels counts twice).
+    pub fn flush(&mut self, llc: &mut Cache) {
+        let mut dirty = 0;
+        for c in [&mut self.l1i, &mut self.l1d]
+            .into_iter()
+            .chain(self.l2.as_mut())
+        {
+            dirty += c.flush();
+        }
+        dirty += llc.flush();
+        if self.mode == Mode::WriteBack {
+            self.mem.writes += dirty;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cachegrind::CachegrindSummary;
+    use crate::reference::reference_cachegrind;
+    use crate::replacement::PolicyKind;
+    use proptest::prelude::*;
+
+    fn rec(kind: Kind, addr: u64, size: u32) -> Record {
+        Record::access(kind, addr, size, 0).unwrap()
+    }
+
+    fn config(mode: Mode, l2: bool, policy: PolicyKind) -> (HierarchyConfig, CacheConfig) {
+        let l = |size, ways| {
+            CacheConfig::lru(size, ways, 64)
+                .with_policy(policy)
+                .with_seed(9)
+        };
+        (
+            HierarchyConfig {
+                l1i: l(2048, 2),
+                l1d: l(4096, 4),
+                l2: l2.then(|| l(16384, 4)),
+                mode,
+                inclusion: Inclusion::NonInclusive,
+            },
+            l(65536, 8),
+        )
+    }
+
+    fn build(h: &HierarchyConfig, llc: &CacheConfig) -> (Hierarchy, Cache) {
+        let llc = Cache::new(llc).unwrap();
+        (Hierarchy::new(h, &llc).unwrap(), llc)
+    }
+
+    /// Random traces over a 256 KiB region: every kind, sizes 1-32.
+    fn trace() -> impl Strategy<Value = Vec<Record>> {
+        prop::collection::vec((0u8..4, 0u64..(1 << 18), 1u32..=32), 1..3000).prop_map(|v| {
+            v.into_iter()
+                .map(|(k, a, s)| rec(Kind::from_code(k).unwrap(), 0x10_0000 + a, s))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn dirty_lines_flow_down_to_memory() {
+        let (h, l) = config(Mode::WriteBack, false, PolicyKind::Lru);
+        let (mut core, mut llc) = build(&h, &l);
+        // L1D: 16 sets x 4 ways. Five stores to one set evict a dirty line.
+        for i in 0..5 {
+            core.access(&mut llc, rec(Kind::Store, i * 1024, 8));
+        }
+        let s = core.stats();
+        assert_eq!(s.l1d.dirty_evictions, 1);
+        assert_eq!(s.llc.writebacks_in, 1);
+        assert_eq!(s.llc.writeback_misses, 0);
+        assert_eq!(llc.is_dirty(0), Some(true));
+        assert_eq!(s.mem.reads, 5);
+        assert_eq!(s.mem.writes, 0);
+    }
+
+    #[test]
+    fn inclusive_llc_back_invalidates() {
+        let (mut h, _) = config(Mode::WriteBack, false, PolicyKind::Lru);
+        h.inclusion = Inclusion::Inclusive;
+        // A one-set, 2-way LLC.
+        let l = CacheConfig::lru(128, 2, 64);
+        let (mut core, mut llc) = build(&h, &l);
+        core.access(&mut llc, rec(Kind::Store, 0, 8));
+        core.access(&mut llc, rec(Kind::Load, 64, 8));
+        core.access(&mut llc, rec(Kind::Load, 128, 8));
+        // The LLC evicted line 0, so L1D lost its dirty copy to memory.
+        assert!(!core.levels().any(|c| c.contains(0)));
+        assert_eq!(core.stats().mem.writes, 1);
+        assert!(Hierarchy::new(
+            &HierarchyConfig {
+                mode: Mode::Cachegrind,
+                ..h
+            },
+            &llc
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn masks_must_name_a_way() {
+        let (h, l) = config(Mode::WriteBack, true, PolicyKind::Lru);
+        let (mut core, llc) = build(&h, &l);
+        assert!(core.set_llc_mask(WayMask(0xf00), &llc).is_err());
+        core.set_llc_mask(WayMask(0x0f), &llc).unwrap();
+        assert_eq!(core.llc_mask(), WayMask(0x0f));
+    }
+
+    /// Lines filled into a cache: the ones it still holds plus the ones
+    /// it evicted (nothing is invalidated in these runs).
+    fn fills(c: &Cache) -> u64 {
+        c.occupancy(u64::MAX) as u64 + c.stats().evictions
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// hits + misses = accesses at every level, where the accesses of
+        /// a level are counted independently: records at L1, first-level
+        /// misses (cachegrind) or line fills (write-back) below.
+        #[test]
+        fn hits_plus_misses_is_accesses(t in trace(), l2 in any::<bool>()) {
+            let fetches = t.iter().filter(|r| r.kind() == Kind::Ifetch).count() as u64;
+            let data = t.len() as u64 - fetches;
+            for mode in [Mode::Cachegrind, Mode::WriteBack] {
+                let (h, l) = config(mode, l2 && mode == Mode::WriteBack, PolicyKind::Lru);
+                let (mut core, mut llc) = build(&h, &l);
+                core.run(&mut llc, t.iter().copied());
+                let s = core.stats();
+                prop_assert_eq!(s.l1i.total_hits() + s.l1i.total_misses(), fetches);
+                prop_assert_eq!(s.l1d.total_hits() + s.l1d.total_misses(), data);
+                let l1 = core.levels().take(2).map(fills).sum::<u64>();
+                let into_llc = match (mode, s.l2) {
+                    (Mode::Cachegrind, _) => s.l1i.total_misses() + s.l1d.total_misses(),
+                    (Mode::WriteBack, None) => l1,
+                    (Mode::WriteBack, Some(l2s)) => {
+                        prop_assert_eq!(l2s.total_hits() + l2s.total_misses(), l1);
+                        fills(core.levels().nth(2).unwrap()) - l2s.writeback_misses
+                    }
+                };
+                prop_assert_eq!(s.llc.total_hits() + s.llc.total_misses(), into_llc);
+                // One core: its view of the LLC is the whole LLC (in
+                // cachegrind mode it counts references and misses only).
+                if mode == Mode::WriteBack {
+                    prop_assert_eq!(*llc.stats(), s.llc);
+                }
+                for k in AccessKind::ALL {
+                    prop_assert_eq!(llc.stats().refs(k), s.llc.refs(k));
+                    prop_assert_eq!(llc.stats().misses(k), s.llc.misses(k));
+                }
+            }
+        }
+
+        /// The cachegrind mode agrees with the plain reference loop.
+        #[test]
+        fn cachegrind_mode_equals_reference(t in trace()) {
+            let (h, l) = config(Mode::Cachegrind, false, PolicyKind::Lru);
+            let (mut core, mut llc) = build(&h, &l);
+            core.run(&mut llc, t.iter().copied());
+            let g = |c: &CacheConfig| (c.size_bytes, c.ways, c.line_bytes);
+            let want = reference_cachegrind(&t, g(&h.l1i), g(&h.l1d), g(&l));
+            prop_assert_eq!(CachegrindSummary::from_stats(&core.stats()), want);
+        }
+
+        /// One core whose mask is every way of the LLC (or more bits than
+        /// the LLC has) runs exactly as the unpartitioned LLC.
+        #[test]
+        fn whole_llc_mask_is_unpartitioned(t in trace(), p in 0usize..3, extra in any::<bool>()) {
+            let (h, l) = config(Mode::WriteBack, true, PolicyKind::ALL[p]);
+            let (mut free, mut llc_free) = build(&h, &l);
+            free.run(&mut llc_free, t.iter().copied());
+            let (mut masked, mut llc_masked) = build(&h, &l);
+            let all = if extra { u64::MAX } else { 0xff };
+            masked.set_llc_mask(WayMask(all), &llc_masked).unwrap();
+            masked.run(&mut llc_masked, t.iter().copied());
+            prop_assert_eq!(free.stats(), masked.stats());
+            prop_assert_eq!(llc_free.stats(), llc_masked.stats());
+        }
+
+        /// The same configuration and seed give identical counters, for
+        /// every policy (random included) and mode.
+        #[test]
+        fn same_seed_same_results(t in trace(), p in 0usize..3, wb in any::<bool>()) {
+            let mode = if wb { Mode::WriteBack } else { Mode::Cachegrind };
+            let (h, l) = config(mode, wb, PolicyKind::ALL[p]);
+            let run = || {
+                let (mut core, mut llc) = build(&h, &l);
+                core.set_llc_mask(WayMask(0x3c), &llc).unwrap();
+                core.run(&mut llc, t.iter().copied());
+                (core.stats(), *llc.stats())
+            };
+            prop_assert_eq!(run(), run());
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Replacement policies behind one small trait, one file each.
+//!
+//! A [`Replacement`] keeps its own per-line state and answers three
+//! events of a [`Cache`](crate::Cache): a hit, a fill, and "which way
+//! to evict". Victims are chosen only among the ways of a **way mask**
+//! (Intel CAT semantics: a core fills only the ways of its mask, but hits
+//! in any way), and only when all those ways hold valid lines: the cache
+//! itself fills invalid ways first.
+//!
+//! [`PolicyKind`] names the policies (kebab-case, as in configuration
+//! files) and [`Policy`] is the enum a configured cache holds.
+
+mod lru;
+mod random;
+mod srrip;
+
+pub use lru::Lru;
+pub use random::RandomPolicy;
+pub use srrip::Srrip;
+
+use serde::{Deserialize, Serialize};
+
+/// Per-line replacement state and victim choice.
+///
+/// `set` is the set index and `way` the way within the set; `mask` has
+/// bit `w` set for each way `w` that may be evicted (never empty, never
+/// above the cache's ways).
+pub trait Replacement {
+    /// The line at (`set`, `way`) was hit.
+    fn on_hit(&mut self, set: usize, way: usize);
+    /// The line at (`set`, `way`) was hit again, and it is the line of the
+    /// set that was hit or filled last. Policies whose state cannot change
+    /// on such a hit (LRU: it is already the most recent) skip the work.
+    #[inline]
+    fn on_repeat_hit(&mut self, set: usize, way: usize) {
+        self.on_hit(set, way);
+    }
+    /// A new line was filled into (`set`, `way`).
+    fn on_fill(&mut self, set: usize, way: usize);
+    /// The way of `set`, among those in `mask`, to evict; all of them hold
+    /// valid lines.
+    fn victim(&mut self, set: usize, mask: u64) -> usize;
+    /// The line at (`set`, `way`) was invalidated.
+    fn on_invalidate(&mut self, _set: usize, _way: usize) {}
+}
+
+/// The names of the replacement policies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyKind {
+    /// Exact least-recently-used.
+    #[default]
+    Lru,
+    /// Static re-reference interval prediction, 2-bit RRPV, insertion at 2.
+    Srrip,
+    /// Uniformly random among the allowed ways, from a seeded stream.
+    Random,
+}
+
+impl PolicyKind {
+    /// All policies.
+    pub const ALL: [PolicyKind; 3] = [PolicyKind::Lru, PolicyKind::Srrip, PolicyKind::Random];
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Lru => "lru",
+            PolicyKind::Srrip => "srrip",
+            PolicyKind::Random => "random",
+        }
+    }
+
+    /// A fresh policy for `sets` x `ways` lines; `seed` feeds random.
+    pub fn build(self, sets: usize, ways: usize, seed: u64) -> Policy {
+        match self {
+            PolicyKind::Lru => Policy::Lru(Lru::new(sets, ways)),
+            PolicyKind::Srrip => Policy::Srrip(Srrip::new(sets, ways)),
+            PolicyKind::Random => Policy::Random(RandomPolicy::new(seed)),
+        }
+    }
+}
+
+/// A configured policy: one of the [`PolicyKind`]s with its state.
+#[derive(Clone, Debug)]
+pub enum Policy {
+    /// See [`Lru`].
+    Lru(Lru),
+    /// See [`Srrip`].
+    Srrip(Srrip),
+    /// See [`RandomPolicy`].
+    Random(RandomPolicy),
+}
+
+impl Policy {
+    /// Which policy this is.
+    pub fn kind(&self) -> PolicyKind {
+        match self {
+            Policy::Lru(_) => PolicyKind::Lru,
+            Policy::Srrip(_) => PolicyKind::Srrip,
+            Policy::Random(_) => PolicyKind::Random,
+        }
+    }
+}
+
+impl Replacement for Policy {
+    #[inline]
+    fn on_hit(&mut self, set: usize, way: usize) {
+        match self {
+            Policy::Lru(p) => p.on_hit(set, way),
+            Policy::Srrip(p) => p.on_hit(set, way),
+            Policy::Random(p) => p.on_hit(set, way),
+        }
+    }
+
+    #[inline]
+    fn on_repeat_hit(&mut self, set: usize, way: usize) {
+        match self {
+            Policy::Lru(p) => p.on_repeat_hit(set, way),
+            Policy::Srrip(p) => p.on_repeat_hit(set, way),
+            Policy::Random(p) => p.on_repeat_hit(set, way),
+        }
+    }
+
+    #[inline]
+    fn on_fill(&mut self, set: usize, way: usize) {
+        match self {
+            Policy::Lru(p) => p.on_fill(set, way),
+            Policy::Srrip(p) => p.on_fill(set, way),
+            Policy::Random(p) => p.on_fill(set, way),
+        }
+    }
+
+    #[inline]
+    fn victim(&mut self, set: usize, mask: u64) -> usize {
+        match self {
+            Policy::Lru(p) => p.victim(set, mask),
+            Policy::Srrip(p) => p.victim(set, mask),
+            Policy::Random(p) => p.victim(set, mask),
+        }
+    }
+
+    #[inline]
+    fn on_invalidate(&mut self, set: usize, way: usize) {
+        match self {
+            Policy::Lru(p) => p.on_invalidate(set, way),
+            Policy::Srrip(p) => p.on_invalidate(set, way),
+            Policy::Random(p) => p.on_invalidate(set, way),
+        }
+    }
+}
+
+/// Iterates over the set bits of `mask`, lowest first.
+#[inline]
+pub(crate) fn ways_of(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            None
+        } else {
+            let w = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            Some(w)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_each_kind() {
+        for k in PolicyKind::ALL {
+            assert_eq!(k.build(4, 4, 1).kind(), k);
+        }
+        assert_eq!(PolicyKind::Srrip.name(), "srrip");
+    }
+
+    #[test]
+    fn ways_of_lists_set_bits() {
+        assert_eq!(ways_of(0b1011_0000).collect::<Vec<_>>(), vec![4, 5, 7]);
+        assert_eq!(ways_of(0).count(), 0);
+        assert_eq!(ways_of(u64::MAX).count(), 64);
+    }
+}
