@@ -2,7 +2,7 @@
 //! solvers.
 
 use crate::error::Error;
-use cachepart_profile::optimal::{Objective, Structure};
+use cachepart_profile::optimal::{Objective, Structure, TieRule};
 use std::fmt;
 use std::str::FromStr;
 
@@ -29,13 +29,17 @@ pub enum Algorithm {
     Dunn,
     /// LFOC clustering.
     Lfoc,
+    /// LFOC with pair clustering of the sensitive apps (PBBCache's `lfoc+`).
+    LfocPlus,
     /// A plan given by hand (`--plan`).
     User,
-    /// The exact optimum of an objective, strict partitioning or clustering.
-    Optimal(Structure, Objective),
+    /// The exact optimum of an objective, strict partitioning or clustering;
+    /// the tie rule picks which of several optimal plans PBBCache's serial
+    /// (`opt-*`) or best-first (`opt-*-bf`) search would return.
+    Optimal(Structure, Objective, TieRule),
 }
 
-const SIMPLE: [(&str, Algorithm); 11] = [
+const SIMPLE: [(&str, Algorithm); 12] = [
     ("stock", Algorithm::Stock),
     ("equal-part", Algorithm::EqualPart),
     ("ucp", Algorithm::Ucp),
@@ -46,6 +50,7 @@ const SIMPLE: [(&str, Algorithm); 11] = [
     ("kpart", Algorithm::Kpart),
     ("dunn", Algorithm::Dunn),
     ("lfoc", Algorithm::Lfoc),
+    ("lfoc+", Algorithm::LfocPlus),
     ("user", Algorithm::User),
 ];
 
@@ -59,9 +64,11 @@ impl Algorithm {
     /// Every algorithm name, in a stable order.
     pub fn all_names() -> Vec<String> {
         let mut v: Vec<String> = SIMPLE.iter().map(|(n, _)| n.to_string()).collect();
-        for prefix in ["opt", "optc"] {
-            for (o, _) in OBJECTIVES {
-                v.push(format!("{prefix}-{o}"));
+        for suffix in ["", "-bf"] {
+            for prefix in ["opt", "optc"] {
+                for (o, _) in OBJECTIVES {
+                    v.push(format!("{prefix}-{o}{suffix}"));
+                }
             }
         }
         v
@@ -93,9 +100,13 @@ impl FromStr for Algorithm {
         if let Some((_, a)) = SIMPLE.iter().find(|(n, _)| *n == s) {
             return Ok(*a);
         }
-        let (structure, rest) = if let Some(r) = s.strip_prefix("optc-") {
+        let (s_core, tie) = match s.strip_suffix("-bf") {
+            Some(core) => (core, TieRule::BestFirst),
+            None => (s, TieRule::Serial),
+        };
+        let (structure, rest) = if let Some(r) = s_core.strip_prefix("optc-") {
             (Structure::Clustering, r)
-        } else if let Some(r) = s.strip_prefix("opt-") {
+        } else if let Some(r) = s_core.strip_prefix("opt-") {
             (Structure::Partitioning, r)
         } else {
             return Err(unknown(s));
@@ -103,7 +114,7 @@ impl FromStr for Algorithm {
         OBJECTIVES
             .iter()
             .find(|(n, _)| *n == rest)
-            .map(|(_, o)| Algorithm::Optimal(structure, *o))
+            .map(|(_, o)| Algorithm::Optimal(structure, *o, tie))
             .ok_or_else(|| unknown(s))
     }
 }
@@ -120,7 +131,7 @@ impl fmt::Display for Algorithm {
         if let Some((n, _)) = SIMPLE.iter().find(|(_, a)| a == self) {
             return f.write_str(n);
         }
-        let Algorithm::Optimal(s, o) = self else {
+        let Algorithm::Optimal(s, o, tie) = self else {
             unreachable!("every simple algorithm is in SIMPLE")
         };
         let prefix = match s {
@@ -132,7 +143,7 @@ impl fmt::Display for Algorithm {
             .find(|(_, x)| x == o)
             .map(|(n, _)| *n)
             .unwrap_or("?");
-        write!(f, "{prefix}-{obj}")
+        write!(f, "{prefix}-{obj}{}", tie.suffix())
     }
 }
 

@@ -4,9 +4,10 @@ use crate::algorithm::Algorithm;
 use crate::error::Error;
 use cachepart_machine::{Machine, Plan, ShareModel};
 use cachepart_policy::{
-    Dunn, EqualPart, Kpart, Lfoc, Policy, Stock, Ucp, UcpCurve, UserPlan, Whirlpool, YuPetrov,
+    Dunn, EqualPart, Kpart, Lfoc, LfocPlus, Policy, Stock, Ucp, UcpCurve, UserPlan, Whirlpool,
+    YuPetrov,
 };
-use cachepart_profile::optimal::{self, Progress, SolveOptions};
+use cachepart_profile::optimal::{self, Progress, SolveOptions, Structure, TieRule};
 use cachepart_profile::{
     evaluate, Evaluation, MetricsTable, Mix, ModelConfig, ProfileMachine, Workload,
 };
@@ -101,6 +102,15 @@ pub fn restrict_ways(mix: &mut Mix, ways: usize) -> Result<(), Error> {
     Ok(())
 }
 
+fn lfoc(opts: &RunOptions) -> Lfoc {
+    let d = Lfoc::default();
+    Lfoc {
+        max_streaming: opts.lfoc_max_streaming.unwrap_or(d.max_streaming),
+        gaps_per_streaming: opts.lfoc_gaps_per_streaming.unwrap_or(d.gaps_per_streaming),
+        ..d
+    }
+}
+
 fn policy_for(algorithm: Algorithm, opts: &RunOptions) -> Result<Box<dyn Policy>, Error> {
     Ok(match algorithm {
         Algorithm::Stock => Box::new(Stock),
@@ -120,14 +130,8 @@ fn policy_for(algorithm: Algorithm, opts: &RunOptions) -> Result<Box<dyn Policy>
         }),
         Algorithm::Kpart => Box::new(Kpart),
         Algorithm::Dunn => Box::new(Dunn::default()),
-        Algorithm::Lfoc => {
-            let d = Lfoc::default();
-            Box::new(Lfoc {
-                max_streaming: opts.lfoc_max_streaming.unwrap_or(d.max_streaming),
-                gaps_per_streaming: opts.lfoc_gaps_per_streaming.unwrap_or(d.gaps_per_streaming),
-                ..d
-            })
-        }
+        Algorithm::Lfoc => Box::new(lfoc(opts)),
+        Algorithm::LfocPlus => Box::new(LfocPlus { lfoc: lfoc(opts) }),
         Algorithm::User => Box::new(UserPlan {
             text: opts.user_plan.clone().ok_or_else(|| {
                 Error::Usage("the user algorithm needs a plan (--plan MASK=APPS;...)".into())
@@ -146,7 +150,24 @@ pub fn run_one(
 ) -> Result<Outcome, Error> {
     let start = Instant::now();
     let (plan, solver) = match algorithm {
-        Algorithm::Optimal(structure, objective) => {
+        Algorithm::Optimal(structure, objective, tie_rule) => {
+            // PBBCache's best-first clustering search starts from LFOC's plan
+            // and keeps it when nothing is strictly better.
+            let incumbent = if tie_rule == TieRule::BestFirst && structure == Structure::Clustering
+            {
+                let mut machine = ProfileMachine::new(mix.clone(), opts.model);
+                Some(
+                    lfoc(opts)
+                        .decide(&mut machine)
+                        .map_err(|source| Error::Policy {
+                            workload: workload.to_string(),
+                            algorithm: algorithm.to_string(),
+                            source: Box::new(source),
+                        })?,
+                )
+            } else {
+                None
+            };
             let name = algorithm.to_string();
             let cb = opts.progress.clone();
             let progress = move |p: Progress| {
@@ -158,6 +179,8 @@ pub fn run_one(
                 time_limit: opts.time_limit,
                 threads: opts.threads,
                 progress: Some(&progress),
+                tie_rule,
+                incumbent: incumbent.as_ref(),
             };
             let sol = optimal::solve(mix, &opts.model, structure, objective, &sopts)?;
             (

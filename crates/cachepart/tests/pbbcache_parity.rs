@@ -21,9 +21,12 @@ struct RefRow {
 
 type Key = (String, String, String, String); // tag, set, workload, algorithm
 
-fn load_ref(
-    path: &std::path::Path,
-) -> (BTreeMap<Key, Vec<RefRow>>, BTreeMap<String, (String, f64)>) {
+/// Reference rows grouped by (tag, set, workload, algorithm), in app order.
+type Groups = BTreeMap<Key, Vec<RefRow>>;
+/// Tag -> (bandwidth model, maximum bandwidth).
+type Tags = BTreeMap<String, (String, f64)>;
+
+fn load_ref(path: &std::path::Path) -> (Groups, Tags) {
     let mut rdr = csv::Reader::from_path(path).expect("tidy_results.csv");
     let hdr = rdr.headers().unwrap().clone();
     let col = |n: &str| {
@@ -89,20 +92,6 @@ fn partition<T: Ord + Clone>(labels: &[T]) -> BTreeSet<BTreeSet<usize>> {
     m.into_values().collect()
 }
 
-/// Our algorithm for a PBBCache algorithm name, and whether the exact plan
-/// must match (false: only the objective must, see below).
-fn ours(name: &str) -> Option<(Algorithm, bool)> {
-    match name {
-        // PBBCache's best-first variants search the same space in another
-        // order; they must reach the same optimum, ties may fall elsewhere.
-        "opt-stp-bf" => Some(("opt-stp".parse().unwrap(), false)),
-        "opt-unf-bf" => Some(("opt-unf".parse().unwrap(), false)),
-        "optc-stp-bf" => Some(("optc-stp".parse().unwrap(), false)),
-        "optc-unf-bf" => Some(("optc-unf".parse().unwrap(), false)),
-        n => n.parse().ok().map(|a| (a, true)),
-    }
-}
-
 #[test]
 fn every_reference_row() {
     let Some(dir) = common::pbbcache_dir("every_reference_row") else {
@@ -114,7 +103,7 @@ fn every_reference_row() {
     let mut failures = Vec::new();
     let mut unsupported = BTreeSet::new();
     for ((tag, set, wid, alg), rows) in &groups {
-        let Some((algorithm, exact_plan)) = ours(alg) else {
+        let Ok(algorithm) = alg.parse::<Algorithm>() else {
             unsupported.insert(alg.clone());
             continue;
         };
@@ -157,24 +146,22 @@ fn every_reference_row() {
                 m.unfairness, rows[0].unfairness
             ));
         }
-        if exact_plan {
-            let ways: Vec<u32> = ev.apps.iter().map(|a| a.cluster_ways).collect();
-            let ref_ways: Vec<u32> = rows.iter().map(|r| r.ways).collect();
-            if ways != ref_ways {
-                problems.push(format!("ways {ways:?} vs {ref_ways:?}"));
-            }
-            let ours_p = partition(&ev.apps.iter().map(|a| a.cluster).collect::<Vec<_>>());
-            let ref_p = partition(&rows.iter().map(|r| r.cluster.clone()).collect::<Vec<_>>());
-            if ours_p != ref_p {
-                problems.push(format!("clusters {ours_p:?} vs {ref_p:?}"));
-            }
-            for (a, r) in ev.apps.iter().zip(rows) {
-                if !close(a.slowdown, r.slowdown) || !close(a.slowdown_nobw, r.slowdown_nobw) {
-                    problems.push(format!(
-                        "{} slowdown {:.6}/{:.6} vs {}/{}",
-                        r.app, a.slowdown, a.slowdown_nobw, r.slowdown, r.slowdown_nobw
-                    ));
-                }
+        let ways: Vec<u32> = ev.apps.iter().map(|a| a.cluster_ways).collect();
+        let ref_ways: Vec<u32> = rows.iter().map(|r| r.ways).collect();
+        if ways != ref_ways {
+            problems.push(format!("ways {ways:?} vs {ref_ways:?}"));
+        }
+        let ours_p = partition(&ev.apps.iter().map(|a| a.cluster).collect::<Vec<_>>());
+        let ref_p = partition(&rows.iter().map(|r| r.cluster.clone()).collect::<Vec<_>>());
+        if ours_p != ref_p {
+            problems.push(format!("clusters {ours_p:?} vs {ref_p:?}"));
+        }
+        for (a, r) in ev.apps.iter().zip(rows) {
+            if !close(a.slowdown, r.slowdown) || !close(a.slowdown_nobw, r.slowdown_nobw) {
+                problems.push(format!(
+                    "{} slowdown {:.6}/{:.6} vs {}/{}",
+                    r.app, a.slowdown, a.slowdown_nobw, r.slowdown, r.slowdown_nobw
+                ));
             }
         }
         let e = stats.entry(alg.clone()).or_default();
@@ -204,4 +191,8 @@ fn every_reference_row() {
         unsupported.is_empty(),
         "reference algorithms without a counterpart: {unsupported:?}"
     );
+    let compared: usize = stats.values().map(|(ok, bad)| ok + bad).sum();
+    let total: usize = groups.values().map(Vec::len).sum();
+    assert_eq!(compared, total, "every reference row is compared");
+    assert_eq!(total, 1734, "ref/tidy_results.csv has 1734 rows");
 }

@@ -1,4 +1,4 @@
-//! Decision time of LFOC and KPart for mixes of 4 to 11 apps.
+//! Decision time of LFOC, LFOC+ and KPart for mixes of 4 to 11 apps.
 //!
 //! Apps are drawn deterministically from PBBCache's `metrics.csv` (in
 //! `../shared/data/pbbcache/`), or synthetic curves when that file is absent.
@@ -8,7 +8,7 @@
 #![allow(missing_docs)]
 
 use cachepart_machine::{AppCurves, Machine, MachineError, Plan, Platform, Sample};
-use cachepart_policy::{Kpart, Lfoc, Policy};
+use cachepart_policy::{Kpart, Lfoc, LfocPlus, Policy};
 use cachepart_profile::MetricsTable;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::path::Path;
@@ -78,6 +78,7 @@ fn mix(n: usize) -> (Vec<AppCurves>, u32, &'static str) {
 fn bench(c: &mut Criterion) {
     for (name, mut policy) in [
         ("lfoc", Box::new(Lfoc::default()) as Box<dyn Policy>),
+        ("lfoc+", Box::new(LfocPlus::default())),
         ("kpart", Box::new(Kpart)),
     ] {
         let mut g = c.benchmark_group(format!("decide/{name}"));

@@ -183,7 +183,7 @@ pub fn classify(curves: &[AppCurves]) -> Vec<Classification> {
 }
 
 /// The class only, without the numbers (no allocation).
-fn class_of(c: &AppCurves) -> AppClass {
+pub(crate) fn class_of(c: &AppCurves) -> AppClass {
     let mut streaming_way = false;
     let mut never = false;
     let mut sensitive = false;
@@ -225,9 +225,9 @@ impl Default for Lfoc {
 }
 
 impl Lfoc {
-    fn check(&self) -> Result<(), PolicyError> {
+    fn check(&self, policy: &str) -> Result<(), PolicyError> {
         let bad = |name: &str, value: usize| PolicyError::BadParameter {
-            policy: "lfoc".into(),
+            policy: policy.into(),
             name: name.into(),
             value: value.to_string(),
             expected: "at least 1".into(),
@@ -249,75 +249,60 @@ impl Lfoc {
         classes: &[AppClass],
         ways: u32,
     ) -> Result<Plan, PolicyError> {
-        self.check()?;
+        self.plan_with(curves, classes, ways, "lfoc", sensitive_clusters)
+    }
+
+    /// LFOC's plan with the sensitive clusters made by `sensitive`, which
+    /// gets the curves, the mix indices of the sensitive apps (at least one)
+    /// and the ways left for them (at least one), and returns their clusters
+    /// as (mix indices, ways): non-empty, at most that many clusters, ways
+    /// summing to it. The streaming cluster and the light apps are placed
+    /// around them as the module documentation says.
+    pub(crate) fn plan_with<F>(
+        &self,
+        curves: &[AppCurves],
+        classes: &[AppClass],
+        ways: u32,
+        policy: &str,
+        sensitive: F,
+    ) -> Result<Plan, PolicyError>
+    where
+        F: FnOnce(&[AppCurves], &[usize], usize) -> Vec<(Vec<usize>, usize)>,
+    {
+        self.check(policy)?;
         let n = curves.len();
         if n == 0 {
             return Err(PolicyError::EmptyMix);
         }
         assert_eq!(n, classes.len(), "one class per app");
         let w = ways as usize;
-        let n_sens = classes
-            .iter()
-            .filter(|&&c| c == AppClass::Sensitive)
-            .count();
-        let n_stream = classes
-            .iter()
-            .filter(|&&c| c == AppClass::Streaming)
-            .count();
-        if n_sens == 0 || w <= 1 {
+        let of =
+            |class: AppClass| -> Vec<usize> { (0..n).filter(|&i| classes[i] == class).collect() };
+        let sens = of(AppClass::Sensitive);
+        let stream = of(AppClass::Streaming);
+        if sens.is_empty() || w <= 1 {
             return Ok(Plan::shared_all(n, ways));
         }
-        let reserved = if n_stream > 0 {
-            n_stream
+        let reserved = if stream.is_empty() {
+            0
+        } else {
+            stream
+                .len()
                 .div_ceil(self.max_streaming)
                 .min(self.max_streaming_ways)
                 .min(w - 1)
-        } else {
-            0
         };
-        let k = n_sens.min(w - reserved);
-        let mut members: Vec<Vec<usize>> = Vec::with_capacity(k + 1);
-        let sensitive = classes
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c == AppClass::Sensitive)
-            .map(|(i, _)| i);
-        for (s, i) in sensitive.enumerate() {
-            if s < k {
-                members.push(vec![i]);
-            } else {
-                members[s % k].push(i);
-            }
-        }
-        let mut sizes = if k == n_sens {
-            let m: Vec<&[f64]> = members.iter().map(|c| &curves[c[0]].slowdown[..]).collect();
-            lookahead(&m, w - reserved)
-        } else {
-            let m: Vec<Vec<f64>> = members
-                .iter()
-                .map(|c| {
-                    (0..w)
-                        .map(|x| c.iter().map(|&a| curves[a].slowdown[x]).sum())
-                        .collect()
-                })
-                .collect();
-            lookahead(&m, w - reserved)
-        };
-        let mut lights = classes
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c == AppClass::Light)
-            .map(|(i, _)| i);
+        let (mut members, mut sizes): (Vec<Vec<usize>>, Vec<usize>) =
+            sensitive(curves, &sens, w - reserved).into_iter().unzip();
+        let k = members.len();
+        debug_assert!(k >= 1 && k <= w - reserved);
+        debug_assert_eq!(sizes.iter().sum::<usize>(), w - reserved);
+        let mut lights = of(AppClass::Light).into_iter();
         if reserved > 0 {
-            let mut stream: Vec<usize> = classes
-                .iter()
-                .enumerate()
-                .filter(|(_, &c)| c == AppClass::Streaming)
-                .map(|(i, _)| i)
-                .collect();
-            let room = (self.max_streaming * reserved).saturating_sub(n_stream);
-            stream.extend(lights.by_ref().take(room * self.gaps_per_streaming));
-            members.push(stream);
+            let room = (self.max_streaming * reserved).saturating_sub(stream.len());
+            let mut cluster = stream;
+            cluster.extend(lights.by_ref().take(room * self.gaps_per_streaming));
+            members.push(cluster);
             sizes.push(reserved);
         }
         for (j, a) in lights.enumerate() {
@@ -327,6 +312,42 @@ impl Lfoc {
             members.into_iter().zip(sizes.into_iter().map(|s| s as u32)),
         ))
     }
+}
+
+/// LFOC's sensitive clusters: one per sensitive app, sized by lookahead on
+/// the slowdown curves over `ways` ways; when the apps outnumber the ways,
+/// `ways` clusters that the apps join round-robin (in mix order), sized by
+/// lookahead on each cluster's summed slowdown curve.
+pub(crate) fn sensitive_clusters(
+    curves: &[AppCurves],
+    sensitive: &[usize],
+    ways: usize,
+) -> Vec<(Vec<usize>, usize)> {
+    let n_sens = sensitive.len();
+    let k = n_sens.min(ways);
+    let mut members: Vec<Vec<usize>> = Vec::with_capacity(k + 1);
+    for (s, &i) in sensitive.iter().enumerate() {
+        if s < k {
+            members.push(vec![i]);
+        } else {
+            members[s % k].push(i);
+        }
+    }
+    let sizes = if k == n_sens {
+        let m: Vec<&[f64]> = members.iter().map(|c| &curves[c[0]].slowdown[..]).collect();
+        lookahead(&m, ways)
+    } else {
+        let m: Vec<Vec<f64>> = members
+            .iter()
+            .map(|c| {
+                (0..ways)
+                    .map(|x| c.iter().map(|&a| curves[a].slowdown[x]).sum())
+                    .collect()
+            })
+            .collect();
+        lookahead(&m, ways)
+    };
+    members.into_iter().zip(sizes).collect()
 }
 
 impl Policy for Lfoc {
@@ -402,18 +423,26 @@ mod tests {
 
     #[test]
     fn streaming_cluster_takes_lights_first() {
-        // 1 streaming -> 1 way, room = 5 - 1 = 4 slots -> up to 8 lights.
+        // 1 streaming -> 1 way, room = 5 - 1 = 4 slots -> up to 8 lights
+        // at PBBCache's 2 per slot (12 at the default 3).
         let mut apps = vec![sensitive("s", 1.3), streaming("t")];
         for i in 0..9 {
             apps.push(light(&format!("l{i}")));
         }
         let mut m = FixedMachine::new(apps, 4);
-        let p = Lfoc::default().decide(&mut m).unwrap();
+        let pbbcache = Lfoc {
+            gaps_per_streaming: 2,
+            ..Lfoc::default()
+        };
+        let p = pbbcache.clone().decide(&mut m).unwrap();
         assert_eq!(p.clusters.len(), 2);
         assert_eq!(p.clusters[0].apps, vec![0, 10]); // the 9th light goes RR
         assert_eq!(p.clusters[0].mask.0.count_ones(), 3);
         assert_eq!(p.clusters[1].apps, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(p.clusters[1].mask.0.count_ones(), 1);
+        let p = Lfoc::default().decide(&mut m).unwrap();
+        assert_eq!(p.clusters[0].apps, vec![0]);
+        assert_eq!(p.clusters[1].apps, (1..=10).collect::<Vec<_>>());
     }
 
     #[test]

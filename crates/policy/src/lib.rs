@@ -16,6 +16,7 @@
 //! | `kpart` | KPart hierarchical clustering with lookahead (El-Sayed et al.) |
 //! | `dunn` | k-means on stall fractions, Dunn index for k, overlapping masks (Selfa et al.) |
 //! | `lfoc` | LFOC: streaming apps confined, sensitive apps sized by lookahead |
+//! | `lfoc+` | LFOC with pair clustering: two sensitive apps may share a cluster |
 //! | `user` | a plan given by hand (`MASK=APPS;...`) |
 #![deny(missing_docs)]
 
@@ -24,6 +25,7 @@ mod equal_part;
 mod error;
 mod kpart;
 mod lfoc;
+mod lfoc_plus;
 pub mod lookahead;
 mod stock;
 #[cfg(test)]
@@ -38,6 +40,7 @@ pub use equal_part::EqualPart;
 pub use error::PolicyError;
 pub use kpart::{kpart_clusters, Kpart};
 pub use lfoc::{classify, classify_app, AppClass, Classification, Lfoc};
+pub use lfoc_plus::{pair_clusters, LfocPlus, MAX_STEAL_COST};
 pub use stock::Stock;
 pub use ucp::{Ucp, UcpCurve};
 pub use user::UserPlan;

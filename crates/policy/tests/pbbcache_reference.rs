@@ -1,11 +1,12 @@
 //! Reproduces the way counts and cluster memberships of every `kpart`,
-//! `lfoc` and `yu-petrov` row of PBBCache's reference runs
+//! `lfoc`, `lfoc+` and `yu-petrov` row of PBBCache's reference runs
 //! (`../shared/data/pbbcache/ref/tidy_results.csv`, tags `simple_b35000`
-//! and `stalls_b35000`), running the policies on the table-driven machine.
-//! KPart's and LFOC's cluster numbering (their list order) must match too.
+//! and `stalls_b35000`; `lfoc+` has rows for mix W1 of `simple_b35000`
+//! only), running the policies on the table-driven machine. The cluster
+//! numbering (list order) of KPart, LFOC and LFOC+ must match too.
 //! Skipped, with a message, when `../shared` is absent.
 
-use cachepart_policy::{Kpart, Lfoc, Policy, YuPetrov};
+use cachepart_policy::{Kpart, Lfoc, LfocPlus, Policy, YuPetrov};
 use cachepart_profile::{BwModel, MetricsTable, Mix, ModelConfig, ProfileMachine};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,7 +59,7 @@ fn reference_rows_match() {
     for line in lines.filter(|l| !l.is_empty()) {
         let f: Vec<&str> = line.split(',').collect();
         let alg = f[c_alg];
-        if !["kpart", "lfoc", "yu-petrov"].contains(&alg) {
+        if !["kpart", "lfoc", "lfoc+", "yu-petrov"].contains(&alg) {
             continue;
         }
         if !["simple_b35000", "stalls_b35000"].contains(&f[c_tag]) {
@@ -97,6 +98,7 @@ fn reference_rows_match() {
         let mut policy: Box<dyn Policy> = match alg.as_str() {
             "kpart" => Box::new(Kpart),
             "lfoc" => Box::new(Lfoc::default()),
+            "lfoc+" => Box::new(LfocPlus::default()),
             _ => Box::new(YuPetrov),
         };
         let plan = policy.decide(&mut machine).expect("policy decides");
@@ -108,8 +110,8 @@ fn reference_rows_match() {
             .collect();
         let want_members = canon(&rows.iter().map(|r| r.cluster.clone()).collect::<Vec<_>>());
         let got_members = canon(&owner);
-        // KPart and LFOC number clusters 0.. in the order they list them,
-        // as the plan does.
+        // KPart, LFOC and LFOC+ number clusters 0.. in the order they list
+        // them, as the plan does.
         if alg != "yu-petrov" {
             let ids: Vec<String> = owner.iter().map(|c| c.to_string()).collect();
             let want: Vec<String> = rows.iter().map(|r| r.cluster.clone()).collect();
@@ -146,5 +148,10 @@ fn reference_rows_match() {
         );
     }
     assert!(!rows_total.is_empty(), "no reference rows found");
+    assert_eq!(
+        rows_total.get("lfoc+").map(|r| r.1),
+        Some(6),
+        "the six lfoc+ rows (W1) are checked"
+    );
     assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
 }
