@@ -5,6 +5,8 @@
 #   ./scripts/bench.sh optimal    only the exact solvers (figures program)
 #   ./scripts/bench.sh policies   only LFOC/KPart decision time (criterion)
 #   ./scripts/bench.sh trace      only trace write/read throughput (criterion)
+#   ./scripts/bench.sh sim        only the cachegrind-mode simulator vs a reference loop
+#   ./scripts/bench.sh curves     only exact and SHARDS miss curves vs a reference loop
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -21,4 +23,12 @@ fi
 if [[ $what == all || $what == trace ]]; then
   echo "== trace format throughput and size (criterion)"
   cargo bench -q -p cachepart-trace --bench trace "${crit[@]}" 2>&1 | grep -E "time:|thrpt:|bytes" || true
+fi
+if [[ $what == all || $what == sim ]]; then
+  echo "== simulator, cachegrind-compatible mode, on a >100 M-access real trace vs a plain reference loop"
+  cargo run -q --release -p cachepart-sim --example bench_sim
+fi
+if [[ $what == all || $what == curves ]]; then
+  echo "== miss-rate curves: exact vs a plain Fenwick loop, SHARDS 0.01 vs exact"
+  cargo run -q --release -p cachepart-curves --example bench_curves
 fi

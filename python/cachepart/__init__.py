@@ -17,7 +17,7 @@ from cachepart._core import (
     __version__,
     algorithms,
 )
-from cachepart import profile
+from cachepart import curves, profile
 
 __all__ = [
     "CachepartError",
@@ -28,5 +28,6 @@ __all__ = [
     "UsageError",
     "__version__",
     "algorithms",
+    "curves",
     "profile",
 ]

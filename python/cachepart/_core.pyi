@@ -29,6 +29,21 @@ def profile_classify(
     workloads: Optional[str] = None,
     mixes: Optional[list[list[str]]] = None,
 ) -> str: ...
+def curves(
+    trace: str,
+    kind: str = "fully-associative",
+    line: int = 64,
+    ifetch: bool = False,
+    min_size: int = 1024,
+    max_size: int = 67108864,
+    per_octave: int = 1,
+    sets: int = 2048,
+    ways: int = 16,
+    page: int = 4096,
+    rate: float = 0.01,
+    max_lines: Optional[int] = None,
+    adjust: bool = True,
+) -> str: ...
 def builtin_metrics_csv() -> str: ...
 def builtin_workloads() -> str: ...
 def algorithms() -> list[str]: ...

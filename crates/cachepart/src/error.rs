@@ -18,6 +18,10 @@ pub enum Error {
         /// The policy's error.
         source: Box<cachepart_policy::PolicyError>,
     },
+    /// An input file (trace, config) is unreadable or malformed; the text
+    /// names the file and the place.
+    #[error("{0}")]
+    Input(String),
     /// An algorithm name or option is wrong.
     #[error("{0}")]
     Usage(String),

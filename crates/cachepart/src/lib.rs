@@ -27,17 +27,20 @@ mod algorithm;
 pub mod builtin;
 pub mod chart;
 pub mod classify;
+mod curve_job;
 
 mod error;
 mod experiment;
 pub mod report;
 
 pub use algorithm::Algorithm;
+pub use curve_job::{compute_curve, CurveKind, CurveRequest, CurveResult, SamplingInfo};
 pub use error::Error;
 pub use experiment::{
     restrict_ways, run_one, run_profile, Outcome, ProgressFn, RunOptions, SolverInfo,
 };
 
+pub use cachepart_curves as curves;
 pub use cachepart_machine as machine;
 pub use cachepart_policy as policy;
 pub use cachepart_profile as profile;

@@ -1,6 +1,7 @@
 //! The `cachepart` binary: parses arguments and calls the facade.
 #![deny(missing_docs)]
 
+mod curves_cmd;
 mod output;
 mod profile_cmd;
 mod trace_cmd;
@@ -20,6 +21,9 @@ enum Command {
     /// The table-driven machine: evaluate policies on measured per-app tables.
     #[command(subcommand)]
     Profile(profile_cmd::ProfileCommand),
+    /// Miss-rate curves of a trace: exact LRU (every size, every way count,
+    /// every color count) or SHARDS-sampled.
+    Curves(curves_cmd::CurvesArgs),
     /// Memory traces: inspect, convert, generate.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
@@ -32,6 +36,7 @@ fn main() {
     let result = match cli.command {
         Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),
+        Command::Curves(args) => curves_cmd::run(args),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

@@ -1,9 +1,10 @@
 //! The exact solvers against the brute-force oracle, on random mixes:
-//! equal objective values for all six solvers under both bandwidth models;
-//! the same plan whatever the thread count; a valid plan under a time limit.
+//! equal objective values for all six solvers and both tie rules under
+//! both bandwidth models; an optimal incumbent kept unchanged; the same
+//! plan whatever the thread count; a valid plan under a time limit.
 
 use cachepart_machine::AppCurves;
-use cachepart_profile::optimal::{brute_force, solve, Objective, SolveOptions, Structure};
+use cachepart_profile::optimal::{brute_force, solve, Objective, SolveOptions, Structure, TieRule};
 use cachepart_profile::{evaluate, round3, BwModel, MetricsTable, Mix, ModelConfig};
 use proptest::prelude::*;
 use std::path::Path;
@@ -27,18 +28,33 @@ fn check_all(mix: &Mix, cfg: &ModelConfig) -> Result<(), TestCaseError> {
         }
         for o in Objective::ALL {
             let oracle = brute_force(mix, cfg, structure, o).unwrap();
-            let sol = solve(mix, cfg, structure, o, &SolveOptions::default()).unwrap();
-            prop_assert!(sol.proven_optimal);
-            prop_assert_eq!(
-                cost(mix, &sol.plan, cfg, o),
-                cost(mix, &oracle, cfg, o),
-                "{}-{} on {:?}: ours {} oracle {}",
-                structure.prefix(),
-                o.name(),
-                mix.names(),
-                sol.plan,
-                oracle
-            );
+            for tie_rule in [TieRule::Serial, TieRule::BestFirst] {
+                let opts = SolveOptions {
+                    tie_rule,
+                    ..Default::default()
+                };
+                let sol = solve(mix, cfg, structure, o, &opts).unwrap();
+                prop_assert!(sol.proven_optimal);
+                prop_assert_eq!(
+                    cost(mix, &sol.plan, cfg, o),
+                    cost(mix, &oracle, cfg, o),
+                    "{}-{}{} on {:?}: ours {} oracle {}",
+                    structure.prefix(),
+                    o.name(),
+                    tie_rule.suffix(),
+                    mix.names(),
+                    sol.plan,
+                    oracle
+                );
+            }
+            // an optimal incumbent is returned as it is
+            let opts = SolveOptions {
+                tie_rule: TieRule::BestFirst,
+                incumbent: Some(&oracle),
+                ..Default::default()
+            };
+            let sol = solve(mix, cfg, structure, o, &opts).unwrap();
+            prop_assert_eq!(&sol.plan, &oracle);
         }
     }
     Ok(())
@@ -69,7 +85,7 @@ fn random_mix() -> impl Strategy<Value = (Mix, Option<f64>)> {
     (4usize..=7)
         .prop_flat_map(|ways| {
             (
-                proptest::collection::vec(app(ways), 1..=5),
+                proptest::collection::vec(app(ways), 1..=6),
                 proptest::option::of(0.3f64..1.2),
             )
         })
@@ -102,7 +118,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
 
     #[test]
-    fn metrics_apps_match_oracle(seed in proptest::collection::vec(0usize..1000, 2..=5), bw in 0usize..3) {
+    fn metrics_apps_match_oracle(seed in proptest::collection::vec(0usize..1000, 2..=6), bw in 0usize..3) {
         let Some(t) = table() else { return Ok(()) };
         let mut idx: Vec<usize> = Vec::new();
         for s in seed {
@@ -206,6 +222,7 @@ fn time_limit_returns_a_valid_unproven_plan() {
             time_limit: Some(Duration::from_millis(1)),
             threads: Some(2),
             progress: Some(&cb),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -214,10 +231,53 @@ fn time_limit_returns_a_valid_unproven_plan() {
     assert!(calls.load(std::sync::atomic::Ordering::Relaxed) >= 1);
 }
 
+/// The setup (subset tables, dynamic programmes, bounds) checks the clock
+/// too: a short limit on a large mix is kept to well within a second
+/// (a generous margin here, for loaded test machines).
+#[test]
+fn time_limit_covers_the_setup() {
+    let mix = synthetic(18, 11, 5);
+    let cfg = ModelConfig::default();
+    for o in [Objective::Stp, Objective::Unfairness] {
+        let sol = solve(
+            &mix,
+            &cfg,
+            Structure::Clustering,
+            o,
+            &SolveOptions {
+                time_limit: Some(Duration::from_millis(500)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(!sol.proven_optimal);
+        assert!(sol.seconds < 3.0, "{}: {} s", o.name(), sol.seconds);
+        assert!(evaluate(&mix, &sol.plan, &cfg).is_ok());
+    }
+}
+
 #[test]
 fn infeasible_requests_are_errors() {
     let mix = synthetic(12, 11, 3);
     let cfg = ModelConfig::default();
+    // incumbents that are not plans of the mix, or not strict partitionings
+    let small = synthetic(3, 11, 1);
+    for (structure, bad) in [
+        (
+            Structure::Clustering,
+            cachepart_machine::Plan::from_clusters([(vec![0, 1], 11)]),
+        ),
+        (
+            Structure::Partitioning,
+            cachepart_machine::Plan::from_clusters([(vec![0, 1], 6), (vec![2], 5)]),
+        ),
+    ] {
+        let opts = SolveOptions {
+            incumbent: Some(&bad),
+            ..Default::default()
+        };
+        assert!(solve(&small, &cfg, structure, Objective::Stp, &opts).is_err());
+    }
     assert!(solve(
         &mix,
         &cfg,

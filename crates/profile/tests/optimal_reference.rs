@@ -1,10 +1,13 @@
 //! The exact solvers against PBBCache's reference answers
 //! (`shared/data/pbbcache/ref/tidy_results.csv`): per-app ways and cluster
 //! membership (up to renumbering) of every `opt-stp`, `opt-unf`,
-//! `optc-stp` and `optc-unf` row, both tags. Skipped when the shared data
-//! is absent.
+//! `optc-stp` and `optc-unf` row and of their best-first (`-bf`) variants,
+//! both tags. `optc-*-bf` start from LFOC's plan, taken from the
+//! reference's own `lfoc` rows of the same workload. Skipped when the
+//! shared data is absent.
 
-use cachepart_profile::optimal::{solve, Objective, SolveOptions, Structure};
+use cachepart_machine::Plan;
+use cachepart_profile::optimal::{solve, Objective, SolveOptions, Structure, TieRule};
 use cachepart_profile::{BwModel, MetricsTable, Mix, ModelConfig};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,8 +34,31 @@ fn canon(ids: &[String]) -> Vec<usize> {
         .collect()
 }
 
+/// The plan of a reference group: clusters by printed id, apps in
+/// workload order, each cluster with its printed ways.
+fn plan_of(rows: &[Row]) -> Plan {
+    let mut clusters: BTreeMap<usize, (Vec<usize>, u32)> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let e = clusters
+            .entry(r.cluster.parse().unwrap())
+            .or_insert((Vec::new(), r.ways as u32));
+        e.0.push(i);
+    }
+    Plan::from_clusters(clusters.into_values())
+}
+
 #[test]
 fn reference_rows_match() {
+    check(&["opt-stp", "opt-unf", "optc-stp", "optc-unf"]);
+}
+
+#[test]
+fn best_first_reference_rows_match() {
+    check(&["opt-stp-bf", "opt-unf-bf", "optc-stp-bf", "optc-unf-bf"]);
+}
+
+/// Solves every reference group of the `algorithms` and compares.
+fn check(algorithms: &[&str]) {
     let tidy = Path::new(DATA).join("ref/tidy_results.csv");
     if !tidy.exists() {
         println!("SKIPPED: {} not found (shared data absent)", tidy.display());
@@ -56,7 +82,7 @@ fn reference_rows_match() {
     for rec in rdr.records() {
         let r = rec.unwrap();
         let alg = &r[c_alg];
-        if !["opt-stp", "opt-unf", "optc-stp", "optc-unf"].contains(&alg) {
+        if !algorithms.contains(&alg) && alg != "lfoc" {
             continue;
         }
         groups
@@ -76,8 +102,16 @@ fn reference_rows_match() {
     }
     let mut tally: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
-    for ((tag, alg, set, wid), mut rows) in groups {
-        rows.sort_by_key(|r| r.bench_id);
+    for group in &mut groups.values_mut() {
+        group.sort_by_key(|r| r.bench_id);
+    }
+    for ((tag, alg, set, wid), rows) in &groups {
+        if alg == "lfoc" {
+            continue;
+        }
+        let lfoc = groups
+            .get(&(tag.clone(), "lfoc".to_string(), set.clone(), wid.clone()))
+            .map(|rows| plan_of(rows));
         let idx: Vec<usize> = rows
             .iter()
             .map(|r| table.app_index(&r.app).unwrap())
@@ -96,12 +130,26 @@ fn reference_rows_match() {
         } else {
             Structure::Partitioning
         };
-        let objective = if alg.ends_with("stp") {
+        let objective = if alg.contains("stp") {
             Objective::Stp
         } else {
             Objective::Unfairness
         };
-        let sol = solve(&mix, &cfg, structure, objective, &SolveOptions::default()).unwrap();
+        let best_first = alg.ends_with("-bf");
+        let opts = SolveOptions {
+            tie_rule: if best_first {
+                TieRule::BestFirst
+            } else {
+                TieRule::Serial
+            },
+            incumbent: if best_first && structure == Structure::Clustering {
+                Some(lfoc.as_ref().expect("an lfoc row per workload"))
+            } else {
+                None
+            },
+            ..Default::default()
+        };
+        let sol = solve(&mix, &cfg, structure, objective, &opts).unwrap();
         let cluster_of = sol.plan.cluster_of(mix.len());
         let ours_ways: Vec<usize> = cluster_of
             .iter()

@@ -15,7 +15,9 @@ use cachepart::profile::{
     read_workloads, BwModel, MetricsTable, ModelConfig, ProfileError, Workload,
 };
 use cachepart::report::{self, ReportOptions};
-use cachepart::{builtin, classify, Algorithm, Error, RunOptions};
+use cachepart::{
+    builtin, classify, compute_curve, Algorithm, CurveKind, CurveRequest, Error, RunOptions,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -68,7 +70,7 @@ fn to_py(e: Error) -> PyErr {
             | ProfileError::UnknownProgram { .. } => InputError::new_err(msg),
             _ => ModelError::new_err(msg),
         },
-        Error::Io { .. } => InputError::new_err(msg),
+        Error::Io { .. } | Error::Input(_) => InputError::new_err(msg),
         Error::Policy { .. } => PolicyError::new_err(msg),
         Error::Usage(_) => UsageError::new_err(msg),
         Error::Chart(_) => ChartError::new_err(msg),
@@ -186,6 +188,64 @@ fn profile_classify(
     .map_err(to_py)
 }
 
+/// A miss-rate curve of a binary trace; returns `{"points": [...], "sampling": ...}` as JSON.
+#[pyfunction]
+#[pyo3(signature = (trace, kind="fully-associative", line=64, ifetch=false, min_size=1024, max_size=67108864, per_octave=1, sets=2048, ways=16, page=4096, rate=0.01, max_lines=None, adjust=true))]
+fn curves(
+    py: Python<'_>,
+    trace: PathBuf,
+    kind: &str,
+    line: u64,
+    ifetch: bool,
+    min_size: u64,
+    max_size: u64,
+    per_octave: u32,
+    sets: u64,
+    ways: u32,
+    page: u64,
+    rate: f64,
+    max_lines: Option<usize>,
+    adjust: bool,
+) -> PyResult<String> {
+    let kind = CurveKind::from_name(kind).map_err(to_py)?;
+    let req = CurveRequest {
+        kind,
+        line_bytes: line,
+        include_ifetch: ifetch,
+        min_size,
+        max_size,
+        per_octave,
+        sets,
+        ways,
+        page_bytes: page,
+        rate,
+        max_lines,
+        adjust,
+    };
+    py.allow_threads(move || {
+        let out = compute_curve(&trace, &req)?;
+        let c = &out.curve;
+        let points: Vec<_> = (0..c.len())
+            .map(|i| {
+                serde_json::json!({
+                    "size_bytes": c.sizes_bytes[i],
+                    "misses": c.misses[i],
+                    "miss_ratio": c.miss_ratio(i),
+                    "mpki": c.mpki(i),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "points": points,
+            "accesses": c.accesses,
+            "instructions": c.instructions,
+            "sampling": out.sampling,
+        });
+        Ok::<_, Error>(doc.to_string())
+    })
+    .map_err(to_py)
+}
+
 /// The built-in metrics table (PBBCache CSV text).
 #[pyfunction]
 fn builtin_metrics_csv() -> String {
@@ -219,6 +279,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_metrics_csv, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(curves, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -16,12 +16,16 @@
 //! * [`CachegrindSim`] and [`CachegrindSummary`] ([`cachegrind`]): the
 //!   two-level cachegrind model and its nine totals (parsed from
 //!   `cachegrind.out` files too).
+//! * [`memory`]: virtual address spaces mapped on first touch by a
+//!   modelled buddy allocator, page colors, per-core TLBs, and
+//!   [`PhysicalCore`](memory::PhysicalCore), which drives a hierarchy with
+//!   physical addresses.
 //! * [`reference`]: a plain, abstraction-free cachegrind loop, the
 //!   benchmark's yardstick and the tests' oracle.
 //!
-//! Address translation, timing and multicore interleaving sit in front of
-//! these types and are not here yet: caches take already-translated
-//! addresses, and the LLC is shared by lending it to each core.
+//! Caches take already-translated addresses ([`memory`] translates), and
+//! the LLC is shared by lending it to each core; timing and multicore
+//! interleaving are not here yet.
 //!
 //! ```
 //! use cachepart_sim::{CachegrindConfig, CachegrindSim};
@@ -42,6 +46,7 @@ pub mod cachegrind;
 mod error;
 pub mod geometry;
 pub mod hierarchy;
+pub mod memory;
 pub mod reference;
 pub mod replacement;
 mod stats;

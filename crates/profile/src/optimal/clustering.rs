@@ -18,18 +18,24 @@
 //!   not saturating); node bounds relax each partial clustering per
 //!   cluster; it returns the first optimal clustering in PBBCache's
 //!   enumeration order (ignoring its batching), whatever the thread count,
-//!   with the way counts PBBCache's best-first search picks for it.
+//!   with the way counts PBBCache's best-first search picks for it. For
+//!   `stp` without a saturating bandwidth model the same clustering is
+//!   found by the exact depth-first search of `completion.rs`, which knows
+//!   the best value of every subtree and so walks almost straight to it.
 //!
 //! Bounds under a coupling bandwidth model (saturating `simple`, or
 //! `stalls`) use cache-only slowdowns and so assume the bandwidth model
-//! never speeds an app up (factors >= 1, true of both models); no bound is
-//! used for unfairness then.
+//! never speeds an app up (factors >= 1); no bound is used for unfairness
+//! then, and none at all where `simple` may give negative factors
+//! ([`Tables::bounds_hold`]).
 
+use super::completion::first_optimal_stp;
 use super::heuristic::ucp_clusters;
 use super::objective::{Cost, Objective};
 use super::partition::compositions;
 use super::pbbcache::{best_first, for_each_clustering, Scorer};
 use super::progress::Budget;
+use super::subset_dp::best_by_subsets;
 use super::tables::{Part, Scratch, Tables};
 use crate::metrics::round3;
 use rayon::prelude::*;
@@ -64,6 +70,9 @@ pub(crate) fn solve(t: &Tables, o: Objective, budget: &Budget) -> (Found, bool) 
 /// The most optimistic cost of clustering `clusters` at any way split, or
 /// `None` if no useful bound is known.
 fn clustering_bound(t: &Tables, clusters: &[u64], o: Objective) -> Option<Cost> {
+    if !t.bounds_hold {
+        return None;
+    }
     let k = clusters.len();
     let wmax = t.ways + 1 - k;
     match o {
@@ -155,6 +164,9 @@ fn knapsack<F: Fn(usize) -> f64>(
 /// The most optimistic cost of one way split, from the aggregates.
 #[inline]
 fn split_bound(t: &Tables, parts: &[Part], o: Objective) -> Option<Cost> {
+    if !t.bounds_hold {
+        return None;
+    }
     match o {
         Objective::Stp => {
             let s: f64 = parts.iter().map(|&(c, w)| t.agg(c, w).0).sum();
@@ -182,7 +194,7 @@ fn split_bound(t: &Tables, parts: &[Part], o: Objective) -> Option<Cost> {
 
 /// The best way split of `clusters` that is not strictly worse than
 /// `limit` (first in lexicographic order among the best), if any.
-fn best_split(
+pub(crate) fn best_split(
     t: &Tables,
     clusters: &[u64],
     o: Objective,
@@ -401,9 +413,10 @@ struct NodeBounds {
 impl NodeBounds {
     // indices are app numbers and subset masks, used for several tables
     #[allow(clippy::needless_range_loop)]
-    fn new(t: &Tables, o: Objective, dp: Option<&Dp>) -> NodeBounds {
+    /// Without bounds (`usable` false) if the time limit passes first.
+    fn new(t: &Tables, o: Objective, dp: Option<&Dp>, budget: &Budget) -> NodeBounds {
         let n = t.n;
-        let usable = !(o == Objective::Unfairness && t.coupled);
+        let usable = t.bounds_hold && !(o == Objective::Unfairness && t.coupled);
         let mut nb = NodeBounds {
             a: Vec::new(),
             b: Vec::new(),
@@ -445,6 +458,10 @@ impl NodeBounds {
                 .collect();
         }
         for s in 1usize..(1 << n) {
+            if s & 4095 == 0 && budget.expired() {
+                nb.usable = false;
+                return nb;
+            }
             let m = s as u64;
             if o == Objective::Unfairness {
                 for k in 0..=n {
@@ -684,14 +701,14 @@ impl NodeBounds {
 
 /// The dynamic programme of the additive objectives: `g[S * (ways + 1) + w]`
 /// = best value of apps `S` in exactly `w` ways.
-struct Dp {
-    g: Vec<f64>,
+pub(crate) struct Dp {
+    pub g: Vec<f64>,
 }
 
 /// Best plan of the additive objectives (STP, ANTT) by dynamic programming
 /// over subsets: `g[S][w]` = best value of apps `S` in exactly `w` ways,
 /// the cluster holding the lowest app of `S` chosen first.
-fn dp_incumbent(t: &Tables, o: Objective) -> Option<(Vec<Part>, Dp)> {
+fn dp_incumbent(t: &Tables, o: Objective, budget: &Budget) -> Option<(Vec<Part>, Dp)> {
     if t.coupled || o == Objective::Unfairness {
         return None;
     }
@@ -700,46 +717,7 @@ fn dp_incumbent(t: &Tables, o: Objective) -> Option<(Vec<Part>, Dp)> {
     let w1 = ways + 1;
     let val = |m: u64, w: usize| additive_value(t, o, m, w);
     let full = (1usize << n) - 1;
-    let mut g = vec![f64::NEG_INFINITY; (full + 1) * w1];
-    g[0] = 0.0;
-    let row = |g: &[f64], s: usize| -> Vec<f64> {
-        let mut r = vec![f64::NEG_INFINITY; w1];
-        let low = s & s.wrapping_neg();
-        let rest = s ^ low;
-        let mut sub = rest;
-        loop {
-            let tm = sub | low;
-            let rm = s ^ tm;
-            let gr = &g[rm * w1..rm * w1 + w1];
-            for a in 1..=ways {
-                let h = val(tm as u64, a);
-                for (b, &gv) in gr.iter().enumerate().take(ways + 1 - a) {
-                    let v = h + gv;
-                    if v > r[a + b] {
-                        r[a + b] = v;
-                    }
-                }
-            }
-            if sub == 0 {
-                break;
-            }
-            sub = (sub - 1) & rest;
-        }
-        r
-    };
-    for p in 1..=n {
-        let layer: Vec<usize> = (1..=full)
-            .filter(|s| s.count_ones() as usize == p)
-            .collect();
-        let rows: Vec<Vec<f64>> = layer
-            .par_iter()
-            .with_min_len(16)
-            .map(|&s| row(&g, s))
-            .collect();
-        for (s, r) in layer.into_iter().zip(rows) {
-            g[s * w1..s * w1 + w1].copy_from_slice(&r);
-        }
-    }
+    let g = best_by_subsets(n, ways, val, budget)?;
     if !g[full * w1 + ways].is_finite() {
         return None;
     }
@@ -782,6 +760,9 @@ fn improve(t: &Tables, o: Objective, inc: &mut Found, budget: &Budget) {
     loop {
         let mut better: Option<Found> = None;
         for a in 0..t.n {
+            if budget.expired() {
+                break;
+            }
             let bit = 1u64 << a;
             let from = inc
                 .clusters
@@ -815,8 +796,11 @@ fn improve(t: &Tables, o: Objective, inc: &mut Found, budget: &Budget) {
             }
         }
         match better {
-            Some(b) if !budget.expired() => *inc = b,
-            _ => break,
+            Some(b) => *inc = b,
+            None => break,
+        }
+        if budget.was_expired() {
+            break;
         }
     }
     budget.add_nodes(nodes);
@@ -867,7 +851,8 @@ impl Search<'_, '_, '_> {
             return;
         }
         local.nodes += 1;
-        if local.nodes & 1023 == 0 && self.budget.expired() {
+        // the flag at every node (cheap), the clock now and then
+        if self.budget.was_expired() || (local.nodes & 1023 == 0 && self.budget.expired()) {
             local.stopped = true;
             return;
         }
@@ -943,6 +928,12 @@ fn prefixes(n: usize, ways: usize, placed: usize) -> Vec<Vec<u64>> {
 
 /// Parallel branch and bound over PBBCache's enumeration tree (module docs).
 pub(crate) fn fast(t: &Tables, o: Objective, budget: &Budget) -> (Found, bool) {
+    fast_with(t, o, budget, true)
+}
+
+/// [`fast`], optionally without the exact STP search of `completion.rs`
+/// (`exact = false`: the general branch and bound, for tests).
+fn fast_with(t: &Tables, o: Objective, budget: &Budget, exact: bool) -> (Found, bool) {
     let n = t.n;
     let mut sc = Scratch::default();
     // Incumbent: the DP plan when available, else the better of one shared
@@ -961,13 +952,24 @@ pub(crate) fn fast(t: &Tables, o: Objective, budget: &Budget) -> (Found, bool) {
     let all = (1u64 << n) - 1;
     consider(vec![(all, t.ways)], &mut sc);
     let mut dp = None;
-    if let Some((parts, table)) = dp_incumbent(t, o) {
+    if let Some((parts, table)) = dp_incumbent(t, o, budget) {
         consider(parts, &mut sc);
+        if o == Objective::Stp && exact {
+            // The exact search knows every subtree's value (completion.rs).
+            let (found, done) = first_optimal_stp(t, &table, budget);
+            match found {
+                Some(best) => return (with_pbbcache_ways(t, o, best, budget), done),
+                None if !done => {
+                    return (incumbent.expect("the DP plan is an incumbent"), false);
+                }
+                None => {} // not expected: fall back to the general search
+            }
+        }
         dp = Some(table);
     }
     let mut stp_dp = None;
     if o == Objective::Unfairness && !t.coupled {
-        if let Some((parts, table)) = dp_incumbent(t, Objective::Stp) {
+        if let Some((parts, table)) = dp_incumbent(t, Objective::Stp, budget) {
             consider(parts, &mut sc);
             stp_dp = Some(table);
         }
@@ -975,9 +977,14 @@ pub(crate) fn fast(t: &Tables, o: Objective, budget: &Budget) -> (Found, bool) {
     let mut incumbent = incumbent.expect("one cluster is always a plan");
     improve(t, o, &mut incumbent, budget);
     let global = SharedBest(Mutex::new(incumbent.cost));
-    let mut nb = NodeBounds::new(t, o, dp.as_ref());
+    let mut nb = NodeBounds::new(t, o, dp.as_ref(), budget);
     if let Some(table) = &stp_dp {
-        nb.second = Some(Box::new(NodeBounds::new(t, Objective::Stp, Some(table))));
+        nb.second = Some(Box::new(NodeBounds::new(
+            t,
+            Objective::Stp,
+            Some(table),
+            budget,
+        )));
     }
     let placed = n.min(6);
     let roots = prefixes(n, t.ways, placed);
@@ -1019,15 +1026,19 @@ pub(crate) fn fast(t: &Tables, o: Objective, budget: &Budget) -> (Found, bool) {
         Some(b) if !incumbent.cost.better(b.cost) => b,
         _ => return (incumbent, false),
     };
-    // The way counts PBBCache's per-clustering search picks for the winner.
+    (with_pbbcache_ways(t, o, best, budget), !stopped)
+}
+
+/// `best` with the way counts PBBCache's per-clustering search picks for
+/// its clustering, when they are optimal too.
+fn with_pbbcache_ways(t: &Tables, o: Objective, best: Found, budget: &Budget) -> Found {
     let mut nodes = 0;
     let (c, sol) = pbbcache_solve(t, &best.clusters, o, None, &mut nodes);
     budget.add_nodes(nodes);
-    let best = match sol {
+    match sol {
         Some(ways) if c == best.cost => Found { ways, ..best },
         _ => best,
-    };
-    (best, !stopped)
+    }
 }
 
 #[cfg(test)]
@@ -1084,7 +1095,7 @@ mod tests {
                     bw_model: BwModel::Simple,
                     max_bw_mbps: max_bw,
                 };
-                let t = Tables::new(&mix, &cfg, true);
+                let t = Tables::new(&mix, &cfg, true, &Budget::new(None, None)).unwrap();
                 for o in Objective::ALL {
                     let b = Budget::new(None, None);
                     let (e, pe) = emulate(&t, o, &b);
@@ -1094,6 +1105,90 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Random apps over `ways` ways (some duplicated, for ties).
+    fn random_mix(n: usize, ways: usize, seed: u64) -> crate::Mix {
+        use cachepart_machine::AppCurves;
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 10_000) as f64 / 10_000.0
+        };
+        let mut apps: Vec<AppCurves> = Vec::new();
+        for i in 0..n {
+            if i > 0 && rnd() < 0.2 {
+                let j = (rnd() * i as f64) as usize;
+                apps.push(apps[j].clone());
+                continue;
+            }
+            let sens = rnd() * 1.2;
+            let base = 0.3 + 2.0 * rnd();
+            let m1 = 1.0 + 30.0 * rnd();
+            let ipc: Vec<f64> = (1..=ways)
+                .map(|w| base * (1.0 + sens * (w as f64).ln()) * (1.0 + 0.1 * (rnd() - 0.5)))
+                .collect();
+            let mpkc: Vec<f64> = (1..=ways)
+                .map(|w| m1 / (1.0 + sens * (w as f64 - 1.0)) + 0.05)
+                .collect();
+            let bw: Vec<f64> = mpkc.iter().map(|m| m * 150.0).collect();
+            apps.push(AppCurves::new(
+                &format!("a{i}"),
+                ipc,
+                mpkc.clone(),
+                mpkc,
+                bw,
+            ));
+        }
+        crate::Mix::from_curves(apps).unwrap()
+    }
+
+    /// The exact STP search (`completion.rs`) returns exactly the plan of
+    /// the general branch and bound, which it replaces; under a bandwidth
+    /// maximum only the sum of peaks exceeds, the exact coupling check
+    /// lets it run and the plan is still the same.
+    #[test]
+    fn exact_stp_search_matches_general_search() {
+        use crate::bandwidth::BwModel;
+        use crate::model::ModelConfig;
+        let mut exact_uncoupled = 0;
+        for case in 0..24u64 {
+            let n = 6 + (case % 5) as usize;
+            let ways = [11, 8, 6][(case % 3) as usize];
+            let mix = random_mix(n, ways, case + 1);
+            let peak: f64 = mix
+                .apps
+                .iter()
+                .map(|a| super::super::tables::peak_value(&a.curves.bandwidth_mbps))
+                .sum();
+            for max_bw in [None, Some(0.9 * peak), Some(0.5 * peak)] {
+                let cfg = ModelConfig {
+                    bw_model: BwModel::Simple,
+                    max_bw_mbps: max_bw,
+                };
+                let b = Budget::new(None, None);
+                let t = Tables::new(&mix, &cfg, true, &b).unwrap();
+                if max_bw.is_some() && !t.coupled {
+                    exact_uncoupled += 1;
+                }
+                let (e, pe) = fast_with(&t, Objective::Stp, &b, true);
+                let (g, pg) = fast_with(&t, Objective::Stp, &b, false);
+                assert!(pe && pg);
+                let what = format!("case {case} n {n} ways {ways} {max_bw:?}");
+                assert_eq!(e.cost, g.cost, "{what}");
+                assert_eq!(e.clusters, g.clusters, "{what}");
+                assert_eq!(e.ways, g.ways, "{what}");
+                if n <= EMULATE_MAX_APPS {
+                    assert_eq!(emulate(&t, Objective::Stp, &b).0.cost, e.cost, "{what}");
+                }
+            }
+        }
+        assert!(
+            exact_uncoupled > 0,
+            "the exact coupling check was not exercised"
+        );
     }
 
     #[test]

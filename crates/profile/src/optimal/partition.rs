@@ -1,22 +1,30 @@
 //! Strict partitioning (`opt-stp`, `opt-unf`, `opt-antt`): one app per
 //! cluster, the best way count for each.
 //!
-//! PBBCache's serial search is replayed first ([`pbbcache::dfs`] from the
-//! `ucp-slowdown` incumbent), which fixes the tie-breaking: its answer is
-//! the incumbent if nothing is strictly better, else the first strictly
-//! better plan in its depth-first order. Its bound assumes more ways never
-//! hurt, so the answer is then checked against every way split; should it
-//! not be optimal, the first optimal split in lexicographic order is
-//! returned instead.
+//! PBBCache's search is replayed first from the `ucp-slowdown` incumbent
+//! ([`pbbcache::dfs`] for `opt-*`, [`pbbcache::best_first`] for
+//! `opt-*-bf`), which fixes the tie-breaking: its answer is the incumbent
+//! if nothing is strictly better, else the first strictly better plan in
+//! its search order. Its bound assumes more ways never hurt, so the answer
+//! is then checked against every way split; should it not be optimal, the
+//! first optimal split in lexicographic order (`opt-*`) or the last one
+//! (`opt-*-bf`, whose search favours large way counts late) is returned
+//! instead.
 
 use super::heuristic::ucp_slowdown;
 use super::objective::{Cost, Objective};
-use super::pbbcache::{dfs, Scorer};
+use super::pbbcache::{best_first, dfs, Scorer};
 use super::progress::Budget;
 use super::tables::Tables;
+use super::TieRule;
 
 /// Way counts per app (mix order) and whether they are proven optimal.
-pub(crate) fn solve(t: &Tables, objective: Objective, budget: &Budget) -> (Vec<usize>, bool) {
+pub(crate) fn solve(
+    t: &Tables,
+    objective: Objective,
+    rule: TieRule,
+    budget: &Budget,
+) -> (Vec<usize>, bool) {
     let n = t.n;
     let apps: Vec<u64> = (0..n).map(|a| 1u64 << a).collect();
     let mut s = Scorer::new(t, &apps, objective);
@@ -25,15 +33,19 @@ pub(crate) fn solve(t: &Tables, objective: Objective, budget: &Budget) -> (Vec<u
     let (ecost, esol) = if n == 1 {
         (hcost, Some(vec![t.ways]))
     } else {
-        dfs(&mut s, hcost)
+        match rule {
+            TieRule::Serial => dfs(&mut s, hcost),
+            TieRule::BestFirst => best_first(&mut s, hcost),
+        }
     };
     let (ecost, esol) = match esol {
         Some(sol) => (ecost, sol),
         None => (hcost, heur),
     };
     budget.add_nodes(s.nodes);
-    // The true optimum, by every split.
+    // The true optimum, by every split: the first and the last optimal one.
     let mut best = (Cost::WORST, Vec::new());
+    let mut last = Vec::new();
     let mut comp = Vec::with_capacity(n);
     let mut count = 0u64;
     let complete = compositions(t.ways, n, &mut comp, &mut |c| {
@@ -44,9 +56,17 @@ pub(crate) fn solve(t: &Tables, objective: Objective, budget: &Budget) -> (Vec<u
         let cost = s.leaf(c);
         if cost.better(best.0) {
             best = (cost, c.to_vec());
+            last.clear();
+            last.extend_from_slice(c);
+        } else if !best.0.better(cost) {
+            last.clear();
+            last.extend_from_slice(c);
         }
         true
     });
+    if rule == TieRule::BestFirst {
+        best.1 = last;
+    }
     budget.add_nodes(count);
     if !complete {
         return if best.0.better(ecost) {

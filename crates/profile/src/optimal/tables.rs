@@ -10,9 +10,18 @@
 //! (same split order, same interpolation, same bandwidth model, same
 //! summation order), so a cost found here is the cost `evaluate` reports.
 //!
+//! The bandwidth model couples the clusters only if some plan can reach
+//! its maximum: for `simple`, the largest total demand of any plan is
+//! found exactly by the dynamic programme of [`subset_dp`] (demand is
+//! additive over clusters) when the sum of the apps' peak demands does not
+//! already settle it.
+//!
 //! [`evaluate`]: crate::evaluate
+//! [`subset_dp`]: super::subset_dp
 
 use super::objective::{cost_of, Cost, Objective};
+use super::progress::Budget;
+use super::subset_dp::best_by_subsets;
 use crate::bandwidth::{self, BwInput, BwModel};
 use crate::mix::Mix;
 use crate::model::ModelConfig;
@@ -36,6 +45,13 @@ pub(crate) struct Tables<'a> {
     /// True when the bandwidth model can change some slowdown, which couples
     /// the apps of different clusters.
     pub coupled: bool,
+    /// True when every bandwidth factor is at least 1 (the model only slows
+    /// apps down), so bounds from cache-only slowdowns hold. `simple` far
+    /// above its maximum can give negative factors (its throttled shares
+    /// turn negative); it is ruled out unless every plan's total demand `A`
+    /// stays below `B n / (n - 1)` (then `A - B < A / n <= sum b^2 / max b`
+    /// keeps every share positive).
+    pub bounds_hold: bool,
     subsets: Option<Subsets>,
 }
 
@@ -49,6 +65,8 @@ struct Subsets {
     min: Vec<f64>,
     max: Vec<f64>,
     sum: Vec<f64>,
+    /// Total bandwidth demand (MB/s) of the members.
+    demand: Vec<f64>,
     /// Per app: smallest and largest cache-only slowdown over every
     /// cluster holding it and every way count.
     app_lo: Vec<f64>,
@@ -57,33 +75,60 @@ struct Subsets {
 
 impl<'a> Tables<'a> {
     /// Tables for strict partitioning (single-app clusters only), or for
-    /// clustering (`subsets`: every subset, `n <= MAX_SUBSET_APPS`).
-    pub fn new(mix: &'a Mix, cfg: &ModelConfig, subsets: bool) -> Tables<'a> {
+    /// clustering (`subsets`: every subset, `n <= MAX_SUBSET_APPS`);
+    /// `None` if the time limit passed while building them.
+    pub fn new(
+        mix: &'a Mix,
+        cfg: &ModelConfig,
+        subsets: bool,
+        budget: &Budget,
+    ) -> Option<Tables<'a>> {
         let n = mix.len();
         let ways = mix.ways;
-        let coupled = match cfg.max_bw_mbps {
+        let subsets = if subsets && n <= MAX_SUBSET_APPS {
+            Some(Subsets::build(mix, budget)?)
+        } else {
+            None
+        };
+        let (coupled, bounds_hold) = match cfg.max_bw_mbps {
             Some(b) if b.is_finite() => match cfg.bw_model {
-                BwModel::Stalls => true,
+                BwModel::Stalls => (true, true),
                 BwModel::Simple => {
                     let peak: f64 = mix
                         .apps
                         .iter()
                         .map(|a| peak_value(&a.curves.bandwidth_mbps))
                         .sum();
-                    peak > b
+                    // largest total demand of any plan (a margin for sums
+                    // taken in another order)
+                    let most = match &subsets {
+                        _ if peak <= b => peak,
+                        Some(s) => {
+                            let g = best_by_subsets(
+                                n,
+                                ways,
+                                |m, w| s.demand[m as usize * ways + w - 1],
+                                budget,
+                            )?;
+                            g[((1usize << n) - 1) * (ways + 1) + ways] * (1.0 + 1e-9)
+                        }
+                        None => peak * (1.0 + 1e-9),
+                    };
+                    let nf = n as f64;
+                    (most > b, n == 1 || most * (nf - 1.0) < b * nf)
                 }
             },
-            _ => false,
+            _ => (false, true),
         };
-        let subsets = (subsets && n <= MAX_SUBSET_APPS).then(|| Subsets::build(mix));
-        Tables {
+        Some(Tables {
             mix,
             cfg: *cfg,
             n,
             ways,
             coupled,
+            bounds_hold,
             subsets,
-        }
+        })
     }
 
     /// Fractional ways of the `pos`-th member (in app order) of cluster
@@ -105,6 +150,14 @@ impl<'a> Tables<'a> {
         let s = self.subsets.as_ref().expect("subset tables");
         let i = mask as usize * self.ways + w - 1;
         (s.inv_sum[i], s.min[i], s.max[i], s.sum[i])
+    }
+
+    /// Sum of 1/slowdown (cache-only) of cluster `mask` at `1..=ways` ways.
+    #[inline]
+    pub fn inv_sums(&self, mask: u64) -> &[f64] {
+        let s = self.subsets.as_ref().expect("subset tables");
+        let i = mask as usize * self.ways;
+        &s.inv_sum[i..i + self.ways]
     }
 
     /// Smallest and largest cache-only slowdown app `a` can have in any
@@ -170,14 +223,15 @@ pub(crate) struct Scratch {
 
 /// Largest value a table can take under interpolation (including the
 /// extrapolation below one way).
-fn peak_value(m: &[f64]) -> f64 {
+pub(crate) fn peak_value(m: &[f64]) -> f64 {
     let max = m.iter().copied().fold(f64::MIN, f64::max);
     let p0 = if m.len() > 1 { 2.0 * m[0] - m[1] } else { m[0] };
     max.max(p0)
 }
 
 impl Subsets {
-    fn build(mix: &Mix) -> Subsets {
+    /// `None` if the time limit passed first.
+    fn build(mix: &Mix, budget: &Budget) -> Option<Subsets> {
         let n = mix.len();
         let ways = mix.ways;
         let count = 1usize << n;
@@ -185,15 +239,15 @@ impl Subsets {
         for mask in 0..count {
             offset[mask + 1] = offset[mask] + ways * (mask.count_ones() as usize);
         }
-        type Row = (Vec<f64>, Vec<[f64; 4]>, Vec<(usize, f64, f64)>);
+        type Row = (Vec<f64>, Vec<[f64; 5]>, Vec<(usize, f64, f64)>);
         let rows: Vec<Row> = (0..count)
             .into_par_iter()
             .with_min_len(256)
             .map(|mask| {
-                if mask == 0 {
+                if mask == 0 || (mask & 1023 == 0 && budget.expired()) {
                     return (
                         Vec::new(),
-                        vec![[0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0]; ways],
+                        vec![[0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0, 0.0]; ways],
                         Vec::new(),
                     );
                 }
@@ -215,10 +269,12 @@ impl Subsets {
                     .map(|&a| (a, f64::INFINITY, f64::NEG_INFINITY))
                     .collect();
                 for w in 0..ways {
-                    let (mut inv, mut lo, mut hi, mut sum) =
-                        (0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0);
+                    let (mut inv, mut lo, mut hi, mut sum, mut bw) =
+                        (0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0, 0.0);
                     for (p, &a) in members.iter().enumerate() {
-                        let s = interpolate(&mix.apps[a].curves.slowdown, frac[w * m + p]);
+                        let f = frac[w * m + p];
+                        let s = interpolate(&mix.apps[a].curves.slowdown, f);
+                        bw += interpolate(&mix.apps[a].curves.bandwidth_mbps, f);
                         inv += 1.0 / s;
                         lo = lo.min(s);
                         hi = hi.max(s);
@@ -226,16 +282,20 @@ impl Subsets {
                         range[p].1 = range[p].1.min(s);
                         range[p].2 = range[p].2.max(s);
                     }
-                    agg.push([inv, lo, hi, sum]);
+                    agg.push([inv, lo, hi, sum, bw]);
                 }
                 (frac, agg, range)
             })
             .collect();
+        if budget.was_expired() {
+            return None;
+        }
         let mut frac = Vec::with_capacity(offset[count]);
         let mut inv_sum = Vec::with_capacity(count * ways);
         let mut min = Vec::with_capacity(count * ways);
         let mut max = Vec::with_capacity(count * ways);
         let mut sum = Vec::with_capacity(count * ways);
+        let mut demand = Vec::with_capacity(count * ways);
         let mut app_lo = vec![f64::INFINITY; n];
         let mut app_hi = vec![f64::NEG_INFINITY; n];
         for (f, agg, range) in rows {
@@ -244,23 +304,25 @@ impl Subsets {
                 app_lo[a] = app_lo[a].min(lo);
                 app_hi[a] = app_hi[a].max(hi);
             }
-            for [a, b, c, d] in agg {
+            for [a, b, c, d, e] in agg {
                 inv_sum.push(a);
                 min.push(b);
                 max.push(c);
                 sum.push(d);
+                demand.push(e);
             }
         }
-        Subsets {
+        Some(Subsets {
             offset,
             frac,
             inv_sum,
             min,
             max,
             sum,
+            demand,
             app_lo,
             app_hi,
-        }
+        })
     }
 }
 
@@ -290,7 +352,7 @@ mod tests {
                 max_bw_mbps: Some(600.0),
             },
         ] {
-            let t = Tables::new(&mix, &cfg, true);
+            let t = Tables::new(&mix, &cfg, true, &Budget::new(None, None)).unwrap();
             assert_eq!(t.coupled, cfg.max_bw_mbps.is_some());
             let parts = [(0b0101u64, 2usize), (0b1010, 4)];
             let plan = Plan::from_clusters([(vec![0, 2], 2), (vec![1, 3], 4)]);

@@ -1,0 +1,177 @@
+//! Miss-rate curves of a trace file, as the CLI (`cachepart curves`) and
+//! Python (`cachepart.curves`) ask for them: one request type, one runner.
+
+use crate::error::Error;
+use cachepart_curves::{
+    colored, fully_associative, log_sizes, set_associative, shards, ColorGeometry, Curve, Options,
+    Sampling, SetAssoc, ShardsConfig, UntilError,
+};
+use cachepart_trace::Reader;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+/// Which curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CurveKind {
+    /// Exact LRU, fully associative, at log-spaced sizes.
+    FullyAssociative,
+    /// Exact LRU with `sets` sets at every way count `1..=ways`.
+    SetAssociative,
+    /// Exact LRU confined to `1..=C` page colors, at `ways` ways.
+    Colors,
+    /// SHARDS estimate of the fully associative curve.
+    Shards,
+}
+
+impl CurveKind {
+    /// Parses a kebab-case name.
+    pub fn from_name(s: &str) -> Result<CurveKind, Error> {
+        Ok(match s {
+            "fully-associative" => CurveKind::FullyAssociative,
+            "set-associative" => CurveKind::SetAssociative,
+            "colors" => CurveKind::Colors,
+            "shards" => CurveKind::Shards,
+            _ => {
+                return Err(Error::Usage(format!(
+                "curve kind {s:?}: expected fully-associative, set-associative, colors or shards"
+            )))
+            }
+        })
+    }
+}
+
+/// What to compute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurveRequest {
+    /// Which curve.
+    pub kind: CurveKind,
+    /// Cache line size in bytes.
+    pub line_bytes: u64,
+    /// Count instruction fetches as references too.
+    pub include_ifetch: bool,
+    /// Smallest size of the fully associative and SHARDS curves, in bytes.
+    pub min_size: u64,
+    /// Largest size of those curves, in bytes.
+    pub max_size: u64,
+    /// Sizes per octave of those curves.
+    pub per_octave: u32,
+    /// Sets of the set-associative and colored caches.
+    pub sets: u64,
+    /// Ways of those caches.
+    pub ways: u32,
+    /// Page size of the color mapping.
+    pub page_bytes: u64,
+    /// SHARDS sampling rate (the initial rate with `max_lines`).
+    pub rate: f64,
+    /// SHARDS fixed-size mode: at most this many sampled lines.
+    pub max_lines: Option<usize>,
+    /// SHARDS_adj correction.
+    pub adjust: bool,
+}
+
+impl Default for CurveRequest {
+    fn default() -> Self {
+        CurveRequest {
+            kind: CurveKind::FullyAssociative,
+            line_bytes: 64,
+            include_ifetch: false,
+            min_size: 1024,
+            max_size: 64 << 20,
+            per_octave: 1,
+            sets: 2048,
+            ways: 16,
+            page_bytes: 4096,
+            rate: 0.01,
+            max_lines: None,
+            adjust: true,
+        }
+    }
+}
+
+/// SHARDS' sampling figures.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SamplingInfo {
+    /// Sampled references.
+    pub sampled_refs: u64,
+    /// Distinct sampled lines tracked.
+    pub sampled_lines: u64,
+    /// Sampling rate at the end.
+    pub final_rate: f64,
+}
+
+/// A computed curve.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CurveResult {
+    /// The curve.
+    pub curve: Curve,
+    /// SHARDS only.
+    pub sampling: Option<SamplingInfo>,
+}
+
+/// Computes the requested curve of the binary trace at `trace`.
+pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Error> {
+    let ctx = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", trace.display()));
+    let opts = Options::default()
+        .with_line_bytes(req.line_bytes)
+        .with_ifetch(req.include_ifetch);
+    let file = File::open(trace).map_err(|e| ctx(&e))?;
+    let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| ctx(&e))?;
+    let mut records = UntilError::new(reader);
+    let bad = |e: &dyn std::fmt::Display| Error::Usage(e.to_string());
+    let sizes = || log_sizes(req.min_size, req.max_size, req.per_octave).map_err(|e| bad(&e));
+    let mut sampling = None;
+    let curve = match req.kind {
+        CurveKind::FullyAssociative => {
+            let h = fully_associative(&mut records, &opts).map_err(|e| bad(&e))?;
+            h.curve(&sizes()?).map_err(|e| bad(&e))?
+        }
+        CurveKind::SetAssociative => {
+            let geom = SetAssoc {
+                sets: req.sets,
+                max_ways: req.ways,
+            };
+            set_associative(&mut records, &opts, &geom).map_err(|e| bad(&e))?
+        }
+        CurveKind::Colors => {
+            let geom = ColorGeometry {
+                sets: req.sets,
+                ways: req.ways,
+                page_bytes: req.page_bytes,
+            };
+            let cc = colored(&mut records, &opts, &geom, None).map_err(|e| bad(&e))?;
+            cc.by_colors(req.ways).map_err(|e| bad(&e))?
+        }
+        CurveKind::Shards => {
+            if !(req.rate > 0.0 && req.rate <= 1.0) {
+                return Err(Error::Usage(format!(
+                    "SHARDS rate {}: expected 0 < rate <= 1",
+                    req.rate
+                )));
+            }
+            let sampling_mode = match req.max_lines {
+                Some(max_lines) => Sampling::FixedSize {
+                    max_lines,
+                    initial_rate: req.rate,
+                },
+                None => Sampling::FixedRate { rate: req.rate },
+            };
+            let cfg = ShardsConfig {
+                sampling: sampling_mode,
+                adjust: req.adjust,
+                salt: 0,
+            };
+            let est = shards(&mut records, &opts, &cfg).map_err(|e| bad(&e))?;
+            sampling = Some(SamplingInfo {
+                sampled_refs: est.sampled_refs,
+                sampled_lines: est.sampled_lines,
+                final_rate: est.final_rate,
+            });
+            est.curve(&sizes()?).map_err(|e| bad(&e))?
+        }
+    };
+    records.finish().map_err(|e| ctx(&e))?;
+    Ok(CurveResult { curve, sampling })
+}

@@ -1,0 +1,158 @@
+//! `cachepart curves TRACE`: miss-rate curves of a binary trace, exact or
+//! sampled, printed as a table, CSV or JSON.
+
+use anyhow::Result;
+use cachepart::curves::Curve;
+use cachepart::{compute_curve, CurveKind as Kind, CurveRequest};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// Arguments of `cachepart curves`.
+#[derive(Args)]
+pub struct CurvesArgs {
+    /// The trace file (.cpt).
+    pub trace: PathBuf,
+    /// Which curve.
+    #[arg(long, value_enum, default_value = "fully-associative")]
+    pub kind: CurveKind,
+    /// Cache line size in bytes.
+    #[arg(long, default_value_t = 64)]
+    pub line: u64,
+    /// Count instruction fetches as references too (data only by default).
+    #[arg(long)]
+    pub ifetch: bool,
+    /// Smallest size of the fully associative and SHARDS curves, in bytes.
+    #[arg(long, default_value_t = 1024)]
+    pub min_size: u64,
+    /// Largest size of the fully associative and SHARDS curves, in bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_size: u64,
+    /// Sizes per doubling between the smallest and largest size.
+    #[arg(long, default_value_t = 1)]
+    pub per_octave: u32,
+    /// Sets of the cache (set-associative and colored curves).
+    #[arg(long, default_value_t = 2048)]
+    pub sets: u64,
+    /// Ways: the curves cover 1..=WAYS (set-associative and colored).
+    #[arg(long, default_value_t = 16)]
+    pub ways: u32,
+    /// Page size in bytes (colored curves).
+    #[arg(long, default_value_t = 4096)]
+    pub page: u64,
+    /// SHARDS sampling rate (fixed rate), or the initial rate with
+    /// `--max-lines`.
+    #[arg(long, default_value_t = 0.01)]
+    pub rate: f64,
+    /// SHARDS fixed size: track at most this many sampled lines.
+    #[arg(long)]
+    pub max_lines: Option<usize>,
+    /// SHARDS: divide by the sampled weight instead of the true reference
+    /// count (no SHARDS_adj).
+    #[arg(long)]
+    pub no_adjust: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CurvesFormat,
+}
+
+/// The curves `cachepart curves` can make.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CurveKind {
+    /// Exact LRU, fully associative, at log-spaced sizes.
+    FullyAssociative,
+    /// Exact LRU with --sets sets at every way count 1..=--ways.
+    SetAssociative,
+    /// Exact LRU confined to 1..=C page colors (at --ways ways).
+    Colors,
+    /// SHARDS estimate of the fully associative curve.
+    Shards,
+}
+
+/// Output formats of `cachepart curves`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CurvesFormat {
+    /// Aligned text.
+    Table,
+    /// Comma-separated values with a header row.
+    Csv,
+    /// The curve as a JSON object.
+    Json,
+}
+
+/// Runs `cachepart curves`.
+pub fn run(args: CurvesArgs) -> Result<()> {
+    let req = CurveRequest {
+        kind: match args.kind {
+            CurveKind::FullyAssociative => Kind::FullyAssociative,
+            CurveKind::SetAssociative => Kind::SetAssociative,
+            CurveKind::Colors => Kind::Colors,
+            CurveKind::Shards => Kind::Shards,
+        },
+        line_bytes: args.line,
+        include_ifetch: args.ifetch,
+        min_size: args.min_size,
+        max_size: args.max_size,
+        per_octave: args.per_octave,
+        sets: args.sets,
+        ways: args.ways,
+        page_bytes: args.page,
+        rate: args.rate,
+        max_lines: args.max_lines,
+        adjust: !args.no_adjust,
+    };
+    let out = compute_curve(&args.trace, &req)?;
+    if let Some(s) = out.sampling {
+        eprintln!(
+            "SHARDS: {} sampled references, {} lines tracked, final rate {}",
+            s.sampled_refs, s.sampled_lines, s.final_rate
+        );
+    }
+    print!("{}", render(&out.curve, args.format)?);
+    Ok(())
+}
+
+fn render(curve: &Curve, format: CurvesFormat) -> Result<String> {
+    let mpki = |i: usize| curve.mpki(i).map_or(String::new(), |m| format!("{m:.4}"));
+    Ok(match format {
+        CurvesFormat::Json => serde_json::to_string_pretty(curve)? + "\n",
+        CurvesFormat::Csv => {
+            let mut s = String::from("size_bytes,misses,miss_ratio,mpki\n");
+            for i in 0..curve.len() {
+                s += &format!(
+                    "{},{},{:.6},{}\n",
+                    curve.sizes_bytes[i],
+                    curve.misses[i],
+                    curve.miss_ratio(i),
+                    mpki(i)
+                );
+            }
+            s
+        }
+        CurvesFormat::Table => {
+            let mut s = format!(
+                "references {}  instructions {}\n{:>14}  {:>12}  {:>10}  {:>10}\n",
+                curve.accesses, curve.instructions, "size", "misses", "miss ratio", "MPKI"
+            );
+            for i in 0..curve.len() {
+                s += &format!(
+                    "{:>14}  {:>12}  {:>10.4}  {:>10}\n",
+                    human(curve.sizes_bytes[i]),
+                    curve.misses[i],
+                    curve.miss_ratio(i),
+                    mpki(i)
+                );
+            }
+            s
+        }
+    })
+}
+
+/// Bytes in KiB/MiB/GiB when whole, else in bytes.
+fn human(bytes: u64) -> String {
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes >= 1 << shift && bytes & ((1 << shift) - 1) == 0 {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} B")
+}

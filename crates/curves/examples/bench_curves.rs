@@ -1,0 +1,157 @@
+//! Throughput and accuracy of the curves on synthetic traces and, with
+//! valgrind, on real programs captured with lackey: accesses per second of
+//! the exact fully associative pass, of a plain reference Fenwick loop and
+//! of SHARDS; the mean absolute error of SHARDS against the exact curve
+//! over log-spaced sizes from 1 KiB to 64 MiB.
+//!
+//! Run: `cargo run --release -p cachepart-curves --example bench_curves`
+//! (`-- --quick` for the synthetic traces only, `-- --no-synth` for the
+//! real ones only).
+
+#[path = "../benches/common/reference.rs"]
+mod reference;
+#[path = "../benches/common/traces.rs"]
+mod traces;
+
+use std::time::Instant;
+
+use cachepart_curves::{
+    fully_associative, log_sizes, mean_absolute_error, shards, Curve, Options, ShardsConfig,
+};
+use cachepart_trace::Record;
+
+/// Best of `n` runs of `f`, in seconds, and its last result.
+fn time<T>(n: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = f();
+        best = best.min(t.elapsed().as_secs_f64());
+        out = Some(r);
+    }
+    (best, out.expect("n > 0"))
+}
+
+fn mae_over_salts(recs: &[Record], cfg: ShardsConfig, exact: &Curve, salts: u64) -> (f64, f64) {
+    let opts = Options::default();
+    let mut sum = 0.0;
+    let mut max: f64 = 0.0;
+    for salt in 0..salts {
+        let est = shards(recs.iter().copied(), &opts, &cfg.with_salt(salt)).unwrap();
+        let e = mean_absolute_error(&est.curve(&exact.sizes_bytes).unwrap(), exact).unwrap();
+        sum += e;
+        max = max.max(e);
+    }
+    (sum / salts as f64, max)
+}
+
+fn report(name: &str, recs: &[Record]) {
+    let opts = Options::default();
+    let (t_exact, h) = time(3, || {
+        fully_associative(recs.iter().copied(), &opts).unwrap()
+    });
+    let n = h.accesses as f64;
+    let shift = opts.line_shift();
+    let lines: Vec<u64> = recs
+        .iter()
+        .filter(|r| r.kind().is_data())
+        .flat_map(|r| {
+            let a = r.addr();
+            (a >> shift)..=((a + u64::from(r.size()) - 1) >> shift)
+        })
+        .collect();
+    let (t_ref, (hist, cold)) = time(3, || reference::plain_fenwick(&lines));
+    assert_eq!(hist, h.counts, "reference loop disagrees");
+    assert_eq!(cold, h.cold);
+    let cfg = ShardsConfig::fixed_rate(0.01);
+    let (t_shards, _) = time(5, || shards(recs.iter().copied(), &opts, &cfg).unwrap());
+    println!("## {name}");
+    println!(
+        "records {}  data line references {}  footprint {} KiB  instructions {}",
+        recs.len(),
+        h.accesses,
+        h.distinct_lines() * 64 / 1024,
+        h.instructions
+    );
+    println!(
+        "exact fully associative   {:8.1} M accesses/s",
+        n / t_exact / 1e6
+    );
+    println!(
+        "plain Fenwick reference   {:8.1} M accesses/s  (exact / reference = {:.2})",
+        n / t_ref / 1e6,
+        t_ref / t_exact
+    );
+    println!(
+        "SHARDS fixed rate 0.01    {:8.1} M accesses/s  ({:.0}x exact)",
+        n / t_shards / 1e6,
+        t_exact / t_shards
+    );
+    for per_octave in [1, 4] {
+        let sizes = log_sizes(1024, 64 << 20, per_octave).unwrap();
+        let exact = h.curve(&sizes).unwrap();
+        println!(
+            "MAE over {} sizes 1 KiB..64 MiB (mean / max over 5 salts):",
+            sizes.len()
+        );
+        for cfg in [
+            ShardsConfig::fixed_rate(0.1),
+            ShardsConfig::fixed_rate(0.01),
+            ShardsConfig::fixed_rate(0.01).with_adjust(false),
+            ShardsConfig::fixed_rate(0.001),
+            ShardsConfig::fixed_size(8192),
+            ShardsConfig::fixed_size(65536),
+        ] {
+            let (mean, max) = mae_over_salts(recs, cfg, &exact, 5);
+            println!(
+                "  {:<55} {mean:.4} / {max:.4}",
+                format!("{:?}", cfg.sampling) + if cfg.adjust { " adj" } else { "" }
+            );
+        }
+    }
+    let sizes = log_sizes(1024, 64 << 20, 1).unwrap();
+    let exact = h.curve(&sizes).unwrap();
+    let est = shards(recs.iter().copied(), &opts, &cfg).unwrap();
+    let approx = est.curve(&sizes).unwrap();
+    println!("size        exact    shards(0.01)");
+    for (i, size) in sizes.iter().enumerate() {
+        println!(
+            "{:>9}  {:.4}   {:.4}",
+            size,
+            exact.miss_ratio(i),
+            approx.miss_ratio(i)
+        );
+    }
+    println!();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let synth = !args.iter().any(|a| a == "--no-synth");
+    if synth {
+        report(
+            "zipf 0.99 over 8 MiB, 4 M accesses",
+            &traces::zipf(4_000_000, 8 << 20),
+        );
+        report(
+            "uniform working set of 2 MiB, 4 M accesses",
+            &traces::working_set(4_000_000, 2 << 20),
+        );
+        report(
+            "phases (zipf 8 MiB, stream 32 MiB, light 256 KiB), 6 M accesses",
+            &traces::phased(6_000_000),
+        );
+    }
+    if quick {
+        return;
+    }
+    match traces::sort() {
+        Some(r) => report("sort of 3,000 lines (lackey)", &r),
+        None => println!("valgrind not found: no real traces"),
+    }
+    if let Some(r) = traces::xz() {
+        report("xz -3 of 60 KB (lackey)", &r);
+    }
+}

@@ -1,0 +1,29 @@
+//! The crate's error type: invalid parameters and trace read failures.
+
+use thiserror::Error;
+
+/// Errors of curve construction.
+#[derive(Debug, Error)]
+pub enum CurveError {
+    /// The cache line size is not a power of two in `8..=4096`.
+    #[error("line size {0} bytes: expected a power of two from 8 to 4096")]
+    LineSize(u64),
+    /// A cache geometry parameter is out of range.
+    #[error("bad geometry: {0}")]
+    Geometry(String),
+    /// A SHARDS parameter is out of range.
+    #[error("bad sampling parameter: {0}")]
+    Sampling(String),
+    /// Sizes of a curve are not strictly increasing, or empty.
+    #[error("bad sizes: {0}")]
+    Sizes(String),
+    /// Two curves compared point by point have different sizes.
+    #[error("curves differ in their sizes")]
+    SizeMismatch,
+    /// Reading the trace failed.
+    #[error(transparent)]
+    Trace(#[from] cachepart_trace::TraceError),
+}
+
+/// Result with a [`CurveError`].
+pub type Result<T, E = CurveError> = std::result::Result<T, E>;

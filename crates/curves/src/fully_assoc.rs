@@ -1,0 +1,103 @@
+//! Exact fully associative LRU curves in one pass: every reference's stack
+//! distance from an [`LruStack`], into a [`StackHistogram`].
+//!
+//! A reference to the same line as the reference just before it has
+//! distance 0 and leaves the stack unchanged, so it skips the stack
+//! entirely (a large share of real programs' references).
+
+use cachepart_trace::Record;
+
+use crate::error::Result;
+use crate::histogram::StackHistogram;
+use crate::options::{LineFeed, Options};
+use crate::stack::LruStack;
+
+/// Builds a [`StackHistogram`] record by record.
+pub struct FullyAssociative {
+    line_bytes: u64,
+    feed: LineFeed,
+    stack: LruStack,
+    counts: Vec<u64>,
+    cold: u64,
+    prev: u64,
+}
+
+impl FullyAssociative {
+    /// A builder for `opts` (checked).
+    pub fn new(opts: &Options) -> Result<Self> {
+        opts.check()?;
+        Ok(FullyAssociative {
+            line_bytes: opts.line_bytes,
+            feed: LineFeed::new(opts),
+            stack: LruStack::new(),
+            counts: vec![0; 1024],
+            cold: 0,
+            prev: u64::MAX,
+        })
+    }
+
+    /// Adds one record.
+    #[inline]
+    pub fn push(&mut self, r: Record) {
+        let FullyAssociative {
+            feed,
+            stack,
+            counts,
+            cold,
+            prev,
+            ..
+        } = self;
+        feed.push(r, |line| {
+            if line == *prev {
+                counts[0] += 1;
+                return;
+            }
+            *prev = line;
+            match stack.access(line) {
+                Some(d) => {
+                    let d = d as usize;
+                    if d >= counts.len() {
+                        counts.resize((d + 1).max(2 * counts.len()), 0);
+                    }
+                    counts[d] += 1;
+                }
+                None => *cold += 1,
+            }
+        });
+    }
+
+    /// Adds every record of `records`.
+    pub fn extend<I: IntoIterator<Item = Record>>(&mut self, records: I) {
+        for r in records {
+            self.push(r);
+        }
+    }
+
+    /// The histogram of the records added.
+    pub fn finish(self) -> StackHistogram {
+        StackHistogram::new(self.line_bytes, self.counts, self.cold, self.feed.totals)
+    }
+}
+
+/// The exact stack-distance histogram of `records` (one pass): the misses
+/// of a fully associative LRU cache at every size.
+///
+/// ```
+/// use cachepart_curves::{fully_associative, Options};
+/// use cachepart_trace::{Kind, Record};
+/// let recs = [0x0u64, 0x40, 0x0, 0x80, 0x40]
+///     .map(|a| Record::access(Kind::Load, a, 8, 0).unwrap());
+/// let h = fully_associative(recs, &Options::default()).unwrap();
+/// assert_eq!(h.cold, 3);
+/// assert_eq!(h.misses_at_lines(1), 5);
+/// assert_eq!(h.misses_at_lines(2), 4); // 0x40 is 2 lines deep at its reuse
+/// assert_eq!(h.misses_at_lines(3), 3);
+/// ```
+pub fn fully_associative<I: IntoIterator<Item = Record>>(
+    records: I,
+    opts: &Options,
+) -> Result<StackHistogram> {
+    let mut b = FullyAssociative::new(opts)?;
+    b.extend(records);
+    Ok(b.finish())
+}

@@ -1,0 +1,175 @@
+//! A deterministic "aged" initial state for a frame allocator: seeded
+//! churn that leaves memory fragmented the way a machine that has been up
+//! for a while is, so that the frames an application gets (and so their
+//! colors) are scattered rather than sequential.
+//!
+//! [`age`] runs `rounds` rounds; each allocates blocks of random orders
+//! (mostly order 0, as page-cache and anonymous memory are) until `fill`
+//! of memory is in use, then frees randomly chosen blocks until only
+//! `resident` is. The blocks still held at the end stand for the kernel,
+//! the page cache and other processes; they are returned so a caller can
+//! free them again. The same seed gives the same free lists.
+
+use serde::{Deserialize, Serialize};
+
+use super::allocator::{AllocHint, FrameAllocator};
+use super::error::MemoryError;
+use super::page::Frame;
+
+/// How to age an allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct AgingConfig {
+    /// Seed of the churn.
+    pub seed: u64,
+    /// Rounds of fill and release.
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+    /// Fraction of memory in use at the peak of each round.
+    #[serde(default = "default_fill")]
+    pub fill: f64,
+    /// Fraction of memory left in use at the end of each round (and of
+    /// the aging: unavailable to the simulated applications).
+    #[serde(default = "default_resident")]
+    pub resident: f64,
+    /// Largest order of a churn allocation.
+    #[serde(default = "default_max_order")]
+    pub max_order: u8,
+}
+
+fn default_rounds() -> u32 {
+    3
+}
+fn default_fill() -> f64 {
+    0.9
+}
+fn default_resident() -> f64 {
+    0.2
+}
+fn default_max_order() -> u8 {
+    3
+}
+
+impl AgingConfig {
+    /// The defaults (3 rounds, 90% peak, 20% resident, orders 0..=3)
+    /// with seed `seed`.
+    pub fn seeded(seed: u64) -> AgingConfig {
+        AgingConfig {
+            seed,
+            rounds: default_rounds(),
+            fill: default_fill(),
+            resident: default_resident(),
+            max_order: default_max_order(),
+        }
+    }
+}
+
+/// SplitMix64: a small, seeded, portable random stream.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+/// Churns `alloc` as `cfg` says; returns the blocks left allocated
+/// (first frame and order).
+pub fn age<A: FrameAllocator + ?Sized>(
+    alloc: &mut A,
+    cfg: &AgingConfig,
+) -> Result<Vec<(Frame, u8)>, MemoryError> {
+    for (field, value) in [("fill", cfg.fill), ("resident", cfg.resident)] {
+        if !(0.0..=1.0).contains(&value) {
+            return Err(MemoryError::Aging { field, value });
+        }
+    }
+    let total = alloc.total_frames() as f64;
+    let peak = (cfg.fill * total) as u64;
+    let keep = (cfg.resident.min(cfg.fill) * total) as u64;
+    let mut rng = SplitMix(cfg.seed);
+    let mut held: Vec<(Frame, u8)> = Vec::new();
+    let mut used = 0u64;
+    let hint = AllocHint {
+        app: u32::MAX,
+        ..AllocHint::default()
+    };
+    for _ in 0..cfg.rounds {
+        while used < peak {
+            // Order 0 three times in four, else uniform in 1..=max_order.
+            let order = if cfg.max_order == 0 || rng.below(4) != 0 {
+                0
+            } else {
+                1 + rng.below(u64::from(cfg.max_order)) as u8
+            };
+            match alloc.alloc(order, hint) {
+                Ok(f) => {
+                    held.push((f, order));
+                    used += 1 << order;
+                }
+                Err(MemoryError::OutOfMemory { .. }) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        while used > keep && !held.is_empty() {
+            let (f, k) = held.swap_remove(rng.below(held.len() as u64) as usize);
+            alloc.free(f, k);
+            used -= 1 << k;
+        }
+    }
+    Ok(held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::buddy::BuddyAllocator;
+
+    #[test]
+    fn aging_scatters_and_is_deterministic() {
+        let run = |seed| {
+            let mut b = BuddyAllocator::new(64 << 20).unwrap();
+            let held = age(&mut b, &AgingConfig::seeded(seed)).unwrap();
+            let next: Vec<Frame> = (0..64)
+                .map(|_| b.alloc(0, AllocHint::default()).unwrap())
+                .collect();
+            (held, next)
+        };
+        let (held, next) = run(1);
+        assert_eq!((held.clone(), next.clone()), run(1));
+        assert_ne!(next, run(2).1);
+        // Not sequential: fewer than half the consecutive pairs adjacent.
+        let adjacent = next.windows(2).filter(|w| w[1].0 == w[0].0 + 1).count();
+        assert!(adjacent < 32, "{adjacent} adjacent of 63");
+        let used: u64 = held.iter().map(|&(_, k)| 1u64 << k).sum();
+        let total = (64 << 20) / 4096;
+        assert!(used <= total / 5 + 8 && used >= total / 5 - 8, "{used}");
+    }
+
+    #[test]
+    fn freeing_the_residents_restores_the_fresh_state() {
+        let fresh = BuddyAllocator::new(16 << 20).unwrap();
+        let mut b = fresh.clone();
+        let held = age(&mut b, &AgingConfig::seeded(5)).unwrap();
+        for (f, k) in held {
+            b.free(f, k);
+        }
+        let mut lists: Vec<Frame> = b.free_list(10);
+        lists.sort();
+        assert_eq!(lists, fresh.free_list(10));
+        assert_eq!(b.free_frames(), fresh.free_frames());
+        let cfg = AgingConfig {
+            fill: 1.5,
+            ..AgingConfig::seeded(0)
+        };
+        assert!(age(&mut b, &cfg).is_err());
+    }
+}

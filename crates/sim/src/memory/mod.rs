@@ -1,0 +1,65 @@
+//! The memory model: per-application virtual address spaces mapped to a
+//! finite physical memory by a modelled allocator, per-core TLBs, and a
+//! core that drives the cache hierarchy with physical addresses.
+//!
+//! * [`page`]: page sizes (4 KiB, 2 MiB) and [`Frame`] numbers.
+//! * [`allocator`]: the [`FrameAllocator`] trait (`alloc(order, hint)`,
+//!   `free`) with [`AllocHint`] (app, virtual page, wanted color), which
+//!   color-aware allocators will implement too.
+//! * [`buddy`]: [`BuddyAllocator`], Linux's binary buddy allocator (free
+//!   lists of orders 0..=10, lowest fit, split and merge).
+//! * [`aging`]: [`age`], a seeded churn that fragments an allocator so that
+//!   frames, and so colors, come out scattered as on a real machine.
+//! * [`color`]: [`ColorLayout`], the colors of an LLC and the color of a
+//!   physical address.
+//! * [`config`]: [`MemoryConfig`], physical memory as configured (size,
+//!   allocator, aging).
+//! * [`address_space`]: [`AddressSpace`], one application's page table,
+//!   mapped on first touch, 4 KiB or 2 MiB pages ([`HugePages`]), unmap.
+//! * [`tlb_array`] and [`tlb`]: [`Tlb`], one core's L1 ITLB/DTLB (separate
+//!   arrays per page size) and unified STLB, LRU, with page-walk counts.
+//! * [`physical_core`]: [`PhysicalCore`], translation in front of a
+//!   [`Hierarchy`](crate::Hierarchy), so the shared LLC is physically
+//!   indexed.
+//!
+//! ```
+//! use cachepart_sim::memory::{AddressSpace, BuddyAllocator, HugePages, PhysicalCore, Tlb, TlbConfig};
+//! use cachepart_sim::{Cache, CacheConfig, Hierarchy, HierarchyConfig};
+//! use cachepart_trace::{Kind, Record};
+//! let l1 = CacheConfig::lru(32 << 10, 8, 64);
+//! let mut llc = Cache::new(&CacheConfig::lru(1 << 20, 16, 64)).unwrap();
+//! let hier = Hierarchy::new(
+//!     &HierarchyConfig { l1i: l1, l1d: l1, l2: None, mode: Default::default(), inclusion: Default::default() },
+//!     &llc,
+//! ).unwrap();
+//! let mut mem = BuddyAllocator::new(64 << 20).unwrap();
+//! let tlb = Tlb::new(&TlbConfig::default()).unwrap();
+//! let mut core = PhysicalCore::new(hier, tlb, AddressSpace::new(0, HugePages::Never));
+//! core.access(&mut llc, &mut mem, Record::access(Kind::Load, 0x7fff_1000, 8, 0).unwrap()).unwrap();
+//! let s = core.stats();
+//! assert_eq!((s.paging.faults_4k, s.tlb.walks, s.hierarchy.llc.total_misses()), (1, 1, 1));
+//! ```
+
+pub mod address_space;
+pub mod aging;
+pub mod allocator;
+pub mod buddy;
+pub mod color;
+pub mod config;
+mod error;
+pub mod page;
+pub mod physical_core;
+pub mod tlb;
+pub mod tlb_array;
+
+pub use address_space::{AddressSpace, HugePages, PagingStats};
+pub use aging::{age, AgingConfig};
+pub use allocator::{AllocHint, AllocatorKind, FrameAllocator};
+pub use buddy::{BuddyAllocator, MAX_ORDER};
+pub use color::ColorLayout;
+pub use config::MemoryConfig;
+pub use error::MemoryError;
+pub use page::{Frame, PageSize, FRAME_BYTES};
+pub use physical_core::{PhysicalCore, PhysicalStats, Translated};
+pub use tlb::{Tlb, TlbConfig, TlbLevelStats, TlbStats};
+pub use tlb_array::{TlbArray, TlbArrayConfig};

@@ -1,0 +1,348 @@
+//! A core that runs one application in physical mode: every address of
+//! its trace is translated (TLBs, then the page table, mapping pages on
+//! first touch) before it reaches the caches, so the shared LLC is
+//! indexed by physical addresses.
+//!
+//! The [`Hierarchy`] is unchanged: it gets records whose addresses are
+//! physical. An access whose bytes span two pages is split into one record
+//! per page (the first keeps the instruction gap) unless the two pages
+//! happen to be physically contiguous; splits are counted, and the
+//! instruction count is corrected for split instruction fetches. The LLC
+//! and the frame allocator are lent on each call, as both are shared by
+//! every core. `munmap` escape records (an address, then a length) unmap
+//! the range and drop its translations from this core's TLBs (one by one
+//! up to 33 pages, else a full flush, Linux's
+//! `tlb_single_page_flush_ceiling`). Other escapes pass through.
+
+use cachepart_trace::{Event, Kind, Record};
+
+use super::address_space::{AddressSpace, PagingStats};
+use super::allocator::FrameAllocator;
+use super::error::MemoryError;
+use super::page::PageSize;
+use super::tlb::{Tlb, TlbStats};
+use crate::cache::Cache;
+use crate::hierarchy::{Hierarchy, HierarchyStats};
+
+/// Pages an unmap invalidates one by one before flushing the TLB instead.
+pub const TLB_FLUSH_CEILING: u64 = 33;
+
+/// Counters of a physical core.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhysicalStats {
+    /// The caches' counters (instructions corrected for split fetches).
+    pub hierarchy: HierarchyStats,
+    /// The TLBs' counters.
+    pub tlb: TlbStats,
+    /// The page table's counters.
+    pub paging: PagingStats,
+    /// Accesses split in two because they crossed into a page that is not
+    /// physically contiguous.
+    pub split_accesses: u64,
+}
+
+/// The translated form of one record: one or two records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Translated {
+    recs: [Record; 2],
+    len: usize,
+}
+
+impl Translated {
+    /// The records, in order.
+    pub fn records(&self) -> &[Record] {
+        &self.recs[..self.len]
+    }
+}
+
+/// One core running one application on physical addresses.
+#[derive(Clone, Debug)]
+pub struct PhysicalCore {
+    hier: Hierarchy,
+    tlb: Tlb,
+    space: AddressSpace,
+    pending_munmap: Option<u64>,
+    split_accesses: u64,
+    split_fetches: u64,
+}
+
+fn physical(kind: Kind, paddr: u64, size: u32, gap: u32) -> Record {
+    Record::access(kind, paddr, size, gap).expect("a physical address fits in 48 bits")
+}
+
+impl PhysicalCore {
+    /// A core with private caches `hier`, TLBs `tlb` and the address space
+    /// `space` of the application it runs.
+    pub fn new(hier: Hierarchy, tlb: Tlb, space: AddressSpace) -> PhysicalCore {
+        PhysicalCore {
+            hier,
+            tlb,
+            space,
+            pending_munmap: None,
+            split_accesses: 0,
+            split_fetches: 0,
+        }
+    }
+
+    /// The private caches.
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.hier
+    }
+
+    /// The private caches, mutably (way masks).
+    pub fn hierarchy_mut(&mut self) -> &mut Hierarchy {
+        &mut self.hier
+    }
+
+    /// The address space.
+    pub fn address_space(&self) -> &AddressSpace {
+        &self.space
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> PhysicalStats {
+        let mut hierarchy = self.hier.stats();
+        hierarchy.instructions -= self.split_fetches;
+        PhysicalStats {
+            hierarchy,
+            tlb: *self.tlb.stats(),
+            paging: *self.space.stats(),
+            split_accesses: self.split_accesses,
+        }
+    }
+
+    /// The physical address of `vaddr`, through the TLBs and, on a miss,
+    /// the page table (mapping the page if it is new).
+    fn translate_addr<A: FrameAllocator + ?Sized>(
+        &mut self,
+        instr: bool,
+        vaddr: u64,
+        alloc: &mut A,
+    ) -> Result<u64, MemoryError> {
+        if let Some(p) = self.tlb.lookup(instr, vaddr) {
+            return Ok(p);
+        }
+        let (size, vpn, frame) = self.space.touch(vaddr, alloc)?;
+        self.tlb.fill(instr, size, vpn, frame.addr());
+        Ok(frame.addr() | (vaddr & (size.bytes() - 1)))
+    }
+
+    /// Translates one record (mapping pages as needed); escape records
+    /// come back unchanged, after acting on `munmap`.
+    pub fn translate<A: FrameAllocator + ?Sized>(
+        &mut self,
+        rec: Record,
+        alloc: &mut A,
+    ) -> Result<Translated, MemoryError> {
+        let kind = rec.kind();
+        if kind == Kind::Escape {
+            self.event(rec, alloc);
+            return Ok(Translated {
+                recs: [rec; 2],
+                len: 1,
+            });
+        }
+        let instr = kind == Kind::Ifetch;
+        let vaddr = rec.addr();
+        let size = rec.size();
+        let p = self.translate_addr(instr, vaddr, alloc)?;
+        let last = vaddr.wrapping_add(u64::from(size) - 1);
+        if PageSize::Small.page_of(vaddr) == PageSize::Small.page_of(last) {
+            return Ok(Translated {
+                recs: [physical(kind, p, size, rec.gap()); 2],
+                len: 1,
+            });
+        }
+        // The access crosses a 4 KiB boundary: translate the second page
+        // too (one more TLB lookup; inside one superpage, or across
+        // physically adjacent frames, the access stays whole).
+        let first_len = (PageSize::Small.bytes() - (vaddr & (PageSize::Small.bytes() - 1))) as u32;
+        let p2 = self.translate_addr(instr, vaddr.wrapping_add(u64::from(first_len)), alloc)?;
+        if p2 == p + u64::from(first_len) {
+            return Ok(Translated {
+                recs: [physical(kind, p, size, rec.gap()); 2],
+                len: 1,
+            });
+        }
+        self.split_accesses += 1;
+        self.split_fetches += u64::from(instr);
+        Ok(Translated {
+            recs: [
+                physical(kind, p, first_len, rec.gap()),
+                physical(kind, p2, size - first_len, 0),
+            ],
+            len: 2,
+        })
+    }
+
+    /// Translates `rec` and simulates it against the shared `llc`.
+    #[inline]
+    pub fn access<A: FrameAllocator + ?Sized>(
+        &mut self,
+        llc: &mut Cache,
+        alloc: &mut A,
+        rec: Record,
+    ) -> Result<(), MemoryError> {
+        let t = self.translate(rec, alloc)?;
+        for &r in t.records() {
+            self.hier.access(llc, r);
+        }
+        Ok(())
+    }
+
+    /// Runs every record of `records`; stops at the first error.
+    pub fn run<A: FrameAllocator + ?Sized, I: IntoIterator<Item = Record>>(
+        &mut self,
+        llc: &mut Cache,
+        alloc: &mut A,
+        records: I,
+    ) -> Result<(), MemoryError> {
+        for r in records {
+            self.access(llc, alloc, r)?;
+        }
+        Ok(())
+    }
+
+    /// Unmaps the application's whole address space (it exits).
+    pub fn release<A: FrameAllocator + ?Sized>(&mut self, alloc: &mut A) {
+        self.space.release(alloc);
+        self.tlb.flush();
+    }
+
+    fn event<A: FrameAllocator + ?Sized>(&mut self, rec: Record, alloc: &mut A) {
+        match rec.as_event() {
+            Some(Event::Munmap(addr)) => self.pending_munmap = Some(addr),
+            Some(Event::Length(len)) => {
+                if let Some(start) = self.pending_munmap.take() {
+                    let pages = len.div_ceil(PageSize::Small.bytes());
+                    let tlb = &mut self.tlb;
+                    if pages > TLB_FLUSH_CEILING {
+                        tlb.flush();
+                        self.space.unmap(start, len, alloc, |_, _| {});
+                    } else {
+                        self.space
+                            .unmap(start, len, alloc, |size, vpn| tlb.invalidate(size, vpn));
+                    }
+                }
+            }
+            Some(_) => self.pending_munmap = None,
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::CacheConfig;
+    use crate::hierarchy::HierarchyConfig;
+    use crate::memory::address_space::HugePages;
+    use crate::memory::buddy::BuddyAllocator;
+    use crate::memory::tlb::TlbConfig;
+
+    fn setup(huge: HugePages) -> (PhysicalCore, Cache, BuddyAllocator) {
+        let l1 = CacheConfig::lru(4096, 4, 64);
+        let llc = Cache::new(&CacheConfig::lru(65536, 8, 64)).unwrap();
+        let hier = Hierarchy::new(
+            &HierarchyConfig {
+                l1i: l1,
+                l1d: l1,
+                l2: None,
+                mode: Default::default(),
+                inclusion: Default::default(),
+            },
+            &llc,
+        )
+        .unwrap();
+        let tlb = Tlb::new(&TlbConfig::default()).unwrap();
+        let core = PhysicalCore::new(hier, tlb, AddressSpace::new(0, huge));
+        (core, llc, BuddyAllocator::new(16 << 20).unwrap())
+    }
+
+    fn rec(kind: Kind, addr: u64, size: u32, gap: u32) -> Record {
+        Record::access(kind, addr, size, gap).unwrap()
+    }
+
+    #[test]
+    fn page_crossing_fetch_is_split_once() {
+        let (mut core, mut llc, mut mem) = setup(HugePages::Never);
+        // Map the second page first so the two frames are not adjacent
+        // (the fresh allocator hands out frames in order).
+        core.access(&mut llc, &mut mem, rec(Kind::Load, 0x2000, 1, 0))
+            .unwrap();
+        let t = core
+            .translate(rec(Kind::Ifetch, 0x1ffe, 4, 5), &mut mem)
+            .unwrap();
+        let r = t.records();
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].addr(), r[0].size(), r[0].gap()), (0x1ffe, 2, 5));
+        assert_eq!((r[1].addr(), r[1].size(), r[1].gap()), (0x0000, 2, 0));
+        for &x in r {
+            core.hierarchy_mut().access(&mut llc, x);
+        }
+        let s = core.stats();
+        assert_eq!(s.split_accesses, 1);
+        assert_eq!(s.hierarchy.instructions, 6);
+        // Pages 3 and 4 get frames 2 and 3: adjacent, so no split.
+        for a in [0x3000, 0x4000] {
+            core.access(&mut llc, &mut mem, rec(Kind::Load, a, 1, 0))
+                .unwrap();
+        }
+        let t = core
+            .translate(rec(Kind::Load, 0x3ffc, 8, 0), &mut mem)
+            .unwrap();
+        assert_eq!(t.records().len(), 1);
+        assert_eq!(t.records()[0].addr(), 0x2ffc);
+        assert_eq!(core.stats().split_accesses, 1);
+    }
+
+    #[test]
+    fn superpage_accesses_stay_whole() {
+        let (mut core, _, mut mem) = setup(HugePages::Always);
+        let t = core
+            .translate(rec(Kind::Store, 0x40_0ffc, 8, 0), &mut mem)
+            .unwrap();
+        assert_eq!(t.records().len(), 1);
+        assert_eq!(t.records()[0].addr() & 0x1f_ffff, 0x0ffc);
+        assert_eq!(core.stats().paging.faults_2m, 1);
+    }
+
+    #[test]
+    fn munmap_drops_translations_and_frames() {
+        let (mut core, mut llc, mut mem) = setup(HugePages::Never);
+        for p in 0..4u64 {
+            core.access(
+                &mut llc,
+                &mut mem,
+                rec(Kind::Load, 0x10_0000 + p * 4096, 8, 0),
+            )
+            .unwrap();
+        }
+        let free = mem.free_frames();
+        let unmap = [
+            Record::event(Event::Munmap(0x10_1000), 0).unwrap(),
+            Record::event(Event::Length(8192), 0).unwrap(),
+        ];
+        core.run(&mut llc, &mut mem, unmap).unwrap();
+        assert_eq!(mem.free_frames(), free + 2);
+        assert_eq!(core.stats().paging.unmapped_4k, 2);
+        // The next touch of an unmapped page walks and faults again.
+        let walks = core.stats().tlb.walks;
+        core.access(&mut llc, &mut mem, rec(Kind::Load, 0x10_1000, 8, 0))
+            .unwrap();
+        assert_eq!(core.stats().tlb.walks, walks + 1);
+        assert_eq!(core.stats().paging.faults_4k, 5);
+        // Page 0 is still mapped and in the TLB.
+        core.access(&mut llc, &mut mem, rec(Kind::Load, 0x10_0000, 8, 0))
+            .unwrap();
+        assert_eq!(core.stats().tlb.walks, walks + 1);
+        // A length without a munmap before it does nothing.
+        core.run(
+            &mut llc,
+            &mut mem,
+            [Record::event(Event::Length(1 << 20), 0).unwrap()],
+        )
+        .unwrap();
+        assert_eq!(core.stats().paging.unmapped_4k, 2);
+    }
+}

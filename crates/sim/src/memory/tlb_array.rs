@@ -1,0 +1,177 @@
+//! One set-associative, LRU array of translations: the building block of
+//! every TLB level.
+//!
+//! An entry maps a virtual page (of one size) to the physical address of
+//! its frame. The tag is the virtual page number with the page size in its
+//! low bit, so a unified array (the STLB) holds both sizes; the set index
+//! is the low bits of the page number of the entry's own size.
+
+use super::error::MemoryError;
+use super::page::PageSize;
+
+const INVALID: u64 = u64::MAX;
+
+/// Entries and ways of one TLB array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct TlbArrayConfig {
+    /// Entries in all.
+    pub entries: u32,
+    /// Associativity (entries = ways: fully associative).
+    pub ways: u32,
+}
+
+impl TlbArrayConfig {
+    /// `entries` entries in `ways` ways.
+    pub const fn new(entries: u32, ways: u32) -> TlbArrayConfig {
+        TlbArrayConfig { entries, ways }
+    }
+}
+
+/// A set-associative LRU array of translations.
+#[derive(Clone, Debug)]
+pub struct TlbArray {
+    ways: usize,
+    sets_mask: u64,
+    tags: Vec<u64>,
+    /// Physical address of the page's frame, per entry.
+    phys: Vec<u64>,
+    stamp: Vec<u64>,
+    clock: u64,
+}
+
+fn tag(size: PageSize, vpn: u64) -> u64 {
+    (vpn << 1) | u64::from(size == PageSize::Huge)
+}
+
+impl TlbArray {
+    /// An empty array; `name` names it in errors. Sets must be a power of
+    /// two (0 entries: an array that never hits).
+    pub fn new(name: &'static str, cfg: TlbArrayConfig) -> Result<TlbArray, MemoryError> {
+        let err = MemoryError::TlbGeometry {
+            name,
+            entries: cfg.entries,
+            ways: cfg.ways,
+        };
+        if cfg.entries == 0 {
+            return Ok(TlbArray {
+                ways: 0,
+                sets_mask: 0,
+                tags: Vec::new(),
+                phys: Vec::new(),
+                stamp: Vec::new(),
+                clock: 0,
+            });
+        }
+        if cfg.ways == 0 || !cfg.entries.is_multiple_of(cfg.ways) {
+            return Err(err);
+        }
+        let sets = cfg.entries / cfg.ways;
+        if !sets.is_power_of_two() {
+            return Err(err);
+        }
+        let n = cfg.entries as usize;
+        Ok(TlbArray {
+            ways: cfg.ways as usize,
+            sets_mask: u64::from(sets - 1),
+            tags: vec![INVALID; n],
+            phys: vec![0; n],
+            stamp: vec![0; n],
+            clock: 0,
+        })
+    }
+
+    fn base(&self, vpn: u64) -> usize {
+        (vpn & self.sets_mask) as usize * self.ways
+    }
+
+    /// The frame address of page `vpn` of `size`, if present (and makes it
+    /// the most recently used of its set).
+    #[inline]
+    pub fn lookup(&mut self, size: PageSize, vpn: u64) -> Option<u64> {
+        if self.ways == 0 {
+            return None;
+        }
+        let t = tag(size, vpn);
+        let base = self.base(vpn);
+        let way = self.tags[base..base + self.ways]
+            .iter()
+            .position(|&x| x == t)?;
+        self.clock += 1;
+        self.stamp[base + way] = self.clock;
+        Some(self.phys[base + way])
+    }
+
+    /// Inserts the translation of page `vpn` of `size` to `phys`,
+    /// replacing an invalid entry or the least recently used one.
+    pub fn insert(&mut self, size: PageSize, vpn: u64, phys: u64) {
+        if self.ways == 0 {
+            return;
+        }
+        let t = tag(size, vpn);
+        let base = self.base(vpn);
+        let set = base..base + self.ways;
+        let way = match self.tags[set.clone()]
+            .iter()
+            .position(|&x| x == t || x == INVALID)
+        {
+            Some(w) => w,
+            None => {
+                let stamps = &self.stamp[set];
+                (0..self.ways).min_by_key(|&w| stamps[w]).unwrap_or(0)
+            }
+        };
+        self.clock += 1;
+        self.tags[base + way] = t;
+        self.phys[base + way] = phys;
+        self.stamp[base + way] = self.clock;
+    }
+
+    /// Drops the entry of page `vpn` of `size`, if present.
+    pub fn invalidate(&mut self, size: PageSize, vpn: u64) {
+        if self.ways == 0 {
+            return;
+        }
+        let t = tag(size, vpn);
+        let base = self.base(vpn);
+        for x in &mut self.tags[base..base + self.ways] {
+            if *x == t {
+                *x = INVALID;
+            }
+        }
+    }
+
+    /// Drops every entry.
+    pub fn flush(&mut self) {
+        self.tags.fill(INVALID);
+    }
+
+    /// Valid entries.
+    pub fn occupancy(&self) -> usize {
+        self.tags.iter().filter(|&&t| t != INVALID).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_within_a_set() {
+        // 1 set, 2 ways.
+        let mut a = TlbArray::new("t", TlbArrayConfig::new(2, 2)).unwrap();
+        a.insert(PageSize::Small, 1, 0x1000);
+        a.insert(PageSize::Small, 2, 0x2000);
+        assert_eq!(a.lookup(PageSize::Small, 1), Some(0x1000));
+        a.insert(PageSize::Small, 3, 0x3000);
+        assert_eq!(a.lookup(PageSize::Small, 2), None);
+        assert_eq!(a.lookup(PageSize::Small, 1), Some(0x1000));
+        // Sizes are told apart.
+        assert_eq!(a.lookup(PageSize::Huge, 1), None);
+        a.invalidate(PageSize::Small, 1);
+        assert_eq!(a.lookup(PageSize::Small, 1), None);
+        assert_eq!(a.occupancy(), 1);
+        assert!(TlbArray::new("t", TlbArrayConfig::new(1536, 12)).is_ok());
+        assert!(TlbArray::new("t", TlbArrayConfig::new(48, 4)).is_err());
+    }
+}

@@ -1,0 +1,63 @@
+import pathlib
+import subprocess
+
+import pytest
+
+import cachepart
+import cachepart.curves as cc
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CLI = ROOT / "target" / "release" / "cachepart"
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    if not CLI.exists():
+        pytest.skip(f"{CLI} not built (run ./scripts/setup.sh)")
+    d = tmp_path_factory.mktemp("traces")
+    cfg = d / "ws.toml"
+    # uniform random accesses over a 256 KiB working set
+    cfg.write_text(
+        'seed = 7\naccesses = 200000\n[pattern]\nclass = "cache-sensitive"\n'
+        'working-set-bytes = 262144\ndistribution = "uniform"\n'
+    )
+    out = d / "ws.cpt"
+    subprocess.run([str(CLI), "trace", "generate", str(cfg), str(out)], check=True, capture_output=True)
+    return out
+
+
+def test_exact_curve_shape(trace):
+    df = cc.miss_curve(trace)
+    assert list(df.columns) == ["size_bytes", "misses", "miss_ratio", "mpki"]
+    assert df["misses"].is_monotonic_decreasing
+    small = df.loc[df["size_bytes"] == 64 << 10, "miss_ratio"].iloc[0]
+    # uniform over 256 KiB: a 64 KiB LRU cache hits about a quarter of the time
+    assert 0.70 < small < 0.80
+    big = df.loc[df["size_bytes"] >= 256 << 10, "misses"]
+    assert (big == big.iloc[0]).all()  # only cold misses once it fits
+    assert df.attrs["accesses"] == 200000
+
+
+def test_shards_close_to_exact(trace):
+    exact = cc.miss_curve(trace)
+    est = cc.miss_curve(trace, kind="shards", rate=0.1)
+    assert est.attrs["sampling"]["sampled_refs"] > 0
+    assert cc.mean_absolute_error(exact, est) < 0.05
+
+
+def test_way_curve_and_plot(trace, tmp_path):
+    ways = cc.miss_curve(trace, kind="set-associative", sets=256, ways=16)
+    assert len(ways) == 16
+    assert ways["misses"].is_monotonic_decreasing
+    out = tmp_path / "c.png"
+    cc.plot_curves({"ways": ways}, out)
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_errors(tmp_path):
+    bad = tmp_path / "x.cpt"
+    bad.write_bytes(b"not a trace at all")
+    with pytest.raises(cachepart.InputError, match="x.cpt"):
+        cc.miss_curve(bad)
+    with pytest.raises(cachepart.UsageError, match="curve kind"):
+        cc.miss_curve(bad, kind="bogus")
