@@ -8,12 +8,17 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+# valgrind (lackey, cachegrind) captures real programs' traces and is the peer the
+# simulator is checked against; xz and sqlite3 are the real programs it runs.
+command -v valgrind >/dev/null || need_apt+=(valgrind)
+command -v xz >/dev/null || need_apt+=(xz-utils)
+command -v sqlite3 >/dev/null || need_apt+=(sqlite3)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: installing Debian packages: ${need_apt[*]}" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
-    echo "setup: warning: missing Debian packages ${need_apt[*]} (run as root to install); charts need them" >&2
+    echo "setup: warning: missing Debian packages ${need_apt[*]} (run as root to install); charts and the tests against valgrind need them" >&2
   fi
 fi
 
