@@ -1,10 +1,14 @@
-//! `cachepart trace ...`: inspect, convert and generate memory traces.
+//! `cachepart trace ...`: capture, inspect, convert and generate memory
+//! traces.
 
 use crate::output::temp_beside;
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
-use cachepart::trace::{convert_stream, info, Header, TraceFormat};
+use cachepart::trace::{
+    capture_lackey, convert_stream, info, CaptureOptions, CaptureSummary, Header, TraceFormat,
+};
 use clap::{Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -39,6 +43,43 @@ pub enum TraceCommand {
         /// Output binary trace.
         output: PathBuf,
     },
+    /// Record a real program's memory accesses, e.g.
+    /// `cachepart trace capture -o ls.cpt -- ls -la /usr/lib`.
+    ///
+    /// `--tool lackey` (the default) runs the program under
+    /// `valgrind --tool=lackey --trace-mem=yes` (Debian package `valgrind`)
+    /// and streams its log through a FIFO into the binary format: lackey's
+    /// text never reaches the disk. The program's stdin, stdout and stderr
+    /// are the terminal's. A one-line summary goes to stderr.
+    ///
+    /// `--tool qemu` (a qemu-user TCG plugin, much faster) is not
+    /// implemented yet.
+    ///
+    /// A program that exits with a non-zero status still yields its trace:
+    /// cachepart warns and then exits with the program's status (128 + N
+    /// for a program killed by signal N). Errors (valgrind missing, command
+    /// not found, malformed lackey output) exit with status 1 and leave no
+    /// output file.
+    Capture {
+        /// The capture route.
+        #[arg(long, value_enum, default_value = "lackey")]
+        tool: CaptureTool,
+        /// Output binary trace.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, required = true)]
+        command: Vec<OsString>,
+    },
+}
+
+/// Routes of `trace capture`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CaptureTool {
+    /// valgrind lackey: slow but exact, from Debian's `valgrind` package.
+    Lackey,
+    /// A qemu-user TCG plugin (not implemented yet).
+    Qemu,
 }
 
 /// `trace info` output formats.
@@ -141,7 +182,52 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())
         }
+        TraceCommand::Capture {
+            tool,
+            output,
+            command,
+        } => capture(tool, &output, &command),
     }
+}
+
+/// `trace capture`: exits with the program's status when it failed.
+fn capture(tool: CaptureTool, output: &Path, command: &[OsString]) -> Result<()> {
+    let s = match tool {
+        CaptureTool::Lackey => capture_lackey(command, output, &CaptureOptions::default())?,
+        CaptureTool::Qemu => {
+            bail!("--tool qemu is not implemented yet; use --tool lackey (the default)")
+        }
+    };
+    eprintln!("{}", summary_line(output, &s));
+    if !s.success() {
+        use std::os::unix::process::ExitStatusExt;
+        let code = s
+            .status
+            .code()
+            .or_else(|| s.status.signal().map(|n| 128 + n))
+            .unwrap_or(1);
+        eprintln!(
+            "warning: {} exited with {}; the trace covers its run up to then",
+            command[0].to_string_lossy(),
+            s.status
+        );
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+/// One line: records, accesses, seconds and the capture rate.
+fn summary_line(output: &Path, s: &CaptureSummary) -> String {
+    format!(
+        "{}: {} records, {} accesses, {} instructions in {:.2} s ({:.2} M accesses/s, {:.3} bytes/access)",
+        output.display(),
+        s.records(),
+        s.accesses(),
+        s.instructions(),
+        s.seconds,
+        s.accesses_per_second() / 1e6,
+        s.written.bytes as f64 / s.accesses().max(1) as f64,
+    )
 }
 
 /// Runs `write` on a temporary file beside `output` and renames it into

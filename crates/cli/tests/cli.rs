@@ -289,3 +289,90 @@ fn trace_generate_info_and_convert() {
         stderr(&o)
     );
 }
+
+#[test]
+fn trace_capture_lackey() {
+    let have_valgrind = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_valgrind {
+        println!("SKIPPED: valgrind is not installed (apt-get install valgrind)");
+        return;
+    }
+    let d = tmpdir("capture");
+    let cpt = d.join("ls.cpt");
+    let o = cachepart(&[
+        "trace",
+        "capture",
+        "-o",
+        cpt.to_str().unwrap(),
+        "--",
+        "ls",
+        "-la",
+        "/usr",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // the program's stdout passes through; the summary is one line on stderr
+    assert!(String::from_utf8_lossy(&o.stdout).contains("bin"));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(" records, ") && err.contains(" M accesses/s"),
+        "{err}"
+    );
+    let o = cachepart(&["trace", "info", cpt.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(info["accesses"].as_u64().unwrap() > 100_000, "{info}");
+    assert_eq!(info["instructions"], info["ifetches"]);
+    assert!(info["meta"]
+        .to_string()
+        .contains("\"command\",\"ls -la /usr\""));
+
+    // a failing program: the trace is kept, a warning, the program's status
+    let f = d.join("false.cpt");
+    let o = cachepart(&["trace", "capture", "-o", f.to_str().unwrap(), "--", "false"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("warning: false exited"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(f.exists());
+
+    // errors: status 1, no output file, no temporary file
+    let m = d.join("missing.cpt");
+    let o = cachepart(&[
+        "trace",
+        "capture",
+        "-o",
+        m.to_str().unwrap(),
+        "--",
+        "cachepart-no-such-command",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("command not found: cachepart-no-such-command"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cachepart(&[
+        "trace",
+        "capture",
+        "--tool",
+        "qemu",
+        "-o",
+        m.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not implemented yet"), "{}", stderr(&o));
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["false.cpt", "ls.cpt"]);
+}

@@ -18,6 +18,8 @@
 //!   strided and phased applications.
 //! * [`info()`] and [`convert()`]: the library side of `cachepart trace info`
 //!   and `cachepart trace convert`.
+//! * [`capture_lackey`]: records a real program under valgrind lackey,
+//!   streamed through a FIFO into the binary format (`cachepart trace capture`).
 //!
 //! Every failure is a [`TraceError`] naming the byte offset (binary) or the
 //! line (text) where it happened.
@@ -33,6 +35,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod capture;
 mod convert;
 mod din;
 mod error;
@@ -50,6 +53,7 @@ pub mod synth;
 mod text;
 mod writer;
 
+pub use capture::{capture_lackey, CaptureError, CaptureOptions, CaptureResult, CaptureSummary};
 pub use convert::{convert, convert_stream, TraceFormat};
 pub use din::DinReader;
 pub use error::{Result, TraceError};

@@ -39,6 +39,7 @@
 mod bruteforce;
 mod clustering;
 mod completion;
+mod compositions;
 mod heuristic;
 mod objective;
 mod partition;

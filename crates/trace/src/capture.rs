@@ -1,0 +1,568 @@
+//! `trace capture`: record a real program's memory accesses with valgrind
+//! lackey, streamed straight into the binary format.
+//!
+//! [`capture_lackey`] runs
+//! `valgrind --tool=lackey --trace-mem=yes --log-file=FIFO CMD ARGS...`,
+//! where FIFO is a named pipe (made by coreutils' `mkfifo`) in a fresh
+//! private directory. This process reads the pipe through a
+//! [`LackeyReader`] into a [`Writer`], so memory stays bounded and lackey's
+//! text never reaches the disk. The trace is written to a temporary file
+//! beside the output and renamed into place only when the capture
+//! succeeds; on any error it is removed, so there is never a partial
+//! output file.
+//!
+//! The program's stdin, stdout and stderr are the caller's: only valgrind's
+//! log (the trace and its `==pid==` banner) goes through the pipe.
+//!
+//! A program that exits with a non-zero status (or is killed by a signal)
+//! still yields a trace of everything it did up to then:
+//! [`CaptureSummary::status`] says how it ended and the caller decides
+//! what to make of it (`cachepart trace capture` keeps the trace, warns and
+//! exits with the program's status). A command that does not exist, a
+//! missing valgrind and malformed lackey output are [`CaptureError`]s.
+//!
+//! The pipe never blocks the capture: this process holds a read-write
+//! handle of the FIFO while valgrind runs, so opening the read end does not
+//! wait for valgrind (which never opens its log when it cannot start the
+//! program), and the read end sees end-of-file once valgrind has exited
+//! and that handle is dropped.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::{self, BufReader, BufWriter, Read};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use thiserror::Error;
+
+use crate::error::TraceError;
+use crate::header::Header;
+use crate::lackey::LackeyReader;
+use crate::stats::Counts;
+use crate::writer::{WriteSummary, Writer, DEFAULT_LEVEL};
+
+/// Errors of [`capture_lackey`]. After any of them no output file exists.
+#[derive(Debug, Error)]
+pub enum CaptureError {
+    /// No command was given.
+    #[error("no command to capture")]
+    EmptyCommand,
+    /// valgrind cannot be run.
+    #[error("valgrind not found ({}: {source}): install the Debian package `valgrind` (apt-get install valgrind)", program.display())]
+    ValgrindMissing {
+        /// The valgrind program that was tried.
+        program: PathBuf,
+        /// Why it could not be run.
+        source: io::Error,
+    },
+    /// The command to capture does not exist (not a file, not on `PATH`).
+    #[error("command not found: {command}")]
+    CommandNotFound {
+        /// The command as given.
+        command: String,
+    },
+    /// valgrind exited without starting the program (for instance, it is
+    /// not executable); valgrind's own message went to stderr.
+    #[error("valgrind could not start {command} ({status}; its message is above)")]
+    ValgrindFailed {
+        /// The command as given.
+        command: String,
+        /// valgrind's exit status.
+        status: ExitStatus,
+    },
+    /// lackey wrote something that is not a lackey trace; the error names
+    /// the line (counted from the start of valgrind's log).
+    #[error("malformed lackey output: {0}")]
+    Malformed(#[source] TraceError),
+    /// `mkfifo` failed.
+    #[error("cannot create the FIFO {}: {reason}", path.display())]
+    Fifo {
+        /// The FIFO's path.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// An I/O error on a named file.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Writing the trace failed.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+/// Result alias of [`capture_lackey`].
+pub type CaptureResult<T> = std::result::Result<T, CaptureError>;
+
+/// How to capture.
+#[derive(Clone, Debug)]
+pub struct CaptureOptions {
+    /// The valgrind program (default `valgrind`, looked up on `PATH`).
+    pub valgrind: PathBuf,
+    /// The header to start from (frame size, page size hint, extra
+    /// metadata); the capture adds `source-format`, `tool`, `command` and
+    /// `valgrind-version`.
+    pub header: Header,
+    /// zstd compression level.
+    pub level: i32,
+}
+
+impl Default for CaptureOptions {
+    fn default() -> Self {
+        CaptureOptions {
+            valgrind: PathBuf::from("valgrind"),
+            header: Header::default(),
+            level: DEFAULT_LEVEL,
+        }
+    }
+}
+
+/// What a capture recorded.
+#[derive(Clone, Debug)]
+pub struct CaptureSummary {
+    /// Records by kind and instructions.
+    pub counts: Counts,
+    /// What the writer wrote (records, frames, bytes).
+    pub written: WriteSummary,
+    /// How the program (valgrind passes its status through) ended.
+    pub status: ExitStatus,
+    /// Wall-clock seconds from starting valgrind to the finished file.
+    pub seconds: f64,
+    /// `valgrind --version`, e.g. `valgrind-3.19.0`.
+    pub valgrind_version: String,
+}
+
+impl CaptureSummary {
+    /// Records written.
+    pub fn records(&self) -> u64 {
+        self.counts.records
+    }
+
+    /// Accesses written (records that are not escapes).
+    pub fn accesses(&self) -> u64 {
+        self.counts.accesses()
+    }
+
+    /// Instructions the program executed.
+    pub fn instructions(&self) -> u64 {
+        self.counts.instructions
+    }
+
+    /// Whether the program exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Accesses captured per wall-clock second.
+    pub fn accesses_per_second(&self) -> f64 {
+        self.accesses() as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Runs `command` (program and arguments) under valgrind lackey and writes
+/// its memory trace to `output` in the binary format. See the module
+/// documentation for the guarantees.
+pub fn capture_lackey(
+    command: &[OsString],
+    output: &Path,
+    opts: &CaptureOptions,
+) -> CaptureResult<CaptureSummary> {
+    let program = command.first().ok_or(CaptureError::EmptyCommand)?;
+    let version = valgrind_version(&opts.valgrind)?;
+    if !command_exists(program) {
+        return Err(CaptureError::CommandNotFound {
+            command: program.to_string_lossy().into_owned(),
+        });
+    }
+    let header = opts
+        .header
+        .clone()
+        .with_meta("source-format", "lackey")
+        .with_meta("tool", "lackey")
+        .with_meta("command", shell_words(command))
+        .with_meta("valgrind-version", version.clone());
+
+    let work = TempDir::new()?;
+    let fifo = work.path.join("lackey.fifo");
+    make_fifo(&fifo)?;
+    let mut out = TempOutput::new(output)?;
+    let file = File::create(&out.path).map_err(|source| CaptureError::Io {
+        what: "creating",
+        path: out.path.clone(),
+        source,
+    })?;
+    let writer = Writer::with_level(BufWriter::with_capacity(1 << 20, file), &header, opts.level)?;
+
+    // Hold a read-write handle so that neither our open nor valgrind's
+    // blocks, and EOF comes only after valgrind has exited.
+    let fifo_err = |what| {
+        let path = fifo.clone();
+        move |source| CaptureError::Io { what, path, source }
+    };
+    let keep = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .map_err(fifo_err("opening"))?;
+    let read_end = File::open(&fifo).map_err(fifo_err("opening"))?;
+
+    let start = Instant::now();
+    let mut log_arg = OsString::from("--log-file=");
+    log_arg.push(escape_percent(fifo.as_os_str()));
+    let mut child = Command::new(&opts.valgrind)
+        .args(["--tool=lackey", "--trace-mem=yes"])
+        .arg(log_arg)
+        .args(command)
+        .spawn()
+        .map_err(|source| CaptureError::ValgrindMissing {
+            program: opts.valgrind.clone(),
+            source,
+        })?;
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        drop(keep);
+        status
+    });
+
+    let mut input = Counted {
+        inner: read_end,
+        bytes: 0,
+        short: false,
+    };
+    let streamed = stream(&mut input, writer);
+    if streamed.is_err() {
+        // Let valgrind run to its end rather than block on a full pipe.
+        let _ = io::copy(&mut input, &mut io::sink());
+    }
+    let status = waiter
+        .join()
+        .expect("the valgrind waiter does not panic")
+        .map_err(|source| CaptureError::Io {
+            what: "waiting for valgrind running",
+            path: PathBuf::from(program),
+            source,
+        })?;
+    if input.bytes == 0 && !status.success() {
+        // valgrind never opened its log: it could not start the program.
+        let command = program.to_string_lossy().into_owned();
+        return Err(if status.code() == Some(127) {
+            CaptureError::CommandNotFound { command }
+        } else {
+            CaptureError::ValgrindFailed { command, status }
+        });
+    }
+    let (counts, written) = streamed?;
+    out.commit(output)?;
+    Ok(CaptureSummary {
+        counts,
+        written,
+        status,
+        seconds: start.elapsed().as_secs_f64(),
+        valgrind_version: version,
+    })
+}
+
+/// Reads lackey text from `input` into `writer` until end-of-file.
+fn stream<R: Read>(
+    input: R,
+    mut writer: Writer<BufWriter<File>>,
+) -> CaptureResult<(Counts, WriteSummary)> {
+    let mut counts = Counts::default();
+    for r in LackeyReader::new(BufReader::with_capacity(1 << 20, input)) {
+        let r = r.map_err(|e| match e {
+            TraceError::Io(source) => CaptureError::Io {
+                what: "reading valgrind's log through",
+                path: PathBuf::from("the FIFO"),
+                source,
+            },
+            e => CaptureError::Malformed(e),
+        })?;
+        counts.add(r);
+        writer.push(r)?;
+    }
+    let (_, written) = writer.finish()?;
+    Ok((counts, written))
+}
+
+/// `valgrind --version`, or [`CaptureError::ValgrindMissing`].
+fn valgrind_version(valgrind: &Path) -> CaptureResult<String> {
+    let missing = |source| CaptureError::ValgrindMissing {
+        program: valgrind.to_path_buf(),
+        source,
+    };
+    let out = Command::new(valgrind)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(missing)?;
+    if !out.status.success() {
+        return Err(missing(io::Error::other(format!(
+            "`--version` exited with {}",
+            out.status
+        ))));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Whether `program` names an existing file, directly (with a `/`) or as
+/// an executable on `PATH`, as valgrind looks it up.
+fn command_exists(program: &OsStr) -> bool {
+    let p = Path::new(program);
+    if program.is_empty() {
+        return false;
+    }
+    if program.as_encoded_bytes().contains(&b'/') {
+        return p.is_file();
+    }
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join(p))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// The command line as one string a POSIX shell would split back into the
+/// same words (non-UTF-8 bytes are replaced).
+fn shell_words(command: &[OsString]) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./,:=+@%".contains(c);
+    command
+        .iter()
+        .map(|w| {
+            let w = w.to_string_lossy();
+            if !w.is_empty() && w.chars().all(safe) {
+                w.into_owned()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// valgrind expands `%p`, `%q{VAR}` and `%%` in `--log-file`.
+fn escape_percent(s: &OsStr) -> OsString {
+    let bytes = s.as_encoded_bytes();
+    if !bytes.contains(&b'%') {
+        return s.to_os_string();
+    }
+    let mut out = OsString::new();
+    for (i, part) in s.to_string_lossy().split('%').enumerate() {
+        if i > 0 {
+            out.push("%%");
+        }
+        out.push(part);
+    }
+    out
+}
+
+/// Makes a FIFO with coreutils' `mkfifo`.
+fn make_fifo(path: &Path) -> CaptureResult<()> {
+    let fail = |reason: String| CaptureError::Fifo {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let out = Command::new("mkfifo")
+        .args(["-m", "600"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| fail(format!("cannot run mkfifo (coreutils): {e}")))?;
+    if !out.status.success() {
+        return Err(fail(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// A `Read` of the FIFO that counts the bytes it passes and batches.
+///
+/// lackey makes one `write` per trace line. A reader that drains the pipe
+/// as soon as a line arrives is woken once per line, which costs more
+/// than lackey itself (three times slower capture, measured). So after a
+/// short read, the next read waits [`BATCH_WAIT`] first and lets the pipe
+/// fill: then each wake-up takes thousands of lines and the writer is
+/// neither blocked (the pipe's 64 KiB do not fill in that time at lackey's
+/// rate) nor has anyone to wake.
+struct Counted<R> {
+    inner: R,
+    bytes: u64,
+    short: bool,
+}
+
+/// A read shorter than this makes the next one wait.
+const SHORT_READ: usize = 16 << 10;
+/// How long the next read waits after a short one.
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_micros(300);
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.short {
+            std::thread::sleep(BATCH_WAIT);
+        }
+        let n = self.inner.read(buf)?;
+        self.short = n > 0 && n < SHORT_READ.min(buf.len());
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+/// Distinguishes the temporary names of captures in one process.
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+
+fn serial() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A private directory under the system temp dir, removed on drop.
+struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    fn new() -> CaptureResult<TempDir> {
+        let base = std::env::temp_dir();
+        let mut last = None;
+        for _ in 0..100 {
+            let path = base.join(format!("cachepart-capture-{}", serial()));
+            match DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(TempDir { path }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(source) => {
+                    return Err(CaptureError::Io {
+                        what: "creating the directory",
+                        path,
+                        source,
+                    })
+                }
+            }
+        }
+        Err(CaptureError::Io {
+            what: "creating a directory in",
+            path: base,
+            source: last.unwrap_or_else(|| io::Error::other("no free name")),
+        })
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The temporary output file beside the final one, removed on drop unless
+/// committed.
+struct TempOutput {
+    path: PathBuf,
+    committed: bool,
+}
+
+impl TempOutput {
+    fn new(output: &Path) -> CaptureResult<TempOutput> {
+        let name = output.file_name().ok_or_else(|| CaptureError::Io {
+            what: "writing",
+            path: output.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name"),
+        })?;
+        let dir = output
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let path = dir.join(format!(
+            ".{}.capture-{}.tmp",
+            name.to_string_lossy(),
+            serial()
+        ));
+        Ok(TempOutput {
+            path,
+            committed: false,
+        })
+    }
+
+    fn commit(&mut self, output: &Path) -> CaptureResult<()> {
+        std::fs::rename(&self.path, output).map_err(|source| CaptureError::Io {
+            what: "renaming the trace to",
+            path: output.to_path_buf(),
+            source,
+        })?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempOutput {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(ws: &[&str]) -> Vec<OsString> {
+        ws.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn shell_words_quote_only_what_needs_it() {
+        assert_eq!(
+            shell_words(&words(&["ls", "-la", "/usr/lib"])),
+            "ls -la /usr/lib"
+        );
+        assert_eq!(
+            shell_words(&words(&["sh", "-c", "echo it's", ""])),
+            r"sh -c 'echo it'\''s' ''"
+        );
+    }
+
+    #[test]
+    fn percent_is_escaped_for_valgrind() {
+        assert_eq!(escape_percent(OsStr::new("/tmp/a%p/f")), "/tmp/a%%p/f");
+        assert_eq!(escape_percent(OsStr::new("/tmp/f")), "/tmp/f");
+    }
+
+    #[test]
+    fn commands_are_looked_up_like_valgrind_does() {
+        assert!(command_exists(OsStr::new("sh")));
+        assert!(command_exists(OsStr::new("/bin/sh")));
+        assert!(!command_exists(OsStr::new("cachepart-no-such-command")));
+        assert!(!command_exists(OsStr::new("./no/such/file")));
+        assert!(!command_exists(OsStr::new("")));
+    }
+
+    #[test]
+    fn missing_valgrind_names_the_debian_package() {
+        let opts = CaptureOptions {
+            valgrind: PathBuf::from("/nonexistent/valgrind"),
+            ..CaptureOptions::default()
+        };
+        let out = std::env::temp_dir().join(format!("cachepart-unit-{}.cpt", serial()));
+        let err = capture_lackey(&words(&["true"]), &out, &opts).unwrap_err();
+        assert!(matches!(err, CaptureError::ValgrindMissing { .. }));
+        assert!(
+            err.to_string().contains("Debian package `valgrind`"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
+}
