@@ -86,6 +86,20 @@ pub struct HierarchyConfig {
     pub inclusion: Inclusion,
 }
 
+impl HierarchyConfig {
+    /// The same geometry for the L1 instruction and data caches, no L2, and
+    /// the default mode and inclusion.
+    pub fn split_l1(l1: CacheConfig) -> HierarchyConfig {
+        HierarchyConfig {
+            l1i: l1,
+            l1d: l1,
+            l2: None,
+            mode: Mode::default(),
+            inclusion: Inclusion::default(),
+        }
+    }
+}
+
 /// Counters of one core.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HierarchyStats {

@@ -49,6 +49,7 @@ pub mod hierarchy;
 pub mod memory;
 pub mod reference;
 pub mod replacement;
+mod splitmix;
 mod stats;
 
 pub use cache::{Cache, LineOutcome, Victim};
@@ -57,4 +58,5 @@ pub use error::{GeometryError, Result, SimError};
 pub use geometry::{CacheConfig, Geometry};
 pub use hierarchy::{Hierarchy, HierarchyConfig, HierarchyStats, Inclusion, Mode};
 pub use replacement::{Lru, Policy, PolicyKind, RandomPolicy, Replacement, Srrip};
+pub use splitmix::SplitMix64;
 pub use stats::{AccessKind, LevelStats, MemTraffic};

@@ -62,17 +62,7 @@ struct Machine {
 fn machine(huge: HugePages, seed: Option<u64>) -> Machine {
     let l1 = CacheConfig::lru(4 << 10, 4, 64);
     let llc = Cache::new(&CacheConfig::lru(256 << 10, 8, 64)).unwrap();
-    let hier = Hierarchy::new(
-        &HierarchyConfig {
-            l1i: l1,
-            l1d: l1,
-            l2: None,
-            mode: Default::default(),
-            inclusion: Default::default(),
-        },
-        &llc,
-    )
-    .unwrap();
+    let hier = Hierarchy::new(&HierarchyConfig::split_l1(l1), &llc).unwrap();
     let mut mem = BuddyAllocator::new(MEMORY).unwrap();
     let residents = match seed {
         Some(seed) => age(&mut mem, &AgingConfig::seeded(seed)).unwrap(),

@@ -51,7 +51,9 @@ use std::process::Command;
 use cachepart_sim::memory::{
     age, AddressSpace, AgingConfig, BuddyAllocator, HugePages, PhysicalCore, Tlb, TlbConfig,
 };
-use cachepart_sim::{Cache, CacheConfig, Hierarchy, HierarchyConfig, HierarchyStats, LevelStats};
+use cachepart_sim::{
+    Cache, CacheConfig, Hierarchy, HierarchyConfig, HierarchyStats, LevelStats, SplitMix64,
+};
 use cachepart_trace::{Kind, Record};
 
 const SCRIPT: &str = r#"
@@ -86,42 +88,32 @@ with open(path) as f:
 print(json.dumps({"L1": L1.stats(), "L2": L2.stats()}))
 "#;
 
-/// SplitMix64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Data accesses: 50% a 24 KiB hot set, 30% a 3 MiB warm set, 20% a
 /// sweep over 8 MiB; sizes 1-16 at any byte offset.
+/// A number in `0..n` by modulo (the trace this test was written with).
+fn below(rng: &mut SplitMix64, n: u64) -> u64 {
+    rng.next_u64() % n
+}
+
 fn trace(n: usize, seed: u64) -> Vec<Record> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut sweep = 0u64;
     (0..n)
         .map(|_| {
-            let addr = match rng.below(10) {
-                0..=4 => 0x0060_0000 + rng.below(24 << 10),
-                5..=7 => 0x7f00_0000_0000 + rng.below(3 << 20),
+            let addr = match below(&mut rng, 10) {
+                0..=4 => 0x0060_0000 + below(&mut rng, 24 << 10),
+                5..=7 => 0x7f00_0000_0000 + below(&mut rng, 3 << 20),
                 _ => {
                     sweep = (sweep + 24) % (8 << 20);
                     0x2000_0000 + sweep
                 }
             };
-            let kind = match rng.below(10) {
+            let kind = match below(&mut rng, 10) {
                 0..=5 => Kind::Load,
                 6..=8 => Kind::Store,
                 _ => Kind::Modify,
             };
-            let size = 1 + rng.below(16) as u32;
+            let size = 1 + below(&mut rng, 16) as u32;
             Record::access(kind, addr, size, 0).unwrap()
         })
         .collect()
@@ -154,17 +146,7 @@ struct Ours {
 fn simulate(recs: &[Record], l1: (u64, u32, u32), llc: (u64, u32, u32), out: &PathBuf) -> Ours {
     let l1 = CacheConfig::lru(l1.0, l1.1, l1.2);
     let mut llc = Cache::new(&CacheConfig::lru(llc.0, llc.1, llc.2)).unwrap();
-    let hier = Hierarchy::new(
-        &HierarchyConfig {
-            l1i: l1,
-            l1d: l1,
-            l2: None,
-            mode: Default::default(),
-            inclusion: Default::default(),
-        },
-        &llc,
-    )
-    .unwrap();
+    let hier = Hierarchy::new(&HierarchyConfig::split_l1(l1), &llc).unwrap();
     let mut mem = BuddyAllocator::new(256 << 20).unwrap();
     age(&mut mem, &AgingConfig::seeded(42)).unwrap();
     let tlb = Tlb::new(&TlbConfig::default()).unwrap();

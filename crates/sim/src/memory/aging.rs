@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::allocator::{AllocHint, FrameAllocator};
 use super::error::MemoryError;
 use super::page::Frame;
+use crate::splitmix::SplitMix64;
 
 /// How to age an allocator.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,23 +65,6 @@ impl AgingConfig {
     }
 }
 
-/// SplitMix64: a small, seeded, portable random stream.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
-
 /// Churns `alloc` as `cfg` says; returns the blocks left allocated
 /// (first frame and order).
 pub fn age<A: FrameAllocator + ?Sized>(
@@ -95,7 +79,7 @@ pub fn age<A: FrameAllocator + ?Sized>(
     let total = alloc.total_frames() as f64;
     let peak = (cfg.fill * total) as u64;
     let keep = (cfg.resident.min(cfg.fill) * total) as u64;
-    let mut rng = SplitMix(cfg.seed);
+    let mut rng = SplitMix64::new(cfg.seed);
     let mut held: Vec<(Frame, u8)> = Vec::new();
     let mut used = 0u64;
     let hint = AllocHint {

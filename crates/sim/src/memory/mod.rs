@@ -29,7 +29,7 @@
 //! let l1 = CacheConfig::lru(32 << 10, 8, 64);
 //! let mut llc = Cache::new(&CacheConfig::lru(1 << 20, 16, 64)).unwrap();
 //! let hier = Hierarchy::new(
-//!     &HierarchyConfig { l1i: l1, l1d: l1, l2: None, mode: Default::default(), inclusion: Default::default() },
+//!     &HierarchyConfig::split_l1(l1),
 //!     &llc,
 //! ).unwrap();
 //! let mut mem = BuddyAllocator::new(64 << 20).unwrap();

@@ -243,17 +243,7 @@ mod tests {
     fn setup(huge: HugePages) -> (PhysicalCore, Cache, BuddyAllocator) {
         let l1 = CacheConfig::lru(4096, 4, 64);
         let llc = Cache::new(&CacheConfig::lru(65536, 8, 64)).unwrap();
-        let hier = Hierarchy::new(
-            &HierarchyConfig {
-                l1i: l1,
-                l1d: l1,
-                l2: None,
-                mode: Default::default(),
-                inclusion: Default::default(),
-            },
-            &llc,
-        )
-        .unwrap();
+        let hier = Hierarchy::new(&HierarchyConfig::split_l1(l1), &llc).unwrap();
         let tlb = Tlb::new(&TlbConfig::default()).unwrap();
         let core = PhysicalCore::new(hier, tlb, AddressSpace::new(0, huge));
         (core, llc, BuddyAllocator::new(16 << 20).unwrap())

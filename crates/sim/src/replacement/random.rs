@@ -2,26 +2,20 @@
 //! the same seed gives the same victims on every run and platform.
 
 use super::Replacement;
+use crate::splitmix::SplitMix64;
 
 /// Uniformly random victim among the allowed ways.
 #[derive(Clone, Debug)]
 pub struct RandomPolicy {
-    state: u64,
+    rng: SplitMix64,
 }
 
 impl RandomPolicy {
     /// A stream seeded with `seed`.
     pub fn new(seed: u64) -> Self {
-        RandomPolicy { state: seed }
-    }
-
-    /// The next 64 random bits (SplitMix64).
-    fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        RandomPolicy {
+            rng: SplitMix64::new(seed),
+        }
     }
 }
 
@@ -33,9 +27,7 @@ impl Replacement for RandomPolicy {
     fn on_fill(&mut self, _set: usize, _way: usize) {}
 
     fn victim(&mut self, _set: usize, mask: u64) -> usize {
-        let n = mask.count_ones() as u64;
-        // Multiply-shift maps 64 random bits onto 0..n without division.
-        let mut k = ((u128::from(self.next()) * u128::from(n)) >> 64) as u32;
+        let mut k = self.rng.below(u64::from(mask.count_ones())) as u32;
         let mut m = mask;
         while k > 0 {
             m &= m - 1;
