@@ -18,8 +18,16 @@
 //! | `lfoc` | LFOC: streaming apps confined, sensitive apps sized by lookahead |
 //! | `lfoc+` | LFOC with pair clustering: two sensitive apps may share a cluster |
 //! | `user` | a plan given by hand (`MASK=APPS;...`) |
+//!
+//! Color policies (page coloring, acted on by the simulator's allocators):
+//!
+//! | module | what it does |
+//! |---|---|
+//! | [`coloris`] | COLORIS's per-core color sections and Cache Utilization Monitor (Algorithm 1) |
+//! | [`tam_sizing`] | Tam et al.'s static sizing: the split minimising the sum of miss-rate or stall-rate curves |
 #![deny(missing_docs)]
 
+pub mod coloris;
 mod dunn;
 mod equal_part;
 mod error;
@@ -28,6 +36,7 @@ mod lfoc;
 mod lfoc_plus;
 pub mod lookahead;
 mod stock;
+pub mod tam_sizing;
 #[cfg(test)]
 mod testutil;
 mod ucp;
@@ -35,6 +44,7 @@ mod user;
 mod whirlpool;
 mod yu_petrov;
 
+pub use coloris::{ColorChange, ColorManager, ColorisConfig, Thresholds};
 pub use dunn::{dunn_plan, place_overlapping, ways_for_centroid, Dunn};
 pub use equal_part::EqualPart;
 pub use error::PolicyError;
@@ -42,6 +52,7 @@ pub use kpart::{kpart_clusters, Kpart};
 pub use lfoc::{classify, classify_app, AppClass, Classification, Lfoc};
 pub use lfoc_plus::{pair_clusters, LfocPlus, MAX_STEAL_COST};
 pub use stock::Stock;
+pub use tam_sizing::size_partitions;
 pub use ucp::{Ucp, UcpCurve};
 pub use user::UserPlan;
 pub use whirlpool::Whirlpool;
