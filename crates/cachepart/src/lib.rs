@@ -10,6 +10,8 @@
 //!   or JSON;
 //! * [`classify`]: the LFOC class of each program with the numbers behind it;
 //! * [`chart`]: the STP-versus-unfairness chart normalised to `stock` (PNG).
+//! * [`samples`]: per-app, per-interval samples of a simulated run as CSV
+//!   or Parquet.
 //!
 //! ```no_run
 //! use cachepart::{run_profile, Algorithm, RunOptions};
@@ -32,6 +34,7 @@ mod curve_job;
 mod error;
 mod experiment;
 pub mod report;
+pub mod samples;
 
 pub use algorithm::Algorithm;
 pub use curve_job::{compute_curve, CurveKind, CurveRequest, CurveResult, SamplingInfo};
