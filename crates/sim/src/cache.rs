@@ -356,6 +356,11 @@ impl<R: Replacement> Cache<R> {
         n
     }
 
+    /// The blocks present, in set and way order.
+    pub fn blocks(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tags.iter().copied().filter(|&t| t != INVALID)
+    }
+
     /// Valid lines held in the ways of `mask`.
     pub fn occupancy(&self, mask: u64) -> usize {
         self.tags

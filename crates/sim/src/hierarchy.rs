@@ -433,7 +433,14 @@ impl Hierarchy {
     }
 
     /// A dirty first-level victim goes to L2, or to the LLC without one.
+    /// With an inclusive LLC, a victim the LLC dropped meanwhile (while
+    /// fetching the line that replaced it) goes straight to memory, so no
+    /// private level holds a line the LLC lacks.
     fn write_back_below(&mut self, llc: &mut Cache, block: u64) {
+        if self.inclusion == Inclusion::Inclusive && !llc.contains(block) {
+            self.mem.writes += 1;
+            return;
+        }
         match &mut self.l2 {
             Some(l2) => {
                 if let Some(v) = l2.write_back(block, u64::MAX).filter(|v| v.dirty) {

@@ -333,6 +333,12 @@ impl System {
         &self.llc
     }
 
+    /// Core `core`: its private caches, TLBs and the address space
+    /// installed on it.
+    pub fn core(&self, core: usize) -> Option<&PhysicalCore> {
+        self.cores.get(core).map(|c| &c.pc)
+    }
+
     /// The counters of core `core` (all apps it ran).
     pub fn core_stats(&self, core: usize) -> Option<PhysicalStats> {
         self.cores.get(core).map(|c| c.pc.stats())
