@@ -18,6 +18,13 @@
 //! Fills go only into the ways of the given mask; hits are found in any
 //! way (Intel CAT semantics). Invalid ways of the mask are filled before
 //! the policy is asked for a victim.
+//!
+//! Owner tracking (for per-application LLC occupancy, as Intel CMT
+//! reports it): after [`Cache::set_owner_tracking`], every fill is
+//! tagged with the current owner ([`Cache::set_owner`], set by whoever
+//! runs an application on a core) and per-owner line counts are kept
+//! incrementally ([`Cache::occupancy_of`]). Off by default: no per-line
+//! owner array exists and fills pay one predictable branch.
 
 use crate::error::GeometryError;
 use crate::geometry::{CacheConfig, Geometry};
@@ -27,6 +34,9 @@ use crate::stats::{AccessKind, LevelStats};
 /// Tag of an invalid line (no block number reaches it: addresses are at
 /// most 64 bits and lines at least 4 bytes).
 const INVALID: u64 = u64::MAX;
+
+/// Owner of a line filled before owner tracking began.
+pub const NO_OWNER: u16 = u16::MAX;
 
 /// A line evicted to make room for a fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +72,12 @@ pub struct Cache<R = Policy> {
     mru_way: Vec<u8>,
     repl: R,
     stats: LevelStats,
+    /// Per line, the owner that filled it (empty: tracking off).
+    owners: Vec<u16>,
+    /// Per owner, the lines it holds.
+    owner_lines: Vec<u64>,
+    /// The owner of the next fills.
+    owner: u16,
 }
 
 impl Cache<Policy> {
@@ -91,6 +107,52 @@ impl<R: Replacement> Cache<R> {
             mru_way: vec![0; geom.sets() as usize],
             repl,
             stats: LevelStats::default(),
+            owners: Vec::new(),
+            owner_lines: Vec::new(),
+            owner: NO_OWNER,
+        }
+    }
+
+    /// Starts tracking which of `n_owners` owners (ids `0..n_owners`)
+    /// filled each line; lines already present count for nobody. Zero
+    /// owners turns tracking off.
+    pub fn set_owner_tracking(&mut self, n_owners: usize) {
+        if n_owners == 0 {
+            self.owners = Vec::new();
+            self.owner_lines = Vec::new();
+        } else {
+            self.owners = vec![NO_OWNER; self.tags.len()];
+            self.owner_lines = vec![0; n_owners];
+        }
+    }
+
+    /// The owner of the lines filled from now on (ids at or above the
+    /// tracked count, such as [`NO_OWNER`], count for nobody).
+    #[inline]
+    pub fn set_owner(&mut self, owner: u16) {
+        self.owner = owner;
+    }
+
+    /// Lines filled by `owner` and still present (0 when not tracked).
+    pub fn occupancy_of(&self, owner: u16) -> u64 {
+        self.owner_lines
+            .get(usize::from(owner))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Line `i` changes hands: from its old owner (if valid) to `new`.
+    #[cold]
+    fn retag(&mut self, i: usize, was_valid: bool, new: Option<u16>) {
+        if was_valid {
+            if let Some(n) = self.owner_lines.get_mut(usize::from(self.owners[i])) {
+                *n -= 1;
+            }
+        }
+        let new = new.unwrap_or(NO_OWNER);
+        self.owners[i] = new;
+        if let Some(n) = self.owner_lines.get_mut(usize::from(new)) {
+            *n += 1;
         }
     }
 
@@ -191,6 +253,9 @@ impl<R: Replacement> Cache<R> {
             self.stats.dirty_evictions += u64::from(dirty);
             Some(Victim { block: old, dirty })
         };
+        if !self.owners.is_empty() {
+            self.retag(i, old != INVALID, Some(self.owner));
+        }
         self.tags[i] = block;
         self.dirty[i] = write;
         self.mru_block[set] = block;
@@ -246,6 +311,9 @@ impl<R: Replacement> Cache<R> {
             self.mru_block[set] = INVALID;
         }
         self.valid[set] -= 1;
+        if !self.owners.is_empty() {
+            self.retag(i, true, None);
+        }
         self.repl.on_invalidate(set, i % self.ways);
         Some(std::mem::replace(&mut self.dirty[i], false))
     }
@@ -283,7 +351,14 @@ impl<R: Replacement> Cache<R> {
         self.dirty.fill(false);
         self.valid.fill(0);
         self.mru_block.fill(INVALID);
+        self.owners.fill(NO_OWNER);
+        self.owner_lines.fill(0);
         n
+    }
+
+    /// The blocks present, in set and way order.
+    pub fn blocks(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tags.iter().copied().filter(|&t| t != INVALID)
     }
 
     /// Valid lines held in the ways of `mask`.
@@ -396,6 +471,35 @@ mod tests {
         assert_eq!(c.occupancy(0b0011), 0);
     }
 
+    #[test]
+    fn owners_are_counted_incrementally() {
+        // 4 sets, 2 ways.
+        let mut c = cache(512, 2, PolicyKind::Lru);
+        let all = c.full_mask();
+        assert_eq!(c.occupancy_of(0), 0);
+        c.line(100, false, all); // before tracking: nobody's
+        c.set_owner_tracking(2);
+        c.set_owner(0);
+        for b in 0..4 {
+            c.line(b, false, all);
+        }
+        c.set_owner(1);
+        for b in 4..8 {
+            c.line(b, false, all);
+        }
+        // Set 0 held 100, 0, then 4 evicted 100 (nobody's); 8 lines in
+        // all, 4 each.
+        assert_eq!((c.occupancy_of(0), c.occupancy_of(1)), (4, 4));
+        c.set_owner(1);
+        c.line(8, false, all); // set 0: evicts 0 (owner 0)
+        assert_eq!((c.occupancy_of(0), c.occupancy_of(1)), (3, 5));
+        c.invalidate(8);
+        assert_eq!(c.occupancy_of(1), 4);
+        assert_eq!(c.occupancy_of(7), 0);
+        c.flush();
+        assert_eq!(c.occupancy_of(1), 0);
+    }
+
     use proptest::prelude::*;
 
     /// Accesses over 64 lines-worth of sets, some straddling two lines.
@@ -425,6 +529,24 @@ mod tests {
             for (s, b) in small.iter().zip(&big) {
                 prop_assert!(*s || !*b, "a hit with {} ways missed with {}", w, w + 1);
             }
+        }
+
+        /// Per-owner counts always equal a recount of the lines, and sum
+        /// to at most the lines of the cache.
+        #[test]
+        fn owner_counts_match_a_recount(t in prop::collection::vec((0u64..512, 0u16..3, any::<bool>()), 1..1500)) {
+            let mut c = cache(2048, 4, PolicyKind::Lru);
+            c.set_owner_tracking(3);
+            for &(b, o, inv) in &t {
+                c.set_owner(o);
+                if inv { c.invalidate(b); } else { c.line(b, false, c.full_mask()); }
+            }
+            let mut recount = [0u64; 3];
+            for (i, &tag) in c.tags.iter().enumerate() {
+                if tag != INVALID { recount[usize::from(c.owners[i])] += 1; }
+            }
+            prop_assert_eq!(recount, [c.occupancy_of(0), c.occupancy_of(1), c.occupancy_of(2)]);
+            prop_assert!(recount.iter().sum::<u64>() <= c.geometry().lines() as u64);
         }
 
         /// Filling only the ways of a `k`-bit mask of an 8-way LRU cache

@@ -37,6 +37,22 @@ pub enum GeometryError {
         /// The number of sets.
         sets: u64,
     },
+    /// The slice count is zero or does not divide the sets.
+    #[error("{slices} slices do not divide the {sets} sets evenly")]
+    Slices {
+        /// Slices asked for.
+        slices: u32,
+        /// Sets of the cache.
+        sets: u64,
+    },
+    /// The sets of one slice are not a power of two.
+    #[error("{per_slice} sets per slice ({slices} slices) is not a power of two, as the per-slice bit-selection index requires")]
+    SliceSetsNotPowerOfTwo {
+        /// Slices.
+        slices: u32,
+        /// Sets of one slice.
+        per_slice: u64,
+    },
     /// The cache is not larger than one line (cachegrind refuses it).
     #[error("size {size} B is not larger than the line size {line} B")]
     SizeNotAboveLine {

@@ -5,8 +5,24 @@
 //! kebab-case); [`Geometry`] is the checked form the simulator uses. The
 //! checks are cachegrind's: a power-of-two line size, a size that is a
 //! whole number of sets, and a power-of-two set count (the index is the
-//! low bits of the line number). A hashed or sliced index can be added as
-//! another way of computing [`Geometry::set_of`].
+//! low bits of the line number).
+//!
+//! A cache may be split into `slices` (the LLC of a multicore chip, one
+//! slice per core or per ring stop). Each slice holds `sets / slices`
+//! sets, a power of two; a block's set is
+//! `slice_hash(block) * sets_per_slice + (block % sets_per_slice)`.
+//! `slice_hash` is our own hash in the spirit of Intel's undocumented
+//! "complex addressing": the line-address bits above the per-slice index
+//! are XOR-folded into `w = ceil(log2 slices) + 8` bits (bit `i` of the
+//! fold is the XOR of address bits `i`, `i + w`, `i + 2w`, ...), and the
+//! fold `h` picks slice `h mod slices` (for a power-of-two slice count,
+//! the low bits of the fold, so every slice bit is an XOR of address bits;
+//! otherwise every slice gets the same share of fold values to within
+//! 0.4 %). The lowest bits above the per-slice index vary fastest, so even
+//! a small footprint spreads over every slice.
+//! Pages keep their colors: the per-slice index bits are plain bit
+//! selection, so a color names the same sets in every slice. With one
+//! slice the index is exactly bit selection.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +49,17 @@ pub struct CacheConfig {
     /// Seed of the policy's random stream (random replacement only).
     #[serde(default)]
     pub seed: u64,
+    /// Slices the sets are split into by an address hash (1: none).
+    #[serde(default = "one_slice", skip_serializing_if = "is_one_slice")]
+    pub slices: u32,
+}
+
+fn one_slice() -> u32 {
+    1
+}
+
+fn is_one_slice(s: &u32) -> bool {
+    *s == 1
 }
 
 impl CacheConfig {
@@ -44,7 +71,14 @@ impl CacheConfig {
             line_bytes,
             policy: PolicyKind::Lru,
             seed: 0,
+            slices: 1,
         }
+    }
+
+    /// The same cache split into `slices` slices.
+    pub fn with_slices(mut self, slices: u32) -> Self {
+        self.slices = slices;
+        self
     }
 
     /// The same cache with another replacement policy.
@@ -61,7 +95,7 @@ impl CacheConfig {
 
     /// The checked geometry.
     pub fn geometry(&self) -> Result<Geometry, GeometryError> {
-        Geometry::new(self.size_bytes, self.ways, self.line_bytes)
+        Geometry::sliced(self.size_bytes, self.ways, self.line_bytes, self.slices)
     }
 
     /// The geometry as valgrind's `--I1=`, `--D1=`, `--LL=` options write
@@ -79,11 +113,22 @@ pub struct Geometry {
     line: u32,
     sets: u64,
     line_bits: u32,
+    slices: u32,
+    /// log2 of the sets of one slice.
+    slice_set_bits: u32,
+    /// Width of the slice hash's fold.
+    fold_bits: u32,
 }
 
 impl Geometry {
-    /// Checks a geometry.
+    /// Checks an unsliced geometry (bit-selection index).
     pub fn new(size: u64, ways: u32, line: u32) -> Result<Geometry, GeometryError> {
+        Geometry::sliced(size, ways, line, 1)
+    }
+
+    /// Checks a geometry split into `slices` slices (see the module
+    /// documentation); `slices == 1` is [`Geometry::new`].
+    pub fn sliced(size: u64, ways: u32, line: u32, slices: u32) -> Result<Geometry, GeometryError> {
         if !line.is_power_of_two() {
             return Err(GeometryError::LineNotPowerOfTwo(line));
         }
@@ -101,15 +146,27 @@ impl Geometry {
         if sets == 0 || sets * set_bytes != size {
             return Err(GeometryError::SizeNotMultiple { size, ways, line });
         }
-        if !sets.is_power_of_two() {
-            return Err(GeometryError::SetsNotPowerOfTwo { sets });
+        if slices == 0 || sets / u64::from(slices) * u64::from(slices) != sets {
+            return Err(GeometryError::Slices { slices, sets });
         }
+        let per_slice = sets / u64::from(slices);
+        if !per_slice.is_power_of_two() {
+            return Err(if slices == 1 {
+                GeometryError::SetsNotPowerOfTwo { sets }
+            } else {
+                GeometryError::SliceSetsNotPowerOfTwo { slices, per_slice }
+            });
+        }
+        let slice_bits = u32::BITS - (slices - 1).leading_zeros();
         Ok(Geometry {
             size,
             ways,
             line,
             sets,
             line_bits: line.trailing_zeros(),
+            slices,
+            slice_set_bits: per_slice.trailing_zeros(),
+            fold_bits: slice_bits + 8,
         })
     }
 
@@ -138,6 +195,16 @@ impl Geometry {
         self.sets
     }
 
+    /// Number of slices (1: unsliced).
+    pub fn slices(&self) -> u32 {
+        self.slices
+    }
+
+    /// Sets in one slice (all sets when unsliced).
+    pub fn sets_per_slice(&self) -> u64 {
+        1 << self.slice_set_bits
+    }
+
     /// Number of lines (sets x ways).
     pub fn lines(&self) -> usize {
         (self.sets * u64::from(self.ways)) as usize
@@ -158,10 +225,37 @@ impl Geometry {
         addr >> self.line_bits
     }
 
-    /// The set of a block: bit selection, the low bits of the block number.
-    #[inline]
+    /// The set of a block: bit selection, the low bits of the block
+    /// number, unsliced; else the slice hash's slice, then bit selection
+    /// within it.
+    #[inline(always)]
     pub fn set_of(&self, block: u64) -> usize {
-        (block & (self.sets - 1)) as usize
+        if self.slices == 1 {
+            (block & (self.sets - 1)) as usize
+        } else {
+            self.sliced_set(block)
+        }
+    }
+
+    /// The slice of a block (0 when unsliced).
+    pub fn slice_of(&self, block: u64) -> u32 {
+        if self.slices == 1 {
+            return 0;
+        }
+        let w = self.fold_bits;
+        let mut x = block >> self.slice_set_bits;
+        let mut h = 0u64;
+        while x != 0 {
+            h ^= x & ((1 << w) - 1);
+            x >>= w;
+        }
+        (h % u64::from(self.slices)) as u32
+    }
+
+    #[inline(never)]
+    fn sliced_set(&self, block: u64) -> usize {
+        let within = block & ((1 << self.slice_set_bits) - 1);
+        ((u64::from(self.slice_of(block)) << self.slice_set_bits) | within) as usize
     }
 }
 
@@ -203,6 +297,55 @@ mod tests {
         assert_eq!(Geometry::new(1 << 20, 65, 64), Err(GeometryError::Ways(65)));
         let msg = Geometry::new(6 << 20, 16, 64).unwrap_err().to_string();
         assert!(msg.contains("6144 sets"), "{msg}");
+    }
+
+    #[test]
+    fn slices_split_sets_by_a_hash() {
+        // 20 slices of 2048 sets, 11 ways: Skylake-SP's 27.5 MiB LLC.
+        let g = Geometry::sliced(20 * 2048 * 11 * 64, 11, 64, 20).unwrap();
+        assert_eq!(
+            (g.sets(), g.sets_per_slice(), g.slices()),
+            (40960, 2048, 20)
+        );
+        let mut per_slice = [0u32; 20];
+        for b in 0..(1u64 << 20) {
+            let s = g.set_of(b);
+            assert!(s < 40960);
+            assert_eq!(
+                s as u64 % 2048,
+                b % 2048,
+                "per-slice index is bit selection"
+            );
+            per_slice[s / 2048] += 1;
+        }
+        // Every slice gets its share to within a few percent.
+        let share = (1u32 << 20) / 20;
+        for n in per_slice {
+            assert!(n.abs_diff(share) < share / 10, "{per_slice:?}");
+        }
+        // One slice is plain bit selection.
+        let one = Geometry::sliced(1 << 20, 16, 64, 1).unwrap();
+        assert_eq!(one, Geometry::new(1 << 20, 16, 64).unwrap());
+        assert_eq!(one.set_of(12345), 12345 & 1023);
+        assert_eq!(
+            Geometry::sliced(1 << 20, 16, 64, 3),
+            Err(GeometryError::Slices {
+                slices: 3,
+                sets: 1024
+            })
+        );
+        assert_eq!(
+            Geometry::sliced(3 << 20, 16, 64, 2),
+            Err(GeometryError::SliceSetsNotPowerOfTwo {
+                slices: 2,
+                per_slice: 1536
+            })
+        );
+        let cfg: CacheConfig = serde_json::from_str(
+            r#"{"size-bytes": 1048576, "ways": 16, "line-bytes": 64, "slices": 4}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.geometry().unwrap().sets_per_slice(), 256);
     }
 
     #[test]

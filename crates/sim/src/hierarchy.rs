@@ -30,8 +30,12 @@
 //! ([`Hierarchy::back_invalidate`]; a multicore machine calls it on every
 //! core sharing the LLC). L2 never enforces inclusion of L1.
 //!
-//! The hierarchy sees addresses as they come in records (virtual, today);
-//! a translation step can be put in front of it without changing it.
+//! Each access reports the level that served it ([`Served`]): the deepest
+//! level any of its lines had to go to, which the timing model turns into
+//! a latency. Write-backs never delay the access that causes them.
+//!
+//! The hierarchy sees addresses as they come in records (virtual, or
+//! physical behind [`PhysicalCore`](crate::memory::PhysicalCore)).
 
 use cachepart_trace::{Event, Kind, Record};
 use cachepart_units::WayMask;
@@ -44,6 +48,28 @@ use crate::stats::{AccessKind, LevelStats, MemTraffic};
 
 /// cachegrind's smallest line size (`MIN_LINE_SIZE`).
 pub const CACHEGRIND_MIN_LINE: u32 = 16;
+
+/// The level that served an access: the deepest level any line of it had
+/// to be fetched from (ordered: `L1 < L2 < Llc < Memory`). Escape
+/// records report `L1` (they access nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[repr(u8)]
+pub enum Served {
+    /// Every line hit in the first level.
+    L1 = 0,
+    /// A line missed the first level and hit the private L2.
+    L2 = 1,
+    /// A line reached the shared LLC and hit there.
+    Llc = 2,
+    /// A line missed the LLC and came from memory.
+    Memory = 3,
+}
+
+impl Served {
+    /// All levels, in order.
+    pub const ALL: [Served; 4] = [Served::L1, Served::L2, Served::Llc, Served::Memory];
+}
 
 /// How the hierarchy counts and moves lines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -131,6 +157,10 @@ pub struct Hierarchy {
     instructions: u64,
     /// Largest data access size the model passes on (cachegrind's clamp).
     data_clamp: u32,
+    /// Whether LLC evictions are recorded for other cores to
+    /// back-invalidate (inclusive LLC shared by several cores).
+    record_evictions: bool,
+    llc_evictions: Vec<u64>,
 }
 
 fn level(name: &'static str, cfg: &CacheConfig) -> Result<Cache> {
@@ -210,7 +240,24 @@ impl Hierarchy {
             mem: MemTraffic::default(),
             instructions: 0,
             data_clamp,
+            record_evictions: false,
+            llc_evictions: Vec::new(),
         })
+    }
+
+    /// With an inclusive LLC shared by several cores, records the blocks
+    /// this core's accesses evict from the LLC, so that the owner of the
+    /// cores can back-invalidate them in the other cores
+    /// ([`Hierarchy::take_llc_evictions`]). Off by default.
+    pub fn set_record_llc_evictions(&mut self, on: bool) {
+        self.record_evictions = on;
+        self.llc_evictions.clear();
+    }
+
+    /// The LLC evictions recorded since the last call (see
+    /// [`Hierarchy::set_record_llc_evictions`]), oldest first.
+    pub fn take_llc_evictions(&mut self, into: &mut Vec<u64>) {
+        into.append(&mut self.llc_evictions);
     }
 
     /// The mode.
@@ -258,14 +305,19 @@ impl Hierarchy {
     /// Simulates every record of `records` against `llc`.
     pub fn run<I: IntoIterator<Item = Record>>(&mut self, llc: &mut Cache, records: I) {
         match self.mode {
-            Mode::Cachegrind => records.into_iter().for_each(|r| self.cachegrind(llc, r)),
-            Mode::WriteBack => records.into_iter().for_each(|r| self.write_back(llc, r)),
+            Mode::Cachegrind => records.into_iter().for_each(|r| {
+                self.cachegrind(llc, r);
+            }),
+            Mode::WriteBack => records.into_iter().for_each(|r| {
+                self.write_back(llc, r);
+            }),
         }
     }
 
-    /// Simulates one record against `llc`.
+    /// Simulates one record against `llc`; returns the level that served
+    /// it.
     #[inline]
-    pub fn access(&mut self, llc: &mut Cache, rec: Record) {
+    pub fn access(&mut self, llc: &mut Cache, rec: Record) -> Served {
         match self.mode {
             Mode::Cachegrind => self.cachegrind(llc, rec),
             Mode::WriteBack => self.write_back(llc, rec),
@@ -277,10 +329,11 @@ impl Hierarchy {
     /// first level and the counter by selection, which mispredicts less
     /// on mixed instruction and data streams.
     #[inline(always)]
-    fn cachegrind(&mut self, llc: &mut Cache, rec: Record) {
+    fn cachegrind(&mut self, llc: &mut Cache, rec: Record) -> Served {
         let code = rec.kind();
         if code == Kind::Escape {
-            return self.event(llc, rec);
+            self.event(llc, rec);
+            return Served::L1;
         }
         let instr = code == Kind::Ifetch;
         self.instructions += u64::from(rec.gap()) + u64::from(instr);
@@ -298,11 +351,18 @@ impl Hierarchy {
             let miss = llc.access(addr, size, kind, self.llc_mask);
             self.llc.record(kind, miss);
             self.mem.reads += u64::from(miss);
+            if miss {
+                Served::Memory
+            } else {
+                Served::Llc
+            }
+        } else {
+            Served::L1
         }
     }
 
     /// Write-back, write-allocate rules.
-    fn write_back(&mut self, llc: &mut Cache, rec: Record) {
+    fn write_back(&mut self, llc: &mut Cache, rec: Record) -> Served {
         self.instructions += u64::from(rec.gap());
         let (kind, write, instr) = match rec.kind() {
             Kind::Ifetch => {
@@ -312,21 +372,23 @@ impl Hierarchy {
             Kind::Load => (AccessKind::Read, false, false),
             Kind::Modify => (AccessKind::Read, true, false),
             Kind::Store => (AccessKind::Write, true, false),
-            Kind::Escape => return self.event(llc, rec),
+            Kind::Escape => {
+                self.event(llc, rec);
+                return Served::L1;
+            }
         };
         let addr = rec.addr();
         let l1 = if instr { &self.l1i } else { &self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;
         let last = addr.wrapping_add(u64::from(rec.size()) - 1) >> bits;
-        let mut miss = false;
+        let mut served = Served::L1;
         let mut b = first;
         loop {
             let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
             let out = l1.line(b, write, u64::MAX);
             if !out.hit {
-                miss = true;
-                self.fetch_below(llc, b, kind);
+                served = served.max(self.fetch_below(llc, b, kind));
             }
             if let Some(v) = out.victim {
                 if v.dirty {
@@ -339,11 +401,13 @@ impl Hierarchy {
             b = b.wrapping_add(1);
         }
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-        l1.record(kind, miss);
+        l1.record(kind, served != Served::L1);
+        served
     }
 
-    /// A first-level miss of `block`: fetch it from L2 or the LLC.
-    fn fetch_below(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) {
+    /// A first-level miss of `block`: fetch it from L2 or the LLC; returns
+    /// the level that had it.
+    fn fetch_below(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) -> Served {
         if let Some(l2) = &mut self.l2 {
             let out = l2.line(block, false, u64::MAX);
             l2.record(kind, !out.hit);
@@ -351,7 +415,7 @@ impl Hierarchy {
                 self.write_back_llc(llc, v.block);
             }
             if out.hit {
-                return;
+                return Served::L2;
             }
         }
         let out = llc.line(block, false, self.llc_mask);
@@ -361,10 +425,22 @@ impl Hierarchy {
         if let Some(v) = out.victim {
             self.llc_evicted(v);
         }
+        if out.hit {
+            Served::Llc
+        } else {
+            Served::Memory
+        }
     }
 
     /// A dirty first-level victim goes to L2, or to the LLC without one.
+    /// With an inclusive LLC, a victim the LLC dropped meanwhile (while
+    /// fetching the line that replaced it) goes straight to memory, so no
+    /// private level holds a line the LLC lacks.
     fn write_back_below(&mut self, llc: &mut Cache, block: u64) {
+        if self.inclusion == Inclusion::Inclusive && !llc.contains(block) {
+            self.mem.writes += 1;
+            return;
+        }
         match &mut self.l2 {
             Some(l2) => {
                 if let Some(v) = l2.write_back(block, u64::MAX).filter(|v| v.dirty) {
@@ -393,6 +469,9 @@ impl Hierarchy {
         }
         if self.inclusion == Inclusion::Inclusive {
             self.back_invalidate(v.block);
+            if self.record_evictions {
+                self.llc_evictions.push(v.block);
+            }
         }
     }
 
@@ -524,6 +603,34 @@ mod tests {
             &llc
         )
         .is_err());
+    }
+
+    #[test]
+    fn reports_the_serving_level() {
+        for mode in [Mode::WriteBack, Mode::Cachegrind] {
+            let l2 = mode == Mode::WriteBack;
+            let (h, l) = config(mode, l2, PolicyKind::Lru);
+            let (mut core, mut llc) = build(&h, &l);
+            assert_eq!(core.access(&mut llc, rec(Kind::Load, 0, 8)), Served::Memory);
+            assert_eq!(core.access(&mut llc, rec(Kind::Load, 8, 8)), Served::L1);
+            // A straddling access: one line present, the other from memory.
+            assert_eq!(
+                core.access(&mut llc, rec(Kind::Load, 60, 8)),
+                Served::Memory
+            );
+            // Evict line 0 from L1D (16 sets x 4 ways) but not from below.
+            for i in 1..=4 {
+                core.access(&mut llc, rec(Kind::Load, i * 1024, 8));
+            }
+            let want = if l2 { Served::L2 } else { Served::Llc };
+            assert_eq!(
+                core.access(&mut llc, rec(Kind::Load, 0, 8)),
+                want,
+                "{mode:?}"
+            );
+            let gap = Record::event(Event::InstrGap(1000), 0).unwrap();
+            assert_eq!(core.access(&mut llc, gap), Served::L1);
+        }
     }
 
     #[test]

@@ -23,9 +23,14 @@
 //! * [`reference`]: a plain, abstraction-free cachegrind loop, the
 //!   benchmark's yardstick and the tests' oracle.
 //!
+//! * [`system`]: the multicore [`System`](system::System): timing (base
+//!   CPI, latencies, MLP, DRAM latency under load), cores interleaved in
+//!   simulated-time order, time slicing, per-app samples, alone runs, and
+//!   [`SimMachine`](system::SimMachine), the simulator behind the policies'
+//!   machine interface.
+//!
 //! Caches take already-translated addresses ([`memory`] translates), and
-//! the LLC is shared by lending it to each core; timing and multicore
-//! interleaving are not here yet.
+//! the LLC is shared by lending it to each core.
 //!
 //! ```
 //! use cachepart_sim::{CachegrindConfig, CachegrindSim};
@@ -51,12 +56,13 @@ pub mod reference;
 pub mod replacement;
 mod splitmix;
 mod stats;
+pub mod system;
 
 pub use cache::{Cache, LineOutcome, Victim};
 pub use cachegrind::{CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS};
 pub use error::{GeometryError, Result, SimError};
 pub use geometry::{CacheConfig, Geometry};
-pub use hierarchy::{Hierarchy, HierarchyConfig, HierarchyStats, Inclusion, Mode};
+pub use hierarchy::{Hierarchy, HierarchyConfig, HierarchyStats, Inclusion, Mode, Served};
 pub use replacement::{Lru, Policy, PolicyKind, RandomPolicy, Replacement, Srrip};
 pub use splitmix::SplitMix64;
 pub use stats::{AccessKind, LevelStats, MemTraffic};

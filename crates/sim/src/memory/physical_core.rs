@@ -99,6 +99,23 @@ impl PhysicalCore {
         &self.space
     }
 
+    /// Puts `space` in place of the current address space and returns the
+    /// old one (a context switch to another application).
+    pub fn replace_address_space(&mut self, space: AddressSpace) -> AddressSpace {
+        self.pending_munmap = None;
+        std::mem::replace(&mut self.space, space)
+    }
+
+    /// The TLBs.
+    pub fn tlb(&self) -> &Tlb {
+        &self.tlb
+    }
+
+    /// The TLBs, mutably (flushes at context switches).
+    pub fn tlb_mut(&mut self) -> &mut Tlb {
+        &mut self.tlb
+    }
+
     /// The counters so far.
     pub fn stats(&self) -> PhysicalStats {
         let mut hierarchy = self.hier.stats();

@@ -1,0 +1,178 @@
+//! An app as the system runs it: its specification ([`AppSpec`]) and its
+//! whole-run counters ([`AppTotals`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use cachepart_units::WayMask;
+use serde::{Deserialize, Serialize};
+
+use super::source::TraceSource;
+use super::timing::{AppTiming, TICKS_PER_CYCLE};
+use crate::memory::HugePages;
+
+/// One app of a mix: its trace, timing, core and limits.
+#[derive(Clone)]
+pub struct AppSpec {
+    /// Name in samples and messages.
+    pub name: String,
+    /// Where its records come from.
+    pub source: Arc<dyn TraceSource>,
+    /// Its core's CPI and memory-level parallelism.
+    pub timing: AppTiming,
+    /// The core it runs on (apps sharing a core are time-sliced).
+    pub core: u32,
+    /// Stop after this many instructions (`None`: at the end of the trace).
+    pub instructions: Option<u64>,
+    /// Replay the trace from its start when it ends before the
+    /// instruction limit (multiprogram methodology: every app keeps
+    /// running until the slowest has done its share).
+    pub restart: bool,
+    /// CAT mask of its LLC fills (`None`: every way).
+    pub llc_mask: Option<WayMask>,
+    /// Superpage policy of its address space.
+    pub huge_pages: HugePages,
+}
+
+impl AppSpec {
+    /// An app on core 0 with default timing, no limit, no restart, every
+    /// LLC way and 4 KiB pages.
+    pub fn new(name: impl Into<String>, source: Arc<dyn TraceSource>) -> AppSpec {
+        AppSpec {
+            name: name.into(),
+            source,
+            timing: AppTiming::default(),
+            core: 0,
+            instructions: None,
+            restart: false,
+            llc_mask: None,
+            huge_pages: HugePages::Never,
+        }
+    }
+
+    /// The same app on core `core`.
+    pub fn on_core(mut self, core: u32) -> AppSpec {
+        self.core = core;
+        self
+    }
+
+    /// The same app with timing `timing`.
+    pub fn with_timing(mut self, timing: AppTiming) -> AppSpec {
+        self.timing = timing;
+        self
+    }
+
+    /// The same app stopping after `n` instructions, restarting its trace
+    /// if `restart`.
+    pub fn with_limit(mut self, n: u64, restart: bool) -> AppSpec {
+        self.instructions = Some(n);
+        self.restart = restart;
+        self
+    }
+}
+
+impl fmt::Debug for AppSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppSpec")
+            .field("name", &self.name)
+            .field("source", &self.source.name())
+            .field("timing", &self.timing)
+            .field("core", &self.core)
+            .field("instructions", &self.instructions)
+            .field("restart", &self.restart)
+            .field("llc_mask", &self.llc_mask)
+            .field("huge_pages", &self.huge_pages)
+            .finish()
+    }
+}
+
+/// One app's counters over the whole run so far.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct AppTotals {
+    /// The app's name.
+    pub name: String,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Cycles it ran (context switches excluded).
+    pub cycles: f64,
+    /// Instructions per cycle.
+    pub ipc: f64,
+    /// Its references to the LLC.
+    pub llc_references: u64,
+    /// Its LLC misses.
+    pub llc_misses: u64,
+    /// Cycles stalled on accesses served by memory.
+    pub memory_stall_cycles: f64,
+    /// Bytes it moved to and from memory.
+    pub memory_bytes: u64,
+    /// Its page walks (STLB misses).
+    pub tlb_misses: u64,
+    /// Times it was switched in after another app (time slicing).
+    pub context_switches: u64,
+    /// Times its trace was replayed from the start.
+    pub restarts: u64,
+    /// Bytes of the LLC it holds now.
+    pub llc_occupancy_bytes: u64,
+    /// Whether it has finished.
+    pub done: bool,
+}
+
+impl AppTotals {
+    /// LLC misses per kilo-instruction.
+    pub fn llc_mpki(&self) -> f64 {
+        per(self.llc_misses as f64 * 1000.0, self.instructions as f64)
+    }
+
+    /// LLC misses per kilo-cycle.
+    pub fn llc_mpkc(&self) -> f64 {
+        per(self.llc_misses as f64 * 1000.0, self.cycles)
+    }
+}
+
+fn per(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// Raw counters of one app (ticks for time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub instructions: u64,
+    pub ticks: u64,
+    pub mem_stall_ticks: u64,
+    pub llc_refs: u64,
+    pub llc_misses: u64,
+    pub mem_lines: u64,
+    pub walks: u64,
+    pub switches: u64,
+    pub restarts: u64,
+}
+
+impl Counters {
+    /// `self - o`, field by field.
+    pub fn since(&self, o: &Counters) -> Counters {
+        Counters {
+            instructions: self.instructions - o.instructions,
+            ticks: self.ticks - o.ticks,
+            mem_stall_ticks: self.mem_stall_ticks - o.mem_stall_ticks,
+            llc_refs: self.llc_refs - o.llc_refs,
+            llc_misses: self.llc_misses - o.llc_misses,
+            mem_lines: self.mem_lines - o.mem_lines,
+            walks: self.walks - o.walks,
+            switches: self.switches - o.switches,
+            restarts: self.restarts - o.restarts,
+        }
+    }
+
+    pub fn cycles(&self) -> f64 {
+        self.ticks as f64 / TICKS_PER_CYCLE as f64
+    }
+
+    pub fn mem_stall_cycles(&self) -> f64 {
+        self.mem_stall_ticks as f64 / TICKS_PER_CYCLE as f64
+    }
+}

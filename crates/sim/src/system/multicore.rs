@@ -1,0 +1,714 @@
+//! The multicore system: cores with private caches and TLBs around one
+//! shared LLC, apps with their own address spaces on one shared physical
+//! memory, per-core clocks interleaved in simulated-time order.
+//!
+//! **Interleaving.** Each core has a clock (ticks, see
+//! [`timing`](super::timing)). The simulator always advances the core
+//! with the smallest clock (ties: the lowest core index) and runs it until
+//! its clock passes the next core's clock (plus `interleave-slack-cycles`),
+//! so a core that runs faster issues more LLC accesses in the same
+//! simulated time. Cores without a live app stop.
+//!
+//! **Time slicing.** Apps sharing a core run round robin for
+//! `quantum-cycles` each; a switch costs `context-switch-cycles` of the
+//! core's clock (charged to no app), optionally flushes the TLBs, installs
+//! the next app's address space and applies its CAT mask. An app that
+//! finishes releases its frames and hands the core to the next one.
+//!
+//! **Counting.** Instructions, cycles and memory-stall cycles are counted
+//! per record; LLC references and misses, memory lines and page walks are
+//! the core's counters while the app was installed. LLC occupancy is the
+//! LLC's per-owner count (owner = app index). Records are decoded in
+//! batches of [`BATCH`] per app.
+//!
+//! **Inclusive LLC.** When the LLC is inclusive and shared by several
+//! cores, the blocks one core evicts from it are back-invalidated in the
+//! other cores at the end of that core's run slice (a short delay:
+//! slices end as soon as the core passes the next one).
+
+use cachepart_machine::Sample;
+use cachepart_trace::{Kind, Record};
+use cachepart_units::WayMask;
+
+use super::app::{AppSpec, AppTotals, Counters};
+use super::dram::Dram;
+use super::error::SystemError;
+use super::platform::PlatformConfig;
+use super::source::RecordStream;
+use super::timing::{StallTable, TICKS_PER_CYCLE};
+use crate::cache::Cache;
+use crate::error::SimError;
+use crate::hierarchy::{Hierarchy, Inclusion, Served};
+use crate::memory::{
+    AddressSpace, FrameAllocator, HugePages, MemoryError, PhysicalCore, PhysicalStats, Tlb,
+};
+use crate::splitmix::SplitMix64;
+
+/// Records decoded per refill of an app's buffer.
+pub const BATCH: usize = 4096;
+
+/// Id of the empty address space of an idle core.
+const IDLE_SPACE: u32 = u32::MAX;
+
+/// Counters read from a core, to attribute to the app installed on it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Snap {
+    llc_refs: u64,
+    llc_misses: u64,
+    mem_lines: u64,
+    walks: u64,
+}
+
+fn snap(pc: &PhysicalCore) -> Snap {
+    let h = pc.hierarchy().stats();
+    Snap {
+        llc_refs: h.llc.total_refs(),
+        llc_misses: h.llc.total_misses(),
+        mem_lines: h.mem.reads + h.mem.writes,
+        walks: pc.tlb().stats().walks,
+    }
+}
+
+struct Core {
+    pc: PhysicalCore,
+    clock: u64,
+    /// Live apps of this core, in round-robin order.
+    queue: Vec<usize>,
+    running: Option<usize>,
+    quantum_end: u64,
+    base: Snap,
+}
+
+struct App {
+    spec: AppSpec,
+    stream: Option<RecordStream>,
+    buf: Vec<Record>,
+    pos: usize,
+    /// Its address space while it is not installed on its core.
+    space: Option<AddressSpace>,
+    stalls: StallTable,
+    limit: u64,
+    mask: WayMask,
+    done: bool,
+    c: Counters,
+    sampled: Counters,
+    /// Records and instructions read since the trace was (re)opened.
+    records_since_open: u64,
+    instructions_at_open: u64,
+}
+
+/// A multicore machine running a mix of apps on one shared LLC.
+pub struct System {
+    platform: PlatformConfig,
+    llc: Cache,
+    alloc: Box<dyn FrameAllocator + Send>,
+    cores: Vec<Core>,
+    apps: Vec<App>,
+    dram: Dram,
+    now: u64,
+    slack: u64,
+    switch_ticks: u64,
+    quantum_ticks: u64,
+    line: u64,
+    inclusive_shared: bool,
+    evicted: Vec<u64>,
+}
+
+fn mixed_seed(seed: u64, cfg_seed: u64, salt: u64) -> u64 {
+    SplitMix64::new(seed ^ cfg_seed.rotate_left(32) ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .next_u64()
+}
+
+fn cfg_err(field: String, reason: String) -> SystemError {
+    SystemError::Config { field, reason }
+}
+
+/// Runs `app`'s buffered records on `pc` until the clock reaches `stop`,
+/// the buffer is empty or the app reaches its instruction limit.
+#[inline(never)]
+fn run_records(
+    pc: &mut PhysicalCore,
+    llc: &mut Cache,
+    alloc: &mut (dyn FrameAllocator + Send),
+    app: &mut App,
+    clock: &mut u64,
+    stop: u64,
+) -> Result<(), MemoryError> {
+    let stalls = app.stalls;
+    let limit = app.limit;
+    let start = *clock;
+    let mut t = start;
+    let mut instr = app.c.instructions;
+    let mut mem_stall = 0u64;
+    let mut pos = app.pos;
+    let buf = &app.buf[..];
+    let result = loop {
+        if t >= stop || instr >= limit {
+            break Ok(());
+        }
+        let Some(&rec) = buf.get(pos) else {
+            break Ok(());
+        };
+        pos += 1;
+        let walks = pc.tlb().stats().walks;
+        let tr = match pc.translate(rec, alloc) {
+            Ok(tr) => tr,
+            Err(e) => break Err(e),
+        };
+        let mut stall = (pc.tlb().stats().walks - walks) * stalls.walk;
+        let store = rec.kind() == Kind::Store;
+        for &r in tr.records() {
+            let served = pc.hierarchy_mut().access(llc, r);
+            let s = stalls.stall(store, served);
+            stall += s;
+            if served == Served::Memory {
+                mem_stall += s;
+            }
+        }
+        let n = rec.instructions();
+        instr += n;
+        t += n * stalls.cpi + stall;
+    };
+    app.pos = pos;
+    app.c.instructions = instr;
+    app.c.ticks += t - start;
+    app.c.mem_stall_ticks += mem_stall;
+    *clock = t;
+    result
+}
+
+impl System {
+    /// Builds the platform and installs `apps` (each on its core; the
+    /// first app of a core runs first). `seed` perturbs every cache's
+    /// replacement seed (random replacement only); the same platform,
+    /// apps and seed give identical runs.
+    pub fn new(
+        platform: &PlatformConfig,
+        apps: Vec<AppSpec>,
+        seed: u64,
+    ) -> Result<System, SystemError> {
+        platform.check()?;
+        if apps.len() >= usize::from(u16::MAX) {
+            return Err(cfg_err(
+                "apps".into(),
+                format!(
+                    "{} apps; at most {} are supported",
+                    apps.len(),
+                    u16::MAX - 1
+                ),
+            ));
+        }
+        let n_cores = platform.cores as usize;
+        let mut llc_cfg = platform.llc;
+        llc_cfg.seed = mixed_seed(seed, llc_cfg.seed, 0);
+        let mut llc = Cache::new(&llc_cfg).map_err(|source| SimError::Geometry {
+            level: "LLC",
+            source,
+        })?;
+        llc.set_owner_tracking(apps.len());
+        let alloc = platform
+            .memory
+            .build()
+            .map_err(|source| SystemError::Memory { app: None, source })?;
+        let inclusive_shared = platform.core.inclusion == Inclusion::Inclusive && n_cores > 1;
+        let mut cores = Vec::with_capacity(n_cores);
+        for c in 0..n_cores {
+            let mut h = platform.core.clone();
+            let salt = (c as u64 + 1) << 8;
+            h.l1i.seed = mixed_seed(seed, h.l1i.seed, salt + 1);
+            h.l1d.seed = mixed_seed(seed, h.l1d.seed, salt + 2);
+            if let Some(l2) = &mut h.l2 {
+                l2.seed = mixed_seed(seed, l2.seed, salt + 3);
+            }
+            let mut hier = Hierarchy::new(&h, &llc)?;
+            hier.set_record_llc_evictions(inclusive_shared);
+            let tlb = Tlb::new(&platform.tlb)
+                .map_err(|source| SystemError::Memory { app: None, source })?;
+            cores.push(Core {
+                pc: PhysicalCore::new(hier, tlb, AddressSpace::new(IDLE_SPACE, HugePages::Never)),
+                clock: 0,
+                queue: Vec::new(),
+                running: None,
+                quantum_end: 0,
+                base: Snap::default(),
+            });
+        }
+        let dram = Dram::new(&platform.timing);
+        let rules = platform.mask_rules();
+        let full = WayMask(llc.full_mask());
+        let mut states = Vec::with_capacity(apps.len());
+        for (i, spec) in apps.into_iter().enumerate() {
+            let field = |f: &str| format!("app {}: {f}", spec.name);
+            if spec.core >= platform.cores {
+                return Err(cfg_err(
+                    field("core"),
+                    format!("core {} does not exist (0..{})", spec.core, platform.cores),
+                ));
+            }
+            spec.timing.check(&spec.name)?;
+            if spec.restart && spec.instructions.is_none() {
+                return Err(cfg_err(
+                    field("restart"),
+                    "restarting needs an instruction limit".into(),
+                ));
+            }
+            if let Some(m) = spec.llc_mask {
+                rules.check(m).map_err(|source| SystemError::Mask {
+                    app: spec.name.clone(),
+                    source,
+                })?;
+            }
+            let stream = spec.source.open().map_err(|source| SystemError::Trace {
+                app: spec.name.clone(),
+                source,
+            })?;
+            cores[spec.core as usize].queue.push(i);
+            states.push(App {
+                stalls: StallTable::new(&spec.timing, &platform.timing, dram.latency_cycles()),
+                limit: spec.instructions.unwrap_or(u64::MAX),
+                mask: spec.llc_mask.unwrap_or(full),
+                space: Some(AddressSpace::new(i as u32, spec.huge_pages)),
+                spec,
+                stream: Some(stream),
+                buf: Vec::with_capacity(BATCH),
+                pos: 0,
+                done: false,
+                c: Counters::default(),
+                sampled: Counters::default(),
+                records_since_open: 0,
+                instructions_at_open: 0,
+            });
+        }
+        let t = &platform.timing;
+        let mut sys = System {
+            platform: platform.clone(),
+            line: u64::from(llc.geometry().line()),
+            llc,
+            alloc,
+            cores,
+            apps: states,
+            dram,
+            now: 0,
+            slack: t.interleave_slack_cycles.saturating_mul(TICKS_PER_CYCLE),
+            switch_ticks: t.context_switch_cycles.saturating_mul(TICKS_PER_CYCLE),
+            quantum_ticks: t.quantum_cycles.saturating_mul(TICKS_PER_CYCLE),
+            inclusive_shared,
+            evicted: Vec::new(),
+        };
+        for c in 0..n_cores {
+            if let Some(&first) = sys.cores[c].queue.first() {
+                sys.switch_to(c, Some(first), false)?;
+            }
+        }
+        Ok(sys)
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> &PlatformConfig {
+        &self.platform
+    }
+
+    /// Number of apps.
+    pub fn n_apps(&self) -> usize {
+        self.apps.len()
+    }
+
+    /// The apps' names, in mix order.
+    pub fn app_names(&self) -> Vec<String> {
+        self.apps.iter().map(|a| a.spec.name.clone()).collect()
+    }
+
+    /// Global simulated time: the end of the last interval, cycles.
+    pub fn now(&self) -> u64 {
+        self.now / TICKS_PER_CYCLE
+    }
+
+    /// Whether every app has finished.
+    pub fn is_done(&self) -> bool {
+        self.apps.iter().all(|a| a.done)
+    }
+
+    /// The shared LLC.
+    pub fn llc(&self) -> &Cache {
+        &self.llc
+    }
+
+    /// Core `core`: its private caches, TLBs and the address space
+    /// installed on it.
+    pub fn core(&self, core: usize) -> Option<&PhysicalCore> {
+        self.cores.get(core).map(|c| &c.pc)
+    }
+
+    /// The counters of core `core` (all apps it ran).
+    pub fn core_stats(&self, core: usize) -> Option<PhysicalStats> {
+        self.cores.get(core).map(|c| c.pc.stats())
+    }
+
+    /// The DRAM latency now, cycles (grows with bandwidth use).
+    pub fn dram_latency_cycles(&self) -> f64 {
+        self.dram.latency_cycles()
+    }
+
+    /// Restricts app `app`'s LLC fills to `mask` from now on (checked
+    /// against the platform's mask rules).
+    pub fn set_llc_mask(&mut self, app: usize, mask: WayMask) -> Result<(), SystemError> {
+        let n = self.apps.len();
+        let a = self.apps.get_mut(app).ok_or(SystemError::NoSuchApp {
+            index: app,
+            apps: n,
+        })?;
+        self.platform
+            .mask_rules()
+            .check(mask)
+            .map_err(|source| SystemError::Mask {
+                app: a.spec.name.clone(),
+                source,
+            })?;
+        a.mask = mask;
+        let core = &mut self.cores[a.spec.core as usize];
+        if core.running == Some(app) {
+            core.pc.hierarchy_mut().set_llc_mask(mask, &self.llc)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `cycles` more cycles of global time and returns one sample per
+    /// app (deltas over the interval; occupancy at its end).
+    pub fn run_interval(&mut self, cycles: u64) -> Result<Vec<Sample>, SystemError> {
+        let target = self
+            .now
+            .saturating_add(cycles.saturating_mul(TICKS_PER_CYCLE));
+        self.advance(target)?;
+        self.now = target;
+        Ok(self.take_samples())
+    }
+
+    /// Runs intervals of `interval_cycles` until every app has finished,
+    /// handing each interval's samples to `on_interval`.
+    pub fn run_to_end(
+        &mut self,
+        interval_cycles: u64,
+        mut on_interval: impl FnMut(&[Sample]),
+    ) -> Result<(), SystemError> {
+        if interval_cycles == 0 {
+            return Err(cfg_err("interval-cycles".into(), "must be positive".into()));
+        }
+        while !self.is_done() {
+            let s = self.run_interval(interval_cycles)?;
+            on_interval(&s);
+        }
+        Ok(())
+    }
+
+    /// Whole-run counters of every app so far.
+    pub fn totals(&self) -> Vec<AppTotals> {
+        (0..self.apps.len())
+            .map(|i| {
+                let c = self.counters_now(i);
+                let a = &self.apps[i];
+                let cycles = c.cycles();
+                AppTotals {
+                    name: a.spec.name.clone(),
+                    instructions: c.instructions,
+                    cycles,
+                    ipc: if cycles > 0.0 {
+                        c.instructions as f64 / cycles
+                    } else {
+                        0.0
+                    },
+                    llc_references: c.llc_refs,
+                    llc_misses: c.llc_misses,
+                    memory_stall_cycles: c.mem_stall_cycles(),
+                    memory_bytes: c.mem_lines * self.line,
+                    tlb_misses: c.walks,
+                    context_switches: c.switches,
+                    restarts: c.restarts,
+                    llc_occupancy_bytes: self.llc.occupancy_of(i as u16) * self.line,
+                    done: a.done,
+                }
+            })
+            .collect()
+    }
+
+    /// App `i`'s counters including its running segment.
+    fn counters_now(&self, i: usize) -> Counters {
+        let a = &self.apps[i];
+        let mut c = a.c;
+        let core = &self.cores[a.spec.core as usize];
+        if core.running == Some(i) {
+            let s = snap(&core.pc);
+            c.llc_refs += s.llc_refs - core.base.llc_refs;
+            c.llc_misses += s.llc_misses - core.base.llc_misses;
+            c.mem_lines += s.mem_lines - core.base.mem_lines;
+            c.walks += s.walks - core.base.walks;
+        }
+        c
+    }
+
+    fn take_samples(&mut self) -> Vec<Sample> {
+        (0..self.apps.len())
+            .map(|i| {
+                let now = self.counters_now(i);
+                let d = now.since(&self.apps[i].sampled);
+                self.apps[i].sampled = now;
+                Sample {
+                    app: i,
+                    instructions: d.instructions as f64,
+                    cycles: d.cycles(),
+                    llc_references: d.llc_refs as f64,
+                    llc_misses: d.llc_misses as f64,
+                    memory_stall_cycles: d.mem_stall_cycles(),
+                    llc_occupancy_bytes: (self.llc.occupancy_of(i as u16) * self.line) as f64,
+                    memory_bytes: (d.mem_lines * self.line) as f64,
+                    tlb_misses: d.walks as f64,
+                    pages_recolored: 0.0,
+                }
+            })
+            .collect()
+    }
+
+    /// Runs every core until its clock reaches `target` (ticks) or it has
+    /// nothing left to run.
+    fn advance(&mut self, target: u64) -> Result<(), SystemError> {
+        loop {
+            let mut best: Option<usize> = None;
+            let mut next = u64::MAX;
+            for (i, c) in self.cores.iter().enumerate() {
+                if c.running.is_none() {
+                    continue;
+                }
+                match best {
+                    Some(b) if c.clock >= self.cores[b].clock => next = next.min(c.clock),
+                    Some(b) => {
+                        next = self.cores[b].clock;
+                        best = Some(i);
+                    }
+                    None => best = Some(i),
+                }
+            }
+            let Some(b) = best else { break };
+            let clock = self.cores[b].clock;
+            if clock >= target {
+                break;
+            }
+            if clock >= self.dram.window_end() {
+                self.update_dram(clock);
+            }
+            let core = &self.cores[b];
+            let sliced = core.queue.len() > 1;
+            if sliced && clock >= core.quantum_end {
+                let next_app = core
+                    .running
+                    .and_then(|r| core.queue.iter().position(|&a| a == r))
+                    .map(|p| core.queue[(p + 1) % core.queue.len()]);
+                self.switch_to(b, next_app, true)?;
+                continue;
+            }
+            let mut stop = target
+                .min(self.dram.window_end())
+                .min(next.saturating_add(self.slack + 1));
+            if sliced {
+                stop = stop.min(core.quantum_end);
+            }
+            self.run_slice(b, stop)?;
+        }
+        Ok(())
+    }
+
+    /// Closes a bandwidth window at global time `now` and reprices memory
+    /// accesses.
+    fn update_dram(&mut self, now: u64) {
+        let lines: u64 = self
+            .cores
+            .iter()
+            .map(|c| {
+                let m = c.pc.hierarchy().stats().mem;
+                m.reads + m.writes
+            })
+            .sum();
+        let lat = self.dram.update(now, lines * self.line);
+        for a in &mut self.apps {
+            a.stalls = StallTable::new(&a.spec.timing, &self.platform.timing, lat);
+        }
+    }
+
+    /// Runs core `b`'s app until the core's clock reaches `stop`.
+    fn run_slice(&mut self, b: usize, stop: u64) -> Result<(), SystemError> {
+        let Some(a) = self.cores[b].running else {
+            return Ok(());
+        };
+        self.llc.set_owner(a as u16);
+        loop {
+            let app = &mut self.apps[a];
+            if app.c.instructions >= app.limit {
+                self.finish(b)?;
+                break;
+            }
+            if app.pos >= app.buf.len() {
+                if !self.refill(a)? {
+                    self.finish(b)?;
+                    break;
+                }
+                continue;
+            }
+            let core = &mut self.cores[b];
+            run_records(
+                &mut core.pc,
+                &mut self.llc,
+                &mut *self.alloc,
+                app,
+                &mut core.clock,
+                stop,
+            )
+            .map_err(|source| SystemError::Memory {
+                app: Some(app.spec.name.clone()),
+                source,
+            })?;
+            if core.clock >= stop {
+                if app.c.instructions >= app.limit {
+                    self.finish(b)?;
+                }
+                break;
+            }
+        }
+        if self.inclusive_shared {
+            self.cores[b]
+                .pc
+                .hierarchy_mut()
+                .take_llc_evictions(&mut self.evicted);
+            for &blk in &self.evicted {
+                for (i, c) in self.cores.iter_mut().enumerate() {
+                    if i != b {
+                        c.pc.hierarchy_mut().back_invalidate(blk);
+                    }
+                }
+            }
+            self.evicted.clear();
+        }
+        Ok(())
+    }
+
+    /// Decodes the next batch of app `a`'s records, reopening its trace
+    /// if it ended and restarts; `false` when it has no more.
+    fn refill(&mut self, a: usize) -> Result<bool, SystemError> {
+        let app = &mut self.apps[a];
+        app.buf.clear();
+        app.pos = 0;
+        loop {
+            let Some(stream) = app.stream.as_mut() else {
+                return Ok(false);
+            };
+            for _ in 0..BATCH {
+                match stream.next() {
+                    Some(Ok(r)) => app.buf.push(r),
+                    Some(Err(source)) => {
+                        return Err(SystemError::Trace {
+                            app: app.spec.name.clone(),
+                            source,
+                        })
+                    }
+                    None => break,
+                }
+            }
+            if !app.buf.is_empty() {
+                app.records_since_open += app.buf.len() as u64;
+                return Ok(true);
+            }
+            // The trace ended: replay it if that makes progress.
+            let progressed = app.c.instructions > app.instructions_at_open;
+            if app.spec.restart && app.records_since_open > 0 && progressed {
+                let s = app
+                    .spec
+                    .source
+                    .open()
+                    .map_err(|source| SystemError::Trace {
+                        app: app.spec.name.clone(),
+                        source,
+                    })?;
+                app.stream = Some(s);
+                app.c.restarts += 1;
+                app.records_since_open = 0;
+                app.instructions_at_open = app.c.instructions;
+            } else {
+                app.stream = None;
+                return Ok(false);
+            }
+        }
+    }
+
+    /// The app running on core `b` has finished: it leaves the core, which
+    /// switches to the next app of its queue if any.
+    fn finish(&mut self, b: usize) -> Result<(), SystemError> {
+        let Some(a) = self.cores[b].running else {
+            return Ok(());
+        };
+        let app = &mut self.apps[a];
+        app.done = true;
+        app.stream = None;
+        app.buf = Vec::new();
+        app.pos = 0;
+        let core = &mut self.cores[b];
+        let pos = core.queue.iter().position(|&x| x == a);
+        let next = pos.and_then(|p| {
+            core.queue.remove(p);
+            (!core.queue.is_empty()).then(|| core.queue[p % core.queue.len()])
+        });
+        self.switch_to(b, next, next.is_some())
+    }
+
+    /// Installs app `next` (or nothing) on core `b` in place of the app
+    /// running there; `charge` costs a context switch.
+    fn switch_to(
+        &mut self,
+        b: usize,
+        next: Option<usize>,
+        charge: bool,
+    ) -> Result<(), SystemError> {
+        let new_space = next
+            .and_then(|n| self.apps[n].space.take())
+            .unwrap_or_else(|| AddressSpace::new(IDLE_SPACE, HugePages::Never));
+        let core = &mut self.cores[b];
+        let old = core.pc.replace_address_space(new_space);
+        let mut flush = self.platform.timing.tlb_flush_on_switch;
+        if let Some(prev) = core.running {
+            let s = snap(&core.pc);
+            let app = &mut self.apps[prev];
+            app.c.llc_refs += s.llc_refs - core.base.llc_refs;
+            app.c.llc_misses += s.llc_misses - core.base.llc_misses;
+            app.c.mem_lines += s.mem_lines - core.base.mem_lines;
+            app.c.walks += s.walks - core.base.walks;
+            if app.done {
+                let mut old = old;
+                old.release(&mut *self.alloc);
+                flush = true;
+            } else {
+                app.space = Some(old);
+            }
+        }
+        if charge {
+            core.clock = core.clock.saturating_add(self.switch_ticks);
+        }
+        if flush {
+            core.pc.tlb_mut().flush();
+        }
+        core.running = next;
+        if let Some(n) = next {
+            let app = &mut self.apps[n];
+            core.pc.hierarchy_mut().set_llc_mask(app.mask, &self.llc)?;
+            core.quantum_end = core.clock.saturating_add(self.quantum_ticks);
+            app.c.switches += u64::from(charge);
+        }
+        core.base = snap(&core.pc);
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for System {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("System")
+            .field("platform", &self.platform.name)
+            .field("apps", &self.app_names())
+            .field("now", &self.now())
+            .finish()
+    }
+}

@@ -1,0 +1,140 @@
+//! A platform as configured: cores, their private caches, the shared LLC,
+//! TLBs, memory and timing; TOML- or JSON-loadable.
+//!
+//! ```
+//! use cachepart_sim::system::PlatformConfig;
+//! let p = PlatformConfig::from_toml_str(r#"
+//!     name = "quad"
+//!     cores = 4
+//!     [core.l1i]
+//!     size-bytes = 32768
+//!     ways = 8
+//!     line-bytes = 64
+//!     [core.l1d]
+//!     size-bytes = 32768
+//!     ways = 8
+//!     line-bytes = 64
+//!     [core.l2]
+//!     size-bytes = 262144
+//!     ways = 4
+//!     line-bytes = 64
+//!     [llc]
+//!     size-bytes = 8388608
+//!     ways = 16
+//!     line-bytes = 64
+//!     slices = 4
+//!     [memory]
+//!     size-bytes = 1073741824
+//!     [timing]
+//!     freq-ghz = 3.0
+//! "#).unwrap();
+//! assert_eq!(p.platform().ways, 16);
+//! ```
+
+use std::path::Path;
+
+use cachepart_machine::Platform;
+use cachepart_units::MaskRules;
+use serde::{Deserialize, Serialize};
+
+use super::error::SystemError;
+use super::timing::TimingConfig;
+use crate::geometry::CacheConfig;
+use crate::hierarchy::HierarchyConfig;
+use crate::memory::{MemoryConfig, TlbConfig};
+
+/// A simulated multicore platform.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct PlatformConfig {
+    /// A short name (`skylake-11w`).
+    pub name: String,
+    /// Number of cores.
+    pub cores: u32,
+    /// Every core's private levels, mode and LLC inclusion.
+    pub core: HierarchyConfig,
+    /// The shared LLC (with `slices`).
+    pub llc: CacheConfig,
+    /// Every core's TLBs.
+    #[serde(default)]
+    pub tlb: TlbConfig,
+    /// Physical memory.
+    pub memory: MemoryConfig,
+    /// Latencies, bandwidth and scheduling.
+    #[serde(default)]
+    pub timing: TimingConfig,
+    /// Fewest ways a CAT mask may have (`min_cbm_bits`).
+    #[serde(default = "one")]
+    pub mask_min_bits: u32,
+    /// Whether CAT masks may be non-contiguous (AMD: yes, Intel: no).
+    #[serde(default)]
+    pub sparse_masks: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl PlatformConfig {
+    /// Parses a platform from TOML text.
+    pub fn from_toml_str(text: &str) -> Result<PlatformConfig, SystemError> {
+        toml::from_str(text).map_err(|e| SystemError::Parse {
+            path: "<string>".into(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Reads a platform file: TOML, or JSON if the name ends in `.json`.
+    pub fn load(path: impl AsRef<Path>) -> Result<PlatformConfig, SystemError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SystemError::Io {
+            path: path.into(),
+            source,
+        })?;
+        let parsed = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(&text).map_err(|e| e.to_string())
+        } else {
+            toml::from_str(&text).map_err(|e| e.to_string())
+        };
+        parsed.map_err(|message| SystemError::Parse {
+            path: path.into(),
+            message,
+        })
+    }
+
+    /// The rules CAT masks follow on this platform.
+    pub fn mask_rules(&self) -> MaskRules {
+        MaskRules {
+            ways: self.llc.ways,
+            min_bits: self.mask_min_bits,
+            sparse_allowed: self.sparse_masks,
+        }
+    }
+
+    /// What a policy may know of it.
+    pub fn platform(&self) -> Platform {
+        Platform {
+            name: self.name.clone(),
+            ways: self.llc.ways,
+            mask_rules: self.mask_rules(),
+            max_bandwidth_mbps: Some(self.timing.dram_bandwidth_gbps * 1000.0),
+        }
+    }
+
+    /// Checks what the parts' own constructors do not.
+    pub fn check(&self) -> Result<(), SystemError> {
+        if self.cores == 0 {
+            return Err(SystemError::Config {
+                field: "cores".into(),
+                reason: "a platform needs at least one core".into(),
+            });
+        }
+        if self.mask_min_bits == 0 || self.mask_min_bits > self.llc.ways {
+            return Err(SystemError::Config {
+                field: "mask-min-bits".into(),
+                reason: format!("must be in 1..={} (the LLC's ways)", self.llc.ways),
+            });
+        }
+        self.timing.check()
+    }
+}

@@ -1,0 +1,306 @@
+//! The timing model: platform latencies ([`TimingConfig`]), per-app core
+//! parameters ([`AppTiming`]) and the per-access stall table the
+//! simulation loop charges ([`StallTable`]).
+//!
+//! A core's clock advances, per record, by
+//! `instructions x base-cpi + stall`, where the stall of an access is the
+//! latency of the level that served it ([`Served`]):
+//!
+//! | served by | stall (cycles) |
+//! |---|---|
+//! | L1 | 0 (hidden by the pipeline, part of `base-cpi`) |
+//! | L2 | `l2-cycles` |
+//! | LLC | `llc-cycles / mlp` |
+//! | memory | `(llc-cycles + dram) / mlp`, `dram` from [`Dram`](super::Dram) |
+//!
+//! Stores never stall (the write buffer hides them, as on out-of-order
+//! cores); loads, modifies and instruction fetches do. `mlp` (memory-level
+//! parallelism) is how many long misses the app overlaps on average.
+//! A page walk (an STLB miss) adds `page-walk-cycles`, not overlapped.
+//! Memory-stall cycles are the stalls of accesses served by memory.
+//!
+//! Clocks count in ticks of 1/[`TICKS_PER_CYCLE`] cycle, so fractional
+//! latencies (divided by `mlp`) add up exactly and deterministically.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::SystemError;
+use crate::hierarchy::Served;
+
+/// Ticks per core cycle (clock resolution).
+pub const TICKS_PER_CYCLE: u64 = 1024;
+
+/// Latencies, memory bandwidth and scheduling of a platform.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct TimingConfig {
+    /// Core clock in GHz (cycles per nanosecond).
+    #[serde(default = "d_freq")]
+    pub freq_ghz: f64,
+    /// Latency of an L2 hit, cycles.
+    #[serde(default = "d_l2")]
+    pub l2_cycles: u32,
+    /// Latency of an LLC hit, cycles.
+    #[serde(default = "d_llc")]
+    pub llc_cycles: u32,
+    /// Unloaded DRAM latency, nanoseconds (added to the LLC's on a miss).
+    #[serde(default = "d_dram")]
+    pub dram_ns: f64,
+    /// Cycles of one page walk (an STLB miss).
+    #[serde(default = "d_walk")]
+    pub page_walk_cycles: u32,
+    /// Peak memory bandwidth, GB/s.
+    #[serde(default = "d_bw")]
+    pub dram_bandwidth_gbps: f64,
+    /// `k` of the queueing model: latency = `dram-ns x (1 + k u / (1 - u))`.
+    #[serde(default = "d_k")]
+    pub dram_queue_factor: f64,
+    /// Largest utilisation `u` the model uses (keeps latency finite).
+    #[serde(default = "d_umax")]
+    pub dram_max_utilisation: f64,
+    /// Window of global simulated time over which utilisation is measured,
+    /// cycles.
+    #[serde(default = "d_window")]
+    pub bandwidth_window_cycles: u64,
+    /// Cycles a context switch costs the core.
+    #[serde(default = "d_cs")]
+    pub context_switch_cycles: u64,
+    /// Time slice of apps sharing a core, cycles (4 ms at 3 GHz).
+    #[serde(default = "d_quantum")]
+    pub quantum_cycles: u64,
+    /// Whether a context switch flushes the core's TLBs (no ASIDs).
+    #[serde(default = "d_true")]
+    pub tlb_flush_on_switch: bool,
+    /// How far a core may run past the next core's clock before the
+    /// simulator switches cores, cycles (0: switch as soon as it passes,
+    /// exact simulated-time order).
+    #[serde(default)]
+    pub interleave_slack_cycles: u64,
+}
+
+fn d_freq() -> f64 {
+    3.0
+}
+fn d_l2() -> u32 {
+    14
+}
+fn d_llc() -> u32 {
+    44
+}
+fn d_dram() -> f64 {
+    80.0
+}
+fn d_walk() -> u32 {
+    30
+}
+fn d_bw() -> f64 {
+    20.0
+}
+fn d_k() -> f64 {
+    0.5
+}
+fn d_umax() -> f64 {
+    0.95
+}
+fn d_window() -> u64 {
+    30_000
+}
+fn d_cs() -> u64 {
+    6_000
+}
+fn d_quantum() -> u64 {
+    12_000_000
+}
+fn d_true() -> bool {
+    true
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        TimingConfig {
+            freq_ghz: d_freq(),
+            l2_cycles: d_l2(),
+            llc_cycles: d_llc(),
+            dram_ns: d_dram(),
+            page_walk_cycles: d_walk(),
+            dram_bandwidth_gbps: d_bw(),
+            dram_queue_factor: d_k(),
+            dram_max_utilisation: d_umax(),
+            bandwidth_window_cycles: d_window(),
+            context_switch_cycles: d_cs(),
+            quantum_cycles: d_quantum(),
+            tlb_flush_on_switch: true,
+            interleave_slack_cycles: 0,
+        }
+    }
+}
+
+fn bad(field: &str, reason: &str) -> SystemError {
+    SystemError::Config {
+        field: format!("timing.{field}"),
+        reason: reason.into(),
+    }
+}
+
+impl TimingConfig {
+    /// Checks that every value is usable.
+    pub fn check(&self) -> Result<(), SystemError> {
+        let pos = |v: f64, f: &str| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(bad(f, "must be a positive number"))
+            }
+        };
+        pos(self.freq_ghz, "freq-ghz")?;
+        pos(self.dram_bandwidth_gbps, "dram-bandwidth-gbps")?;
+        if !(self.dram_ns.is_finite() && self.dram_ns >= 0.0) {
+            return Err(bad("dram-ns", "must be a number >= 0"));
+        }
+        if !(self.dram_queue_factor.is_finite() && self.dram_queue_factor >= 0.0) {
+            return Err(bad("dram-queue-factor", "must be a number >= 0"));
+        }
+        if !(self.dram_max_utilisation >= 0.0 && self.dram_max_utilisation < 1.0) {
+            return Err(bad("dram-max-utilisation", "must be in [0, 1)"));
+        }
+        if self.bandwidth_window_cycles == 0 {
+            return Err(bad("bandwidth-window-cycles", "must be positive"));
+        }
+        if self.quantum_cycles == 0 {
+            return Err(bad("quantum-cycles", "must be positive"));
+        }
+        Ok(())
+    }
+
+    /// Memory bandwidth in bytes per core cycle.
+    pub fn bytes_per_cycle(&self) -> f64 {
+        self.dram_bandwidth_gbps / self.freq_ghz
+    }
+
+    /// Unloaded DRAM latency in cycles.
+    pub fn dram_cycles(&self) -> f64 {
+        self.dram_ns * self.freq_ghz
+    }
+}
+
+/// One app's core: cycles per instruction without memory stalls, and how
+/// many long misses it overlaps.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct AppTiming {
+    /// Cycles per instruction when every access hits the L1.
+    #[serde(default = "d_cpi")]
+    pub base_cpi: f64,
+    /// Memory-level parallelism (>= 1): LLC and memory latencies are
+    /// divided by it.
+    #[serde(default = "d_mlp")]
+    pub mlp: f64,
+}
+
+fn d_cpi() -> f64 {
+    1.0
+}
+fn d_mlp() -> f64 {
+    1.0
+}
+
+impl Default for AppTiming {
+    fn default() -> Self {
+        AppTiming {
+            base_cpi: d_cpi(),
+            mlp: d_mlp(),
+        }
+    }
+}
+
+impl AppTiming {
+    /// `base_cpi` and `mlp`.
+    pub fn new(base_cpi: f64, mlp: f64) -> AppTiming {
+        AppTiming { base_cpi, mlp }
+    }
+
+    /// Checks the values (`app` names the app in the error).
+    pub fn check(&self, app: &str) -> Result<(), SystemError> {
+        if !(self.base_cpi.is_finite() && self.base_cpi > 0.0) {
+            return Err(SystemError::Config {
+                field: format!("app {app}: base-cpi"),
+                reason: format!("{} is not a positive number", self.base_cpi),
+            });
+        }
+        if !(self.mlp.is_finite() && self.mlp >= 1.0) {
+            return Err(SystemError::Config {
+                field: format!("app {app}: mlp"),
+                reason: format!("{} is below 1", self.mlp),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn ticks(cycles: f64) -> u64 {
+    (cycles * TICKS_PER_CYCLE as f64).round() as u64
+}
+
+/// The stalls one app pays, in ticks, under the current DRAM latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StallTable {
+    /// Ticks per instruction.
+    pub cpi: u64,
+    /// Ticks of one page walk.
+    pub walk: u64,
+    /// Ticks of a non-store access, by [`Served`] level.
+    pub load: [u64; 4],
+}
+
+impl StallTable {
+    /// The table of `app` on `t` with a DRAM latency of `dram_cycles`.
+    pub fn new(app: &AppTiming, t: &TimingConfig, dram_cycles: f64) -> StallTable {
+        let llc = f64::from(t.llc_cycles);
+        StallTable {
+            cpi: ticks(app.base_cpi).max(1),
+            walk: ticks(f64::from(t.page_walk_cycles)),
+            load: [
+                0,
+                ticks(f64::from(t.l2_cycles)),
+                ticks(llc / app.mlp),
+                ticks((llc + dram_cycles) / app.mlp),
+            ],
+        }
+    }
+
+    /// The stall of an access served by `served` (stores: none).
+    #[inline(always)]
+    pub fn stall(&self, store: bool, served: Served) -> u64 {
+        if store {
+            0
+        } else {
+            self.load[served as usize]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stalls_follow_the_table() {
+        let t = TimingConfig::default();
+        let s = StallTable::new(&AppTiming::new(0.5, 2.0), &t, t.dram_cycles());
+        assert_eq!(s.cpi, 512);
+        assert_eq!(s.stall(false, Served::L1), 0);
+        assert_eq!(s.stall(false, Served::L2), 14 * 1024);
+        assert_eq!(s.stall(false, Served::Llc), 22 * 1024);
+        assert_eq!(s.stall(false, Served::Memory), (44 + 240) * 512);
+        assert_eq!(s.stall(true, Served::Memory), 0);
+        assert!(AppTiming::new(1.0, 0.5).check("a").is_err());
+        assert!(AppTiming::new(0.0, 1.0).check("a").is_err());
+        let cfg: TimingConfig =
+            serde_json::from_str(r#"{"freq-ghz": 2.0, "dram-ns": 100}"#).unwrap();
+        assert_eq!(cfg.dram_cycles(), 200.0);
+        assert!(cfg.check().is_ok());
+        let bad: TimingConfig = serde_json::from_str(r#"{"dram-max-utilisation": 1.0}"#).unwrap();
+        assert!(bad.check().is_err());
+        assert!(serde_json::from_str::<TimingConfig>(r#"{"freq": 2.0}"#).is_err());
+    }
+}
