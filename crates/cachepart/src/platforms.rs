@@ -1,0 +1,108 @@
+//! The simulator's built-in platform files (`platforms/*.toml` in the
+//! repository, compiled in) and how a scenario names a platform: a
+//! built-in name or the path of a TOML/JSON platform file.
+
+use std::path::Path;
+
+use cachepart_sim::system::PlatformConfig;
+
+use crate::error::Error;
+
+/// Built-in platforms: name, the paper whose machine it models, file text.
+pub const BUILTIN: [(&str, &str, &str); 5] = [
+    (
+        "xeon-5160",
+        "Zhang et al. (execution throttling): 2 cores, 4 MiB 16-way shared L2",
+        include_str!("../../../platforms/xeon-5160.toml"),
+    ),
+    (
+        "xeon-e5506",
+        "COLORIS: 4 cores, 4 MiB 16-way L3, 64 colors",
+        include_str!("../../../platforms/xeon-e5506.toml"),
+    ),
+    (
+        "sandybridge-8m",
+        "SWAP: 4 cores, 8 MiB 16-way L3, superpage TLBs",
+        include_str!("../../../platforms/sandybridge-8m.toml"),
+    ),
+    (
+        "xeon-gold-6138",
+        "LFOC / PBBCache: 20 cores, 27.5 MiB 11-way LLC in 20 slices",
+        include_str!("../../../platforms/xeon-gold-6138.toml"),
+    ),
+    (
+        "power5",
+        "Tam et al.: 2 cores, 1.875 MB 10-way L2 in 3 slices, 16 colors",
+        include_str!("../../../platforms/power5.toml"),
+    ),
+];
+
+/// The built-in platform `name`, if there is one.
+pub fn builtin(name: &str) -> Option<Result<PlatformConfig, Error>> {
+    BUILTIN.iter().find(|(n, _, _)| *n == name).map(|(n, _, text)| {
+        PlatformConfig::from_toml_str(text)
+            .map_err(|e| Error::Input(format!("built-in platform {n}: {e}")))
+    })
+}
+
+/// A platform by built-in name, or by path (relative paths are taken
+/// from `base`, the directory of the file that names it).
+pub fn resolve(name_or_path: &str, base: Option<&Path>) -> Result<PlatformConfig, Error> {
+    if let Some(p) = builtin(name_or_path) {
+        return p;
+    }
+    let looks_like_path = name_or_path.contains('/')
+        || name_or_path.ends_with(".toml")
+        || name_or_path.ends_with(".json");
+    if !looks_like_path {
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _, _)| *n).collect();
+        return Err(Error::Input(format!(
+            "platform {name_or_path:?}: not a built-in platform ({}) nor a .toml/.json file",
+            names.join(", ")
+        )));
+    }
+    let path = match base {
+        Some(b) if Path::new(name_or_path).is_relative() => b.join(name_or_path),
+        _ => Path::new(name_or_path).to_path_buf(),
+    };
+    let p = PlatformConfig::load(&path).map_err(|e| Error::Input(e.to_string()))?;
+    p.check()
+        .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cachepart_sim::memory::ColorLayout;
+
+    #[test]
+    fn every_builtin_platform_loads_and_builds() {
+        for (name, _, _) in BUILTIN {
+            let p = builtin(name).unwrap().unwrap();
+            assert_eq!(p.name, name);
+            p.check().unwrap();
+            p.llc.geometry().unwrap();
+        }
+    }
+
+    #[test]
+    fn platforms_have_the_papers_color_counts() {
+        let colors = |n: &str| {
+            let p = builtin(n).unwrap().unwrap();
+            ColorLayout::for_frames(&p.llc.geometry().unwrap()).colors()
+        };
+        // COLORIS: 64 colors; Zhang et al.: 64; Tam et al. (Power5): 16.
+        assert_eq!(colors("xeon-e5506"), 64);
+        assert_eq!(colors("xeon-5160"), 64);
+        assert_eq!(colors("power5"), 16);
+    }
+
+    #[test]
+    fn unknown_names_list_the_builtins() {
+        let e = resolve("nehalem", None).unwrap_err().to_string();
+        assert!(e.contains("xeon-e5506") && e.contains("nehalem"), "{e}");
+        let e = resolve("missing.toml", None).unwrap_err().to_string();
+        assert!(e.contains("missing.toml"), "{e}");
+    }
+}
