@@ -226,7 +226,10 @@ mod tests {
         assert_eq!(serde_json::from_str::<IdSet>(&j).unwrap(), s);
         assert_eq!(serde_json::from_str::<IdSet>("[8,0,1,2,3]").unwrap(), s);
         let e = serde_json::from_str::<IdSet>("\"4-2\"").unwrap_err();
-        assert!(e.to_string().contains("range end is below its start"), "{e}");
+        assert!(
+            e.to_string().contains("range end is below its start"),
+            "{e}"
+        );
     }
 
     proptest! {

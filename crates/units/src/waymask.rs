@@ -245,7 +245,11 @@ mod tests {
         };
         assert!(matches!(
             sparse.check(WayMask(0b1110_0001)),
-            Err(MaskError::TooFewBits { bits: 1, min: 2, .. })
+            Err(MaskError::TooFewBits {
+                bits: 1,
+                min: 2,
+                ..
+            })
         ));
         assert!(sparse.check(WayMask(0b1000_0011)).is_ok());
     }

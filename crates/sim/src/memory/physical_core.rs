@@ -99,6 +99,17 @@ impl PhysicalCore {
         &self.space
     }
 
+    /// The address space, mutably (recoloring; drop the pages it moves or
+    /// marks from [`Self::tlb_mut`]).
+    pub fn address_space_mut(&mut self) -> &mut AddressSpace {
+        &mut self.space
+    }
+
+    /// The TLBs, mutably (invalidations after recoloring).
+    pub fn tlb_mut(&mut self) -> &mut Tlb {
+        &mut self.tlb
+    }
+
     /// The counters so far.
     pub fn stats(&self) -> PhysicalStats {
         let mut hierarchy = self.hier.stats();
@@ -123,6 +134,9 @@ impl PhysicalCore {
             return Ok(p);
         }
         let (size, vpn, frame) = self.space.touch(vaddr, alloc)?;
+        for (s, v) in self.space.take_invalidations() {
+            self.tlb.invalidate(s, v); // pages paged out to make room
+        }
         self.tlb.fill(instr, size, vpn, frame.addr());
         Ok(frame.addr() | (vaddr & (size.bytes() - 1)))
     }
