@@ -1,6 +1,6 @@
 //! The frame allocator interface that every physical page allocator
-//! implements: the buddy allocator today, color-aware ones (issue 4)
-//! later.
+//! implements: the buddy allocator and the color-aware `tam` and
+//! `coloris`.
 //!
 //! An allocator hands out blocks of `2^order` contiguous, size-aligned
 //! 4 KiB frames and takes them back. [`AllocHint`] tells it who asks and

@@ -130,6 +130,17 @@ impl AppColorTable {
         self.colors.get_mut(&app)
     }
 
+    /// Takes `app`'s colors out of the table (to use them while the
+    /// allocator is borrowed mutably); [`Self::put`] puts them back.
+    pub fn take(&mut self, app: u32) -> Option<AppColors> {
+        self.colors.remove(&app)
+    }
+
+    /// Puts back colors taken by [`Self::take`].
+    pub fn put(&mut self, app: u32, colors: AppColors) {
+        self.colors.insert(app, colors);
+    }
+
     /// `app`'s counters.
     pub fn stats(&self, app: u32) -> AppAllocStats {
         self.stats.get(&app).copied().unwrap_or_default()

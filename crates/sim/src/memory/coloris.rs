@@ -232,7 +232,7 @@ impl ColorisAllocator {
                 return Ok(f);
             }
         }
-        let Some(mut entry) = self.apps.get(app).cloned() else {
+        let Some(mut entry) = self.apps.take(app) else {
             let start = self.any_cursor;
             return self.any_frame(start).ok_or(MemoryError::OutOfMemory {
                 order: 0,
@@ -240,17 +240,16 @@ impl ColorisAllocator {
             });
         };
         let got = self.take_of_set(app, &mut entry);
-        if let Some(e) = self.apps.get_mut(app) {
-            e.cursor = entry.cursor;
-        }
-        got.ok_or_else(|| {
+        let result = got.ok_or_else(|| MemoryError::ColorsExhausted {
+            app,
+            colors: entry.set.to_string(),
+            free_frames: self.free_frames(),
+        });
+        self.apps.put(app, entry);
+        if result.is_err() {
             self.apps.stats_mut(app).exhausted += 1;
-            MemoryError::ColorsExhausted {
-                app,
-                colors: entry.set.to_string(),
-                free_frames: self.free_frames(),
-            }
-        })
+        }
+        result
     }
 }
 

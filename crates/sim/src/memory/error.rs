@@ -7,7 +7,8 @@ use thiserror::Error;
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum MemoryError {
     /// No free block of the requested order (or a larger one) is left.
-    /// Page-outs (issue 4) will hook in where this is returned.
+    /// [`crate::memory::AddressSpace::touch`] pages out one of the app's
+    /// pages and retries when this comes back for a 4 KiB page.
     #[error("out of physical memory: no free block of order {order} ({free_frames} free 4 KiB frames left, fragmented)")]
     OutOfMemory {
         /// The order asked for (2^order frames of 4 KiB).

@@ -143,7 +143,7 @@ impl TamAllocator {
                 return Ok(f);
             }
         }
-        let Some(mut entry) = self.apps.get(app).cloned() else {
+        let Some(mut entry) = self.apps.take(app) else {
             return self.any_frame(false).ok_or(MemoryError::OutOfMemory {
                 order: 0,
                 free_frames: 0,
@@ -183,9 +183,7 @@ impl TamAllocator {
                 })
             }
         };
-        if let Some(e) = self.apps.get_mut(app) {
-            e.cursor = entry.cursor;
-        }
+        self.apps.put(app, entry);
         result
     }
 }
