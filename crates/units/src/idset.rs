@@ -1,6 +1,7 @@
 //! Sets of small integer ids (colors, cores) in the `0-15,32` range syntax.
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
@@ -8,7 +9,10 @@ use thiserror::Error;
 
 /// A sorted set of ids, written as comma-separated ranges (`0-3,8,10-11`),
 /// the syntax of Linux cpusets, Xen and Jailhouse configurations.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// Serde writes the range text (`"0-3,8"`) and reads either that text or
+/// a list of numbers (`[0, 1, 2, 3, 8]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct IdSet(BTreeSet<u32>);
 
 /// A range list that does not parse.
@@ -57,6 +61,77 @@ impl IdSet {
     /// The largest id, if any.
     pub fn max(&self) -> Option<u32> {
         self.0.iter().next_back().copied()
+    }
+
+    /// The smallest id, if any.
+    pub fn min(&self) -> Option<u32> {
+        self.0.iter().next().copied()
+    }
+
+    /// The first id that is not below `limit` (for checking a set against
+    /// a count of colors or cores), if any.
+    pub fn first_at_or_above(&self, limit: u32) -> Option<u32> {
+        self.0.range(limit..).next().copied()
+    }
+
+    /// The ids of `self` that are not in `other`.
+    pub fn difference(&self, other: &IdSet) -> IdSet {
+        IdSet(self.0.difference(&other.0).copied().collect())
+    }
+
+    /// The ids of `self` or `other`.
+    pub fn union(&self, other: &IdSet) -> IdSet {
+        IdSet(self.0.union(&other.0).copied().collect())
+    }
+
+    /// The ids in both sets.
+    pub fn intersection(&self, other: &IdSet) -> IdSet {
+        IdSet(self.0.intersection(&other.0).copied().collect())
+    }
+
+    /// Removes one id; true if it was there.
+    pub fn remove(&mut self, id: u32) -> bool {
+        self.0.remove(&id)
+    }
+}
+
+impl Serialize for IdSet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+struct IdSetVisitor;
+
+impl<'de> Visitor<'de> for IdSetVisitor {
+    type Value = IdSet;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an id list like \"0-3,8\" or a list of numbers")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<IdSet, E> {
+        v.parse().map_err(E::custom)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<IdSet, E> {
+        u32::try_from(v)
+            .map(|id| IdSet(BTreeSet::from([id])))
+            .map_err(|_| E::custom(format!("id {v} does not fit in 32 bits")))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IdSet, A::Error> {
+        let mut set = BTreeSet::new();
+        while let Some(id) = seq.next_element::<u32>()? {
+            set.insert(id);
+        }
+        Ok(IdSet(set))
+    }
+}
+
+impl<'de> Deserialize<'de> for IdSet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IdSet, D::Error> {
+        d.deserialize_any(IdSetVisitor)
     }
 }
 
@@ -139,6 +214,22 @@ mod tests {
         assert!("3-1".parse::<IdSet>().is_err());
         assert!("a".parse::<IdSet>().is_err());
         assert!("".parse::<IdSet>().unwrap().is_empty());
+        assert_eq!(s.first_at_or_above(9), Some(10));
+        assert_eq!(s.first_at_or_above(12), None);
+    }
+
+    #[test]
+    fn serde_as_range_text() {
+        let s: IdSet = "0-3,8".parse().unwrap();
+        let j = serde_json::to_string(&s).unwrap();
+        assert_eq!(j, "\"0-3,8\"");
+        assert_eq!(serde_json::from_str::<IdSet>(&j).unwrap(), s);
+        assert_eq!(serde_json::from_str::<IdSet>("[8,0,1,2,3]").unwrap(), s);
+        let e = serde_json::from_str::<IdSet>("\"4-2\"").unwrap_err();
+        assert!(
+            e.to_string().contains("range end is below its start"),
+            "{e}"
+        );
     }
 
     proptest! {

@@ -4,7 +4,8 @@
 //!
 //! * [`WayMask`]: a capacity bitmask over LLC ways, parsed and printed in the
 //!   resctrl schemata hex syntax (`0x7f0` or `7f0`), with resctrl's own
-//!   validation rules ([`MaskRules`]).
+//!   validation rules ([`MaskRules`]), and resctrl's exclusive mode between
+//!   groups ([`check_exclusive`]).
 //! * [`IdSet`]: a set of small integers (colors, cores, CPUs) written in the
 //!   range syntax that Linux cpusets, Xen and Jailhouse use (`0-15,32`).
 //!
@@ -18,7 +19,9 @@
 #![deny(missing_docs)]
 
 mod idset;
+mod mask_groups;
 mod waymask;
 
 pub use idset::{IdSet, IdSetError};
+pub use mask_groups::{check_exclusive, GroupMode, OverlapError};
 pub use waymask::{MaskError, MaskRules, WayMask};

@@ -18,12 +18,13 @@ pub enum MaskError {
     /// The text is not a hexadecimal number.
     #[error("Non-hex character in the mask {0}")]
     NotHex(String),
-    /// The mask is zero or has fewer bits than the hardware minimum.
-    #[error("Mask {mask} has {bits} bits set, the minimum is {min}")]
+    /// The mask's first run of ones is shorter than the hardware minimum
+    /// (resctrl counts the first run only, as `cbm_validate` does).
+    #[error("Need at least {min} bits in the mask (mask {mask} has {bits})")]
     TooFewBits {
         /// The mask, as written.
         mask: String,
-        /// Bits set.
+        /// Length of the mask's first run of ones.
         bits: u32,
         /// Minimum bits the hardware accepts.
         min: u32,
@@ -31,8 +32,9 @@ pub enum MaskError {
     /// The mask is not one contiguous run of ones (Intel requires it).
     #[error("The mask {0} has non-consecutive 1-bits")]
     NonContiguous(String),
-    /// The mask names ways that do not exist.
-    #[error("Mask out of range: {mask} has bits above way {ways} (the cache has {ways} ways)")]
+    /// The mask names ways that do not exist, or is zero where the
+    /// hardware needs at least one way.
+    #[error("Mask out of range: {mask} on a cache of {ways} ways (cbm_mask {full})", full = WayMask::contiguous(0, *ways))]
     OutOfRange {
         /// The mask, as written.
         mask: String,
@@ -63,24 +65,42 @@ impl MaskRules {
         }
     }
 
-    /// Checks `mask` against these rules.
+    /// AMD rules (`arch_has_sparse_bitmasks`, `min_cbm_bits` = 0): any
+    /// mask within the ways, sparse or empty.
+    pub fn amd(ways: u32) -> Self {
+        MaskRules {
+            ways,
+            min_bits: 0,
+            sparse_allowed: true,
+        }
+    }
+
+    /// Checks `mask` against these rules in the order resctrl's
+    /// `cbm_validate` does: out of range (above `cbm_mask`, or zero when
+    /// `min_bits` > 0), then non-consecutive 1-bits (unless sparse masks
+    /// are allowed), then fewer than `min_bits` in the first run of ones.
     pub fn check(&self, mask: WayMask) -> Result<(), MaskError> {
         let text = mask.to_string();
-        if self.ways < 64 && mask.0 >> self.ways != 0 {
+        let above = self.ways < 64 && mask.0 >> self.ways != 0;
+        if above || (self.min_bits > 0 && mask.0 == 0) {
             return Err(MaskError::OutOfRange {
                 mask: text,
                 ways: self.ways,
             });
         }
-        if !self.sparse_allowed && !mask.is_contiguous() {
+        if !self.sparse_allowed && mask.0 != 0 && !mask.is_contiguous() {
             return Err(MaskError::NonContiguous(text));
         }
-        let bits = mask.count();
-        if bits < self.min_bits.max(1) {
+        let first_run = if mask.0 == 0 {
+            0
+        } else {
+            (mask.0 >> mask.0.trailing_zeros()).trailing_ones()
+        };
+        if first_run < self.min_bits {
             return Err(MaskError::TooFewBits {
                 mask: text,
-                bits,
-                min: self.min_bits.max(1),
+                bits: first_run,
+                min: self.min_bits,
             });
         }
         Ok(())
@@ -178,7 +198,7 @@ mod tests {
         ));
         assert!(matches!(
             r.check(WayMask(0)),
-            Err(MaskError::NonContiguous(_))
+            Err(MaskError::OutOfRange { .. })
         ));
         let r2 = MaskRules::intel(20, 2);
         assert!(matches!(
@@ -195,6 +215,43 @@ mod tests {
             sparse_allowed: true,
         };
         assert!(amd.check(WayMask(0x5)).is_ok());
+        assert!(MaskRules::amd(16).check(WayMask(0)).is_ok());
+        assert!(MaskRules::amd(16).check(WayMask(0x8001)).is_ok());
+        assert!(MaskRules::amd(16).check(WayMask(0x10000)).is_err());
+    }
+
+    /// The messages start with the very words of the kernel's
+    /// `cbm_validate` (`info/last_cmd_status`).
+    #[test]
+    fn resctrl_wording() {
+        let intel = MaskRules::intel(11, 2);
+        let msg = |m: &str| {
+            m.parse::<WayMask>()
+                .and_then(|w| intel.check(w))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(msg("xyz").starts_with("Non-hex character in the mask xyz"));
+        assert!(msg("0").starts_with("Mask out of range"));
+        assert!(msg("fff").starts_with("Mask out of range"));
+        assert_eq!(msg("0x505"), "The mask 505 has non-consecutive 1-bits");
+        assert!(msg("0x10").starts_with("Need at least 2 bits in the mask"));
+        // resctrl counts only the first run: a sparse mask whose first
+        // run is short fails even when it has enough bits in all.
+        let sparse = MaskRules {
+            ways: 16,
+            min_bits: 2,
+            sparse_allowed: true,
+        };
+        assert!(matches!(
+            sparse.check(WayMask(0b1110_0001)),
+            Err(MaskError::TooFewBits {
+                bits: 1,
+                min: 2,
+                ..
+            })
+        ));
+        assert!(sparse.check(WayMask(0b1000_0011)).is_ok());
     }
 
     proptest! {

@@ -11,11 +11,32 @@
 //!
 //! The allocator is lent on each call, because physical memory is shared
 //! by every address space; so is a callback told of every translation that
-//! disappears, for the TLBs to drop it. Running out of memory is
-//! [`MemoryError::OutOfMemory`]; page-outs (issue 4) are to be inserted in
-//! [`AddressSpace::touch`] where the allocator fails.
+//! disappears, for the TLBs to drop it.
+//!
+//! **Page-outs.** Memory is finite, and memory per color more so. When
+//! the allocator has no 4 KiB frame for a fault
+//! ([`MemoryError::OutOfMemory`], or [`MemoryError::ColorsExhausted`] for
+//! a colored app), one of this application's own resident 4 KiB pages is
+//! paged out and the allocation retried. The victim is the page mapped
+//! longest ago (FIFO over faults and page-ins, deterministic) among those
+//! whose frame is of one of the app's colors (any frame if the app has no
+//! color set), so the frame freed is one the app may use. A page-out
+//! costs [`PagingCosts::page_out_us`]; touching a paged-out page faults
+//! and pages it in ([`PagingCosts::page_in_us`]). Both times add up in
+//! [`PagingStats::swap_ns`], charged to the app. The victim's translation
+//! must leave the TLBs: [`AddressSpace::take_invalidations`] hands the
+//! list to the caller after each call that may page out. Only when no
+//! victim exists is the error returned.
+//!
+//! **Recoloring** ([`crate::memory::recolor`]) acts through
+//! [`AddressSpace::mark_recolor`] (lazy: the page moves on its next touch,
+//! i.e. on the next page walk after its TLB entry was dropped),
+//! [`AddressSpace::move_page`] (at once) and the access bits
+//! ([`AddressSpace::clear_accessed`], [`AddressSpace::accessed_pages`]);
+//! each move costs a page copy ([`PagingCosts::page_copy_us`]), counted in
+//! [`PagingStats::pages_recolored`] and [`PagingStats::copy_ns`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +44,86 @@ use serde::{Deserialize, Serialize};
 use super::allocator::{AllocHint, FrameAllocator};
 use super::error::MemoryError;
 use super::page::{Frame, PageSize, HUGE_ORDER};
+
+/// Costs of paging and recoloring, charged to the application's time
+/// (scenario key `costs` of the memory section).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct PagingCosts {
+    /// Microseconds to copy one 4 KiB page (a recoloring move; default 3,
+    /// the figure Zhang et al. measured).
+    #[serde(default = "default_copy")]
+    pub page_copy_us: f64,
+    /// Microseconds to page one 4 KiB page out (default 20: reclaim and
+    /// an asynchronous write to swap).
+    #[serde(default = "default_out")]
+    pub page_out_us: f64,
+    /// Microseconds to page one 4 KiB page in (default 100: a random
+    /// 4 KiB read from a solid-state swap device).
+    #[serde(default = "default_in")]
+    pub page_in_us: f64,
+}
+
+fn default_copy() -> f64 {
+    3.0
+}
+fn default_out() -> f64 {
+    20.0
+}
+fn default_in() -> f64 {
+    100.0
+}
+
+impl Default for PagingCosts {
+    fn default() -> PagingCosts {
+        PagingCosts {
+            page_copy_us: default_copy(),
+            page_out_us: default_out(),
+            page_in_us: default_in(),
+        }
+    }
+}
+
+impl PagingCosts {
+    /// Checks that every cost is a finite, non-negative number.
+    pub fn check(&self) -> Result<(), MemoryError> {
+        for (field, v) in [
+            ("costs.page-copy-us", self.page_copy_us),
+            ("costs.page-out-us", self.page_out_us),
+            ("costs.page-in-us", self.page_in_us),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(MemoryError::Config {
+                    field,
+                    reason: format!("{v} is not a finite number of microseconds >= 0"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn ns(us: f64) -> u64 {
+    (us * 1000.0).round().max(0.0) as u64
+}
+
+/// The costs in integer nanoseconds (so counters stay exact).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CostsNs {
+    copy: u64,
+    out: u64,
+    inn: u64,
+}
+
+impl From<PagingCosts> for CostsNs {
+    fn from(c: PagingCosts) -> CostsNs {
+        CostsNs {
+            copy: ns(c.page_copy_us),
+            out: ns(c.page_out_us),
+            inn: ns(c.page_in_us),
+        }
+    }
+}
 
 /// When pages are mapped as 2 MiB superpages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -51,6 +152,40 @@ pub struct PagingStats {
     pub unmapped_4k: u64,
     /// 2 MiB pages unmapped.
     pub unmapped_2m: u64,
+    /// 4 KiB pages paged out to make room (memory or the app's colors
+    /// exhausted).
+    pub page_outs: u64,
+    /// Paged-out pages touched again and paged back in.
+    pub page_ins: u64,
+    /// Nanoseconds of page-outs and page-ins, charged to the app.
+    pub swap_ns: u64,
+    /// Pages moved to a frame of another color (lazily on touch, or at
+    /// once by Selective Moving).
+    pub pages_recolored: u64,
+    /// Nanoseconds of page copies for recoloring, charged to the app.
+    pub copy_ns: u64,
+    /// Marked pages that could not move (no frame at all): they stay.
+    pub recolor_failures: u64,
+}
+
+impl PagingStats {
+    /// Nanoseconds the app spent in paging and recoloring (`swap_ns +
+    /// copy_ns`), for the timing loop to add to its time.
+    pub fn stall_ns(&self) -> u64 {
+        self.swap_ns + self.copy_ns
+    }
+}
+
+const ACCESSED: u8 = 1;
+const RECOLOR: u8 = 2;
+
+/// A 4 KiB page-table entry.
+#[derive(Clone, Copy, Debug)]
+struct Pte {
+    frame: Frame,
+    /// Position in the FIFO of page-out victims.
+    seq: u64,
+    flags: u8,
 }
 
 /// A fixed multiplicative hash for page numbers (deterministic and fast;
@@ -83,15 +218,26 @@ const SMALL_PER_HUGE: u64 = 1 << HUGE_ORDER;
 pub struct AddressSpace {
     app: u32,
     huge: HugePages,
-    small: PageMap<Frame>,
+    small: PageMap<Pte>,
     large: PageMap<Frame>,
-    /// 4 KiB pages mapped in each 2 MiB region.
+    /// 4 KiB pages mapped or paged out in each 2 MiB region.
     small_in_region: PageMap<u32>,
+    /// Paged-out 4 KiB pages.
+    swapped: PageMap<()>,
+    /// Page-out candidates, oldest first: (vpn, seq); stale entries (the
+    /// page is gone or was mapped again) are skipped.
+    fifo: VecDeque<(u64, u64)>,
+    next_seq: u64,
+    /// Translations removed by page-outs, for the caller's TLBs.
+    invalidations: Vec<(PageSize, u64)>,
+    /// Shared virtual ranges `[start, end)`.
+    shared: Vec<(u64, u64)>,
+    costs: CostsNs,
     stats: PagingStats,
 }
 
 impl AddressSpace {
-    /// An empty address space of application `app`.
+    /// An empty address space of application `app`, default costs.
     pub fn new(app: u32, huge: HugePages) -> AddressSpace {
         AddressSpace {
             app,
@@ -99,8 +245,44 @@ impl AddressSpace {
             small: PageMap::default(),
             large: PageMap::default(),
             small_in_region: PageMap::default(),
+            swapped: PageMap::default(),
+            fifo: VecDeque::new(),
+            next_seq: 0,
+            invalidations: Vec::new(),
+            shared: Vec::new(),
+            costs: PagingCosts::default().into(),
             stats: PagingStats::default(),
         }
+    }
+
+    /// Sets the costs charged for page copies, page-outs and page-ins.
+    pub fn set_costs(&mut self, costs: &PagingCosts) -> Result<(), MemoryError> {
+        costs.check()?;
+        self.costs = (*costs).into();
+        Ok(())
+    }
+
+    /// Marks `[start, start + len)` as shared with other applications:
+    /// its pages are allocated with [`AllocHint::shared`] set.
+    pub fn mark_shared(&mut self, start: u64, len: u64) {
+        self.shared.push((start, start.saturating_add(len)));
+    }
+
+    fn is_shared(&self, vaddr: u64) -> bool {
+        self.shared.iter().any(|&(a, b)| (a..b).contains(&vaddr))
+    }
+
+    fn hint(&self, vaddr: u64) -> AllocHint {
+        AllocHint {
+            shared: self.is_shared(vaddr),
+            ..AllocHint::for_page(self.app, vaddr)
+        }
+    }
+
+    /// Translations that page-outs removed since the last call: the
+    /// caller drops them from its TLBs.
+    pub fn take_invalidations(&mut self) -> Vec<(PageSize, u64)> {
+        std::mem::take(&mut self.invalidations)
     }
 
     /// The application id.
@@ -122,22 +304,49 @@ impl AddressSpace {
             return Some((PageSize::Huge, hv, f));
         }
         let sv = PageSize::Small.page_of(vaddr);
-        self.small.get(&sv).map(|&f| (PageSize::Small, sv, f))
+        self.small.get(&sv).map(|p| (PageSize::Small, sv, p.frame))
     }
 
     /// The mapping of `vaddr`, mapping its page first if it has none (a
-    /// page fault; see the module's documentation for the page size).
+    /// page fault; see the module's documentation for the page size),
+    /// paging a paged-out page back in, or moving a page marked for
+    /// recoloring. This is the page walk: it sets the page's access bit.
     pub fn touch<A: FrameAllocator + ?Sized>(
         &mut self,
         vaddr: u64,
         alloc: &mut A,
     ) -> Result<(PageSize, u64, Frame), MemoryError> {
-        if let Some(m) = self.lookup(vaddr) {
-            return Ok(m);
-        }
         let hv = PageSize::Huge.page_of(vaddr);
+        if let Some(&f) = self.large.get(&hv) {
+            return Ok((PageSize::Huge, hv, f));
+        }
+        let sv = PageSize::Small.page_of(vaddr);
+        if let Some(p) = self.small.get_mut(&sv) {
+            p.flags |= ACCESSED;
+            if p.flags & RECOLOR == 0 {
+                return Ok((PageSize::Small, sv, p.frame));
+            }
+            let frame = match self.move_page(sv, None, alloc) {
+                Ok(f) => f,
+                Err(_) => {
+                    self.stats.recolor_failures += 1;
+                    let p = self.small.get_mut(&sv).expect("still mapped");
+                    p.flags &= !RECOLOR;
+                    p.frame
+                }
+            };
+            return Ok((PageSize::Small, sv, frame));
+        }
+        if self.swapped.contains_key(&sv) {
+            let f = self.alloc_small(alloc, self.hint(sv << PageSize::Small.bits()), Some(sv))?;
+            self.swapped.remove(&sv);
+            self.insert_small(sv, f);
+            self.stats.page_ins += 1;
+            self.stats.swap_ns += self.costs.inn;
+            return Ok((PageSize::Small, sv, f));
+        }
         if self.huge == HugePages::Always && !self.small_in_region.contains_key(&hv) {
-            let hint = AllocHint::for_page(self.app, hv << PageSize::Huge.bits());
+            let hint = self.hint(hv << PageSize::Huge.bits());
             match alloc.alloc(HUGE_ORDER, hint) {
                 Ok(f) => {
                     self.large.insert(hv, f);
@@ -148,14 +357,171 @@ impl AddressSpace {
                 Err(e) => return Err(e),
             }
         }
-        let sv = PageSize::Small.page_of(vaddr);
-        let hint = AllocHint::for_page(self.app, sv << PageSize::Small.bits());
-        // Issue 4: page out a victim here and retry instead of failing.
-        let f = alloc.alloc(0, hint)?;
-        self.small.insert(sv, f);
+        let f = self.alloc_small(alloc, self.hint(sv << PageSize::Small.bits()), Some(sv))?;
+        self.insert_small(sv, f);
         *self.small_in_region.entry(hv).or_insert(0) += 1;
         self.stats.faults_4k += 1;
         Ok((PageSize::Small, sv, f))
+    }
+
+    fn insert_small(&mut self, vpn: u64, frame: Frame) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.small.insert(
+            vpn,
+            Pte {
+                frame,
+                seq,
+                flags: ACCESSED,
+            },
+        );
+        self.fifo.push_back((vpn, seq));
+        if self.fifo.len() > 2 * self.small.len() + 64 {
+            let small = &self.small;
+            self.fifo
+                .retain(|&(v, q)| small.get(&v).is_some_and(|p| p.seq == q));
+        }
+    }
+
+    /// A 4 KiB frame for `hint`, paging out this app's pages (never
+    /// `keep`) while the allocator has none.
+    fn alloc_small<A: FrameAllocator + ?Sized>(
+        &mut self,
+        alloc: &mut A,
+        hint: AllocHint,
+        keep: Option<u64>,
+    ) -> Result<Frame, MemoryError> {
+        loop {
+            match alloc.alloc(0, hint) {
+                Ok(f) => return Ok(f),
+                Err(
+                    e @ (MemoryError::OutOfMemory { .. } | MemoryError::ColorsExhausted { .. }),
+                ) => {
+                    if !self.page_out_one(alloc, keep) {
+                        return Err(e);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Pages out the oldest resident 4 KiB page whose frame fits the
+    /// app's colors (not `keep`); false if there is none.
+    fn page_out_one<A: FrameAllocator + ?Sized>(
+        &mut self,
+        alloc: &mut A,
+        keep: Option<u64>,
+    ) -> bool {
+        let mut i = 0;
+        while i < self.fifo.len() {
+            let (vpn, seq) = self.fifo[i];
+            let Some(p) = self.small.get(&vpn).filter(|p| p.seq == seq).copied() else {
+                self.fifo.remove(i);
+                continue;
+            };
+            if Some(vpn) == keep || !alloc.frame_fits(self.app, p.frame) {
+                i += 1;
+                continue;
+            }
+            self.fifo.remove(i);
+            self.small.remove(&vpn);
+            self.swapped.insert(vpn, ());
+            alloc.free(p.frame, 0);
+            self.invalidations.push((PageSize::Small, vpn));
+            self.stats.page_outs += 1;
+            self.stats.swap_ns += self.costs.out;
+            return true;
+        }
+        false
+    }
+
+    /// Moves 4 KiB page `vpn` to a new frame (of color `target` if given
+    /// and available, else as the allocator's round-robin over the app's
+    /// colors picks), frees the old frame and charges a page copy. The
+    /// caller drops the page's old translation from its TLBs. The page's
+    /// recoloring mark is cleared.
+    pub fn move_page<A: FrameAllocator + ?Sized>(
+        &mut self,
+        vpn: u64,
+        target: Option<u32>,
+        alloc: &mut A,
+    ) -> Result<Frame, MemoryError> {
+        if !self.small.contains_key(&vpn) {
+            return Err(MemoryError::NotMapped { vpn });
+        }
+        let hint = AllocHint {
+            color: target,
+            ..self.hint(vpn << PageSize::Small.bits())
+        };
+        let new = self.alloc_small(alloc, hint, Some(vpn))?;
+        let p = self.small.get_mut(&vpn).expect("kept mapped");
+        let old = p.frame;
+        p.frame = new;
+        p.flags &= !RECOLOR;
+        alloc.free(old, 0);
+        self.stats.pages_recolored += 1;
+        self.stats.copy_ns += self.costs.copy;
+        Ok(new)
+    }
+
+    /// Marks resident 4 KiB page `vpn` for lazy recoloring: its next touch
+    /// moves it. False if the page is not a resident 4 KiB page.
+    pub fn mark_recolor(&mut self, vpn: u64) -> bool {
+        match self.small.get_mut(&vpn) {
+            Some(p) => {
+                p.flags |= RECOLOR;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether page `vpn` is marked for recoloring.
+    pub fn is_marked(&self, vpn: u64) -> bool {
+        self.small.get(&vpn).is_some_and(|p| p.flags & RECOLOR != 0)
+    }
+
+    /// Pages marked for recoloring and not yet moved.
+    pub fn marked_pages(&self) -> usize {
+        self.small
+            .values()
+            .filter(|p| p.flags & RECOLOR != 0)
+            .count()
+    }
+
+    /// Clears the access bit of every 4 KiB page (the caller flushes its
+    /// TLBs so that the next access of each page walks).
+    pub fn clear_accessed(&mut self) {
+        for p in self.small.values_mut() {
+            p.flags &= !ACCESSED;
+        }
+    }
+
+    /// The 4 KiB pages whose access bit is set, in address order.
+    pub fn accessed_pages(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .small
+            .iter()
+            .filter(|(_, p)| p.flags & ACCESSED != 0)
+            .map(|(&v, _)| v)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The resident 4 KiB pages and their frames, in address order.
+    pub fn small_pages(&self) -> Vec<(u64, Frame)> {
+        let mut v: Vec<(u64, Frame)> = self.small.iter().map(|(&v, p)| (v, p.frame)).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The paged-out 4 KiB pages, in address order.
+    pub fn swapped_pages(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.swapped.keys().copied().collect();
+        v.sort_unstable();
+        v
     }
 
     /// Unmaps `[start, start + len)`: frees the frames of every page in
@@ -192,7 +558,7 @@ impl AddressSpace {
                 // Split: the frames become 512 4 KiB pages in place.
                 self.stats.splits += 1;
                 for i in 0..SMALL_PER_HUGE {
-                    self.small.insert((v << HUGE_ORDER) + i, Frame(f.0 + i));
+                    self.insert_small((v << HUGE_ORDER) + i, Frame(f.0 + i));
                 }
                 self.small_in_region.insert(v, SMALL_PER_HUGE as u32);
             }
@@ -201,14 +567,16 @@ impl AddressSpace {
         // is shorter.
         let first = start >> sb;
         let last = (end - 1) >> sb;
-        let mut pages: Vec<u64> = if last - first < self.small.len() as u64 {
+        let known = self.small.len() + self.swapped.len();
+        let mut pages: Vec<u64> = if last - first < known as u64 {
             (first..=last)
-                .filter(|v| self.small.contains_key(v))
+                .filter(|v| self.small.contains_key(v) || self.swapped.contains_key(v))
                 .collect()
         } else {
             let mut p: Vec<u64> = self
                 .small
                 .keys()
+                .chain(self.swapped.keys())
                 .copied()
                 .filter(|v| (first..=last).contains(v))
                 .collect();
@@ -217,9 +585,13 @@ impl AddressSpace {
         };
         pages.dedup();
         for v in pages {
-            let f = self.small.remove(&v).expect("listed above");
-            alloc.free(f, 0);
-            dropped(PageSize::Small, v);
+            if let Some(p) = self.small.remove(&v) {
+                alloc.free(p.frame, 0);
+                dropped(PageSize::Small, v);
+            } else {
+                // A paged-out page: its swap slot is dropped.
+                self.swapped.remove(&v);
+            }
             self.stats.unmapped_4k += 1;
             let region = v >> HUGE_ORDER;
             if let Some(n) = self.small_in_region.get_mut(&region) {
@@ -243,7 +615,11 @@ impl AddressSpace {
             .large
             .iter()
             .map(|(&v, &f)| (PageSize::Huge, v, f))
-            .chain(self.small.iter().map(|(&v, &f)| (PageSize::Small, v, f)))
+            .chain(
+                self.small
+                    .iter()
+                    .map(|(&v, p)| (PageSize::Small, v, p.frame)),
+            )
             .collect();
         out.sort_unstable_by_key(|&(s, v, _)| (v << s.bits(), s));
         out

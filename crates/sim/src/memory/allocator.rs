@@ -1,6 +1,6 @@
 //! The frame allocator interface that every physical page allocator
-//! implements: the buddy allocator today, color-aware ones (issue 4)
-//! later.
+//! implements: the buddy allocator and the color-aware `tam` and
+//! `coloris`.
 //!
 //! An allocator hands out blocks of `2^order` contiguous, size-aligned
 //! 4 KiB frames and takes them back. [`AllocHint`] tells it who asks and
@@ -8,9 +8,16 @@
 //! to ignore the hint (the buddy allocator does) still returns a valid
 //! block, so coloring is always best effort at this interface and its
 //! success is checked by the caller through [`crate::memory::ColorLayout`].
+//!
+//! Color-aware allocators ([`crate::memory::TamAllocator`],
+//! [`crate::memory::ColorisAllocator`]) also take per-app color sets at
+//! run time ([`FrameAllocator::set_app_colors`]); the buddy allocator
+//! refuses them with [`MemoryError::NotColorAware`].
 
+use cachepart_units::IdSet;
 use serde::{Deserialize, Serialize};
 
+use super::color::ColorLayout;
 use super::error::MemoryError;
 use super::page::Frame;
 
@@ -22,19 +29,40 @@ pub struct AllocHint {
     pub app: u32,
     /// The virtual address of the page being mapped.
     pub vaddr: u64,
-    /// A wanted color, if the caller has one.
+    /// A wanted color, if the caller has one (recoloring to a target).
     pub color: Option<u32>,
+    /// The page is shared between applications (COLORIS gives such pages
+    /// random colors or a reserved set).
+    pub shared: bool,
 }
 
 impl AllocHint {
-    /// A hint for page `vaddr` of `app`, no color.
+    /// A hint for page `vaddr` of `app`, no color, private.
     pub fn for_page(app: u32, vaddr: u64) -> AllocHint {
         AllocHint {
             app,
             vaddr,
             color: None,
+            shared: false,
         }
     }
+}
+
+/// Per-app counters of a color-aware allocator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct AppAllocStats {
+    /// Order-0 frames handed to the app.
+    pub frames: u64,
+    /// Frames handed out of the app's colors because its colors had none
+    /// left (Tam et al.'s MaxTry fallback); each breaks isolation.
+    pub fallbacks: u64,
+    /// Frames pulled from the buddy allocator into the per-color lists
+    /// while serving the app.
+    pub refills: u64,
+    /// Requests that found no frame of the app's colors and no fallback
+    /// ([`MemoryError::ColorsExhausted`]: a page-out follows).
+    pub exhausted: u64,
 }
 
 /// A physical frame allocator.
@@ -50,6 +78,51 @@ pub trait FrameAllocator {
     fn free_frames(&self) -> u64;
     /// Frames managed in all.
     fn total_frames(&self) -> u64;
+
+    /// The allocator's kind.
+    fn kind(&self) -> AllocatorKind {
+        AllocatorKind::Buddy
+    }
+
+    /// Gives `app` the colors `colors` from now on (frames already mapped
+    /// stay where they are: recoloring moves them, see
+    /// [`crate::memory::recolor`]). An empty set removes the app's set:
+    /// it gets any color. Colors out of range are
+    /// [`MemoryError::ColorOutOfRange`]; an allocator that does not color
+    /// returns [`MemoryError::NotColorAware`].
+    fn set_app_colors(&mut self, app: u32, colors: &IdSet) -> Result<(), MemoryError> {
+        let _ = colors;
+        Err(MemoryError::NotColorAware {
+            allocator: self.kind().name(),
+            app,
+        })
+    }
+
+    /// The colors of `app`, if it has a set.
+    fn app_colors(&self, app: u32) -> Option<&IdSet> {
+        let _ = app;
+        None
+    }
+
+    /// The color layout the allocator colors by, if it colors.
+    fn color_layout(&self) -> Option<&ColorLayout> {
+        None
+    }
+
+    /// The counters of `app` (zero for allocators that do not color).
+    fn app_stats(&self, app: u32) -> AppAllocStats {
+        let _ = app;
+        AppAllocStats::default()
+    }
+
+    /// Whether `frame` is of one of `app`'s colors (true when the app has
+    /// no set or the allocator does not color).
+    fn frame_fits(&self, app: u32, frame: Frame) -> bool {
+        match (self.color_layout(), self.app_colors(app)) {
+            (Some(l), Some(set)) => set.contains(l.color_of_frame(frame)),
+            _ => true,
+        }
+    }
 }
 
 /// The allocators, by name (kebab-case, as in scenario files).
@@ -59,4 +132,41 @@ pub enum AllocatorKind {
     /// Linux's binary buddy allocator ([`crate::memory::BuddyAllocator`]).
     #[default]
     Buddy,
+    /// Tam et al.'s per-color free lists with a MaxTry fallback
+    /// ([`crate::memory::TamAllocator`]).
+    Tam,
+    /// COLORIS's color-aware allocator over a memory pool
+    /// ([`crate::memory::ColorisAllocator`]).
+    Coloris,
+}
+
+impl AllocatorKind {
+    /// Every kind.
+    pub const ALL: [AllocatorKind; 3] = [
+        AllocatorKind::Buddy,
+        AllocatorKind::Tam,
+        AllocatorKind::Coloris,
+    ];
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AllocatorKind::Buddy => "buddy",
+            AllocatorKind::Tam => "tam",
+            AllocatorKind::Coloris => "coloris",
+        }
+    }
+}
+
+impl std::str::FromStr for AllocatorKind {
+    type Err = MemoryError;
+    fn from_str(s: &str) -> Result<AllocatorKind, MemoryError> {
+        AllocatorKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| MemoryError::Config {
+                field: "allocator",
+                reason: format!("unknown allocator {s:?}: expected buddy, tam or coloris"),
+            })
+    }
 }

@@ -21,8 +21,8 @@
 //! scattered state of a machine that has been up for a while.
 //!
 //! Not modelled: zones, migrate types, per-CPU page lists, the
-//! tail-insertion heuristic for likely merges, and page-outs (an
-//! exhausted allocator returns [`MemoryError::OutOfMemory`]).
+//! tail-insertion heuristic for likely merges. An exhausted allocator
+//! returns [`MemoryError::OutOfMemory`]; the address space then pages out.
 
 use super::allocator::{AllocHint, FrameAllocator};
 use super::error::MemoryError;

@@ -7,29 +7,97 @@
 //! frame, and pages of different colors never share a set. There are
 //! `LLC size / (ways x page size)` = `sets x line / page` colors (1 when a
 //! page spans every set, as 2 MiB pages do on most LLCs).
+//!
+//! A sliced LLC hashes lines to slices and indexes sets within a slice,
+//! so its colors are those of one slice: build the layout from the sets
+//! per slice with [`ColorLayout::with_sets`]. Color sets are written in
+//! the range syntax (`0-15,32`, [`IdSet`]) and checked against the color
+//! count by [`ColorLayout::check_colors`].
+
+use cachepart_units::IdSet;
 
 use super::error::MemoryError;
 use super::page::{Frame, FRAME_BYTES};
 use crate::geometry::Geometry;
 
-/// The color layout of one LLC for one page size.
+/// The color layout of one LLC (or one slice of it) for one page size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ColorLayout {
     colors: u64,
     page_bits: u32,
+    line_bits: u32,
+    set_bits: u32,
 }
 
 impl ColorLayout {
     /// Colors of `llc` for pages of `page_bytes` (a power of two).
     pub fn new(llc: &Geometry, page_bytes: u64) -> Result<ColorLayout, MemoryError> {
+        ColorLayout::with_sets(llc.sets(), llc.line(), page_bytes)
+    }
+
+    /// Colors of a cache (or one slice of a sliced cache) of `sets` sets
+    /// of `line`-byte lines, for pages of `page_bytes`; all three powers
+    /// of two.
+    pub fn with_sets(sets: u64, line: u32, page_bytes: u64) -> Result<ColorLayout, MemoryError> {
         if !page_bytes.is_power_of_two() {
             return Err(MemoryError::PageSize { page: page_bytes });
         }
-        let way_bytes = llc.sets() * u64::from(llc.line());
+        if !sets.is_power_of_two() || !line.is_power_of_two() {
+            return Err(MemoryError::ColorGeometry { sets, line });
+        }
+        let way_bytes = sets * u64::from(line);
         Ok(ColorLayout {
             colors: (way_bytes / page_bytes).max(1),
             page_bits: page_bytes.trailing_zeros(),
+            line_bits: line.trailing_zeros(),
+            set_bits: sets.trailing_zeros(),
         })
+    }
+
+    /// log2 of the page size.
+    pub fn page_bits(&self) -> u32 {
+        self.page_bits
+    }
+
+    /// The physical-address bits that make the color, `lo..hi` (empty
+    /// when there is one color): the set-index bits above the page offset.
+    pub fn color_bits(&self) -> std::ops::Range<u32> {
+        let hi = self.line_bits + self.set_bits;
+        self.page_bits.min(hi)..hi
+    }
+
+    /// The physical-address bits of the set index, `lo..hi`.
+    pub fn set_index_bits(&self) -> std::ops::Range<u32> {
+        self.line_bits..self.line_bits + self.set_bits
+    }
+
+    /// Checks that every color of `set` exists (is below [`Self::colors`]).
+    pub fn check_colors(&self, set: &IdSet) -> Result<(), MemoryError> {
+        let limit = u32::try_from(self.colors).unwrap_or(u32::MAX);
+        match set.first_at_or_above(limit) {
+            Some(color) => Err(MemoryError::ColorOutOfRange {
+                color,
+                colors: self.colors,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Parses a color set in the range syntax and checks it
+    /// ([`Self::check_colors`]).
+    pub fn parse_colors(&self, text: &str) -> Result<IdSet, MemoryError> {
+        let set: IdSet =
+            text.parse()
+                .map_err(|e: cachepart_units::IdSetError| MemoryError::ColorSyntax {
+                    reason: e.to_string(),
+                })?;
+        self.check_colors(&set)?;
+        Ok(set)
+    }
+
+    /// Every color.
+    pub fn all_colors(&self) -> IdSet {
+        (0..u32::try_from(self.colors).unwrap_or(u32::MAX)).collect()
     }
 
     /// Colors of `llc` for 4 KiB pages.
@@ -71,6 +139,33 @@ mod tests {
         let small = Geometry::new(32 << 10, 16, 64).unwrap();
         assert_eq!(ColorLayout::for_frames(&small).colors(), 1);
         assert!(ColorLayout::new(&g, 3000).is_err());
+        // One slice of a 4-slice 8 MiB LLC: 2048 sets per slice.
+        let sliced = ColorLayout::with_sets(2048, 64, 4096).unwrap();
+        assert_eq!(sliced.colors(), 32);
+        assert_eq!(sliced.color_bits(), 12..17);
+        assert_eq!(sliced.set_index_bits(), 6..17);
+        assert!(ColorLayout::with_sets(1000, 64, 4096).is_err());
+    }
+
+    #[test]
+    fn color_sets_are_checked_against_the_count() {
+        let c = ColorLayout::with_sets(4096, 64, 4096).unwrap();
+        assert_eq!(c.colors(), 64);
+        assert_eq!(c.parse_colors("0-15,32").unwrap().len(), 17);
+        let e = c.parse_colors("0-3,64").unwrap_err();
+        assert_eq!(
+            e,
+            MemoryError::ColorOutOfRange {
+                color: 64,
+                colors: 64
+            }
+        );
+        assert!(e.to_string().contains("color 64"), "{e}");
+        assert!(matches!(
+            c.parse_colors("3-1"),
+            Err(MemoryError::ColorSyntax { .. })
+        ));
+        assert_eq!(c.all_colors().to_string(), "0-63");
     }
 
     proptest! {

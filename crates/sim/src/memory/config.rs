@@ -1,35 +1,59 @@
 //! Physical memory as configured in a platform or scenario file: size,
-//! allocator and initial aging.
+//! allocator (with its parameters), initial aging and the costs of paging
+//! and recoloring.
 //!
 //! ```
-//! use cachepart_sim::memory::MemoryConfig;
+//! use cachepart_sim::memory::{ColorLayout, MemoryConfig};
 //! let cfg: MemoryConfig = serde_json::from_str(
 //!     r#"{ "size-bytes": 67108864, "aging": { "seed": 3 } }"#,
 //! ).unwrap();
 //! let mem = cfg.build().unwrap();
 //! assert_eq!(mem.total_frames(), 16384);
 //! assert!(mem.free_frames() < 16384);
+//!
+//! // A colored allocator needs the LLC's colors.
+//! let cfg: MemoryConfig = serde_json::from_str(
+//!     r#"{ "size-bytes": 67108864, "allocator": "tam", "tam": { "max-try": 50 } }"#,
+//! ).unwrap();
+//! let layout = ColorLayout::with_sets(4096, 64, 4096).unwrap();
+//! let mut mem = cfg.build_colored(&layout).unwrap();
+//! mem.set_app_colors(0, &"0-15".parse().unwrap()).unwrap();
 //! ```
 
 use serde::{Deserialize, Serialize};
 
+use super::address_space::PagingCosts;
 use super::aging::{age, AgingConfig};
 use super::allocator::{AllocatorKind, FrameAllocator};
 use super::buddy::BuddyAllocator;
+use super::color::ColorLayout;
+use super::coloris::{ColorisAllocator, ColorisConfig};
 use super::error::MemoryError;
+use super::tam::{TamAllocator, TamConfig};
 
-/// Physical memory: how much, which allocator, how aged.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// Physical memory: how much, which allocator, how aged, what paging
+/// costs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct MemoryConfig {
     /// Bytes of physical memory (a multiple of 4 KiB).
     pub size_bytes: u64,
-    /// The frame allocator.
+    /// The frame allocator: `buddy` (default), `tam` or `coloris`.
     #[serde(default)]
     pub allocator: AllocatorKind,
+    /// Parameters of the `tam` allocator (used when `allocator` is `tam`).
+    #[serde(default)]
+    pub tam: TamConfig,
+    /// Parameters of the `coloris` allocator (used when `allocator` is
+    /// `coloris`).
+    #[serde(default)]
+    pub coloris: ColorisConfig,
     /// Churn applied before the run (none: a fresh, sequential allocator).
     #[serde(default)]
     pub aging: Option<AgingConfig>,
+    /// Costs of page copies, page-outs and page-ins.
+    #[serde(default)]
+    pub costs: PagingCosts,
 }
 
 impl MemoryConfig {
@@ -39,22 +63,54 @@ impl MemoryConfig {
         MemoryConfig {
             size_bytes,
             allocator: AllocatorKind::Buddy,
+            tam: TamConfig::default(),
+            coloris: ColorisConfig::default(),
             aging: Some(AgingConfig::seeded(seed)),
+            costs: PagingCosts::default(),
         }
     }
 
+    fn buddy(&self) -> Result<BuddyAllocator, MemoryError> {
+        self.costs.check()?;
+        let mut b = BuddyAllocator::new(self.size_bytes)?;
+        if let Some(a) = &self.aging {
+            age(&mut b, a)?;
+        }
+        Ok(b)
+    }
+
     /// The allocator, aged as configured (the aging's resident blocks stay
-    /// allocated for good).
+    /// allocated for good). Color-aware allocators need the LLC's colors:
+    /// for them this is an error naming `allocator`; use
+    /// [`Self::build_colored`].
     pub fn build(&self) -> Result<Box<dyn FrameAllocator + Send>, MemoryError> {
         match self.allocator {
-            AllocatorKind::Buddy => {
-                let mut b = BuddyAllocator::new(self.size_bytes)?;
-                if let Some(a) = &self.aging {
-                    age(&mut b, a)?;
-                }
-                Ok(Box::new(b))
-            }
+            AllocatorKind::Buddy => Ok(Box::new(self.buddy()?)),
+            k => Err(MemoryError::Config {
+                field: "allocator",
+                reason: format!(
+                    "{} colors pages and needs the LLC's color layout (MemoryConfig::build_colored)",
+                    k.name()
+                ),
+            }),
         }
+    }
+
+    /// The allocator for an LLC whose colors are `layout`, aged as
+    /// configured (the aging happens in the buddy allocator underneath,
+    /// before a color-aware allocator takes its frames).
+    pub fn build_colored(
+        &self,
+        layout: &ColorLayout,
+    ) -> Result<Box<dyn FrameAllocator + Send>, MemoryError> {
+        let buddy = self.buddy()?;
+        Ok(match self.allocator {
+            AllocatorKind::Buddy => Box::new(buddy),
+            AllocatorKind::Tam => Box::new(TamAllocator::new(buddy, *layout, self.tam)),
+            AllocatorKind::Coloris => {
+                Box::new(ColorisAllocator::new(buddy, *layout, &self.coloris)?)
+            }
+        })
     }
 }
 
@@ -71,7 +127,55 @@ mod tests {
             ..MemoryConfig::aged(0, 0)
         };
         assert!(matches!(bad.build(), Err(MemoryError::MemorySize { .. })));
-        let e = serde_json::from_str::<MemoryConfig>(r#"{"size-bytes": 4096, "allocator": "tam"}"#);
-        assert!(e.is_err());
+        let e = serde_json::from_str::<MemoryConfig>(r#"{"size-bytes": 4096, "allocator": "lru"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown variant `lru`") && e.contains("tam"),
+            "{e}"
+        );
+        let e =
+            serde_json::from_str::<MemoryConfig>(r#"{"size-bytes": 4096, "tam": {"maxtry": 3}}"#)
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("unknown field `maxtry`"), "{e}");
+        assert!("coloris".parse::<AllocatorKind>().is_ok());
+        let e = "slab".parse::<AllocatorKind>().unwrap_err().to_string();
+        assert!(e.contains("allocator") && e.contains("slab"), "{e}");
+    }
+
+    #[test]
+    fn colored_kinds_need_a_layout() {
+        let layout = ColorLayout::with_sets(1024, 64, 4096).unwrap();
+        for (kind, name) in [
+            (AllocatorKind::Tam, "tam"),
+            (AllocatorKind::Coloris, "coloris"),
+        ] {
+            let cfg = MemoryConfig {
+                allocator: kind,
+                ..MemoryConfig::aged(8 << 20, 2)
+            };
+            let e = cfg.build().err().unwrap().to_string();
+            assert!(e.contains("allocator") && e.contains(name), "{e}");
+            let mut m = cfg.build_colored(&layout).unwrap();
+            assert_eq!(m.kind(), kind);
+            let e = m.set_app_colors(0, &"3,16".parse().unwrap()).unwrap_err();
+            assert_eq!(
+                e,
+                MemoryError::ColorOutOfRange {
+                    color: 16,
+                    colors: 16
+                }
+            );
+        }
+        let cfg = MemoryConfig {
+            costs: PagingCosts {
+                page_in_us: -1.0,
+                ..PagingCosts::default()
+            },
+            ..MemoryConfig::aged(8 << 20, 2)
+        };
+        let e = cfg.build().err().unwrap().to_string();
+        assert!(e.contains("costs.page-in-us"), "{e}");
     }
 }

@@ -7,7 +7,8 @@ use thiserror::Error;
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum MemoryError {
     /// No free block of the requested order (or a larger one) is left.
-    /// Page-outs (issue 4) will hook in where this is returned.
+    /// [`crate::memory::AddressSpace::touch`] pages out one of the app's
+    /// pages and retries when this comes back for a 4 KiB page.
     #[error("out of physical memory: no free block of order {order} ({free_frames} free 4 KiB frames left, fragmented)")]
     OutOfMemory {
         /// The order asked for (2^order frames of 4 KiB).
@@ -57,5 +58,62 @@ pub enum MemoryError {
         field: &'static str,
         /// Its value.
         value: f64,
+    },
+    /// A cache geometry whose sets or line size is not a power of two,
+    /// so colors are undefined.
+    #[error("colors: {sets} sets of {line} B lines: both must be powers of two")]
+    ColorGeometry {
+        /// Sets (per slice).
+        sets: u64,
+        /// Line size.
+        line: u32,
+    },
+    /// A color set names a color the LLC does not have.
+    #[error("color {color} is out of range: the LLC has {colors} colors (0-{last})", last = colors.saturating_sub(1))]
+    ColorOutOfRange {
+        /// The first color out of range.
+        color: u32,
+        /// Colors of the LLC.
+        colors: u64,
+    },
+    /// A color set that does not parse.
+    #[error("colors: {reason}")]
+    ColorSyntax {
+        /// The parser's message (text, item, what was expected).
+        reason: String,
+    },
+    /// Per-app colors asked of an allocator that does not color.
+    #[error("allocator {allocator} does not color pages: choose allocator tam or coloris to give app {app} colors")]
+    NotColorAware {
+        /// The allocator's name.
+        allocator: &'static str,
+        /// The app the colors were for.
+        app: u32,
+    },
+    /// A colored app found no free frame of its colors (and no fallback
+    /// was allowed): the caller pages one of the app's pages out.
+    #[error("app {app}: no free frame of its colors {colors} ({free_frames} frames free in all)")]
+    ColorsExhausted {
+        /// The app.
+        app: u32,
+        /// Its colors, in the range syntax.
+        colors: String,
+        /// Frames still free, of other colors.
+        free_frames: u64,
+    },
+    /// A memory configuration field with a bad value.
+    #[error("memory config: {field}: {reason}")]
+    Config {
+        /// The field (kebab-case, as in scenario files).
+        field: &'static str,
+        /// What is wrong and what was expected.
+        reason: String,
+    },
+    /// A page operation on a virtual page that is not a resident 4 KiB
+    /// page.
+    #[error("virtual page {vpn:#x} is not a resident 4 KiB page")]
+    NotMapped {
+        /// The virtual page number.
+        vpn: u64,
     },
 }

@@ -4,18 +4,31 @@
 //!
 //! * [`page`]: page sizes (4 KiB, 2 MiB) and [`Frame`] numbers.
 //! * [`allocator`]: the [`FrameAllocator`] trait (`alloc(order, hint)`,
-//!   `free`) with [`AllocHint`] (app, virtual page, wanted color), which
-//!   color-aware allocators will implement too.
+//!   `free`, per-app colors) with [`AllocHint`] (app, virtual page, wanted
+//!   color, shared), [`AllocatorKind`] (`buddy`, `tam`, `coloris`) and
+//!   [`AppAllocStats`].
 //! * [`buddy`]: [`BuddyAllocator`], Linux's binary buddy allocator (free
 //!   lists of orders 0..=10, lowest fit, split and merge).
+//! * [`color_pool`]: per-color free lists and per-app color sets with
+//!   round-robin cursors, shared by the two color-aware allocators.
+//! * [`tam`]: [`TamAllocator`], Tam et al.'s per-color lists refilled from
+//!   the buddy allocator with a counted MaxTry fallback.
+//! * [`coloris`]: [`ColorisAllocator`], COLORIS's memory pool of per-color
+//!   lists, round-robin, no fallback, shared pages ([`SharedColors`]).
 //! * [`aging`]: [`age`], a seeded churn that fragments an allocator so that
 //!   frames, and so colors, come out scattered as on a real machine.
-//! * [`color`]: [`ColorLayout`], the colors of an LLC and the color of a
-//!   physical address.
+//! * [`color`]: [`ColorLayout`], the colors of an LLC (per slice), the
+//!   color of a physical address, color sets in the range syntax.
+//! * [`color_report`]: [`ColorReport`], the color layout summarized for
+//!   `cachepart platform colors`.
 //! * [`config`]: [`MemoryConfig`], physical memory as configured (size,
-//!   allocator, aging).
+//!   allocator and its parameters, aging, paging costs).
 //! * [`address_space`]: [`AddressSpace`], one application's page table,
-//!   mapped on first touch, 4 KiB or 2 MiB pages ([`HugePages`]), unmap.
+//!   mapped on first touch, 4 KiB or 2 MiB pages ([`HugePages`]), unmap,
+//!   page-outs and page-ins with their costs ([`PagingCosts`]), recoloring
+//!   marks, moves and access bits.
+//! * [`recolor`]: [`RecolorEngine`], COLORIS's recoloring: lazy shrink,
+//!   Selective Moving and Redistribution.
 //! * [`tlb_array`] and [`tlb`]: [`Tlb`], one core's L1 ITLB/DTLB (separate
 //!   arrays per page size) and unified STLB, LRU, with page-walk counts.
 //! * [`physical_core`]: [`PhysicalCore`], translation in front of a
@@ -45,21 +58,30 @@ pub mod aging;
 pub mod allocator;
 pub mod buddy;
 pub mod color;
+pub mod color_pool;
+pub mod color_report;
+pub mod coloris;
 pub mod config;
 mod error;
 pub mod page;
 pub mod physical_core;
+pub mod recolor;
+pub mod tam;
 pub mod tlb;
 pub mod tlb_array;
 
-pub use address_space::{AddressSpace, HugePages, PagingStats};
+pub use address_space::{AddressSpace, HugePages, PagingCosts, PagingStats};
 pub use aging::{age, AgingConfig};
-pub use allocator::{AllocHint, AllocatorKind, FrameAllocator};
+pub use allocator::{AllocHint, AllocatorKind, AppAllocStats, FrameAllocator};
 pub use buddy::{BuddyAllocator, MAX_ORDER};
 pub use color::ColorLayout;
+pub use color_report::ColorReport;
+pub use coloris::{ColorisAllocator, ColorisConfig, SharedColors};
 pub use config::MemoryConfig;
 pub use error::MemoryError;
 pub use page::{Frame, PageSize, FRAME_BYTES};
 pub use physical_core::{PhysicalCore, PhysicalStats, Translated};
+pub use recolor::{ExpandPolicy, RecolorAction, RecolorConfig, RecolorEngine};
+pub use tam::{TamAllocator, TamConfig};
 pub use tlb::{Tlb, TlbConfig, TlbLevelStats, TlbStats};
 pub use tlb_array::{TlbArray, TlbArrayConfig};

@@ -111,7 +111,14 @@ impl PhysicalCore {
         &self.tlb
     }
 
-    /// The TLBs, mutably (flushes at context switches).
+    /// The address space, mutably (recoloring; drop the pages it moves or
+    /// marks from [`Self::tlb_mut`]).
+    pub fn address_space_mut(&mut self) -> &mut AddressSpace {
+        &mut self.space
+    }
+
+    /// The TLBs, mutably (flushes at context switches, invalidations
+    /// after recoloring).
     pub fn tlb_mut(&mut self) -> &mut Tlb {
         &mut self.tlb
     }
@@ -140,6 +147,9 @@ impl PhysicalCore {
             return Ok(p);
         }
         let (size, vpn, frame) = self.space.touch(vaddr, alloc)?;
+        for (s, v) in self.space.take_invalidations() {
+            self.tlb.invalidate(s, v); // pages paged out to make room
+        }
         self.tlb.fill(instr, size, vpn, frame.addr());
         Ok(frame.addr() | (vaddr & (size.bytes() - 1)))
     }
