@@ -111,7 +111,10 @@ fn lfoc(opts: &RunOptions) -> Lfoc {
     }
 }
 
-fn policy_for(algorithm: Algorithm, opts: &RunOptions) -> Result<Box<dyn Policy>, Error> {
+pub(crate) fn policy_for(
+    algorithm: Algorithm,
+    opts: &RunOptions,
+) -> Result<Box<dyn Policy>, Error> {
     Ok(match algorithm {
         Algorithm::Stock => Box::new(Stock),
         Algorithm::EqualPart => Box::new(EqualPart),

@@ -33,8 +33,11 @@ mod curve_job;
 
 mod error;
 mod experiment;
+pub mod platforms;
 pub mod report;
 pub mod samples;
+pub mod scenario;
+pub mod sim_run;
 
 pub use algorithm::Algorithm;
 pub use curve_job::{compute_curve, CurveKind, CurveRequest, CurveResult, SamplingInfo};

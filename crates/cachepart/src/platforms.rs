@@ -39,10 +39,13 @@ pub const BUILTIN: [(&str, &str, &str); 5] = [
 
 /// The built-in platform `name`, if there is one.
 pub fn builtin(name: &str) -> Option<Result<PlatformConfig, Error>> {
-    BUILTIN.iter().find(|(n, _, _)| *n == name).map(|(n, _, text)| {
-        PlatformConfig::from_toml_str(text)
-            .map_err(|e| Error::Input(format!("built-in platform {n}: {e}")))
-    })
+    BUILTIN
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(n, _, text)| {
+            PlatformConfig::from_toml_str(text)
+                .map_err(|e| Error::Input(format!("built-in platform {n}: {e}")))
+        })
 }
 
 /// A platform by built-in name, or by path (relative paths are taken

@@ -3,7 +3,9 @@
 
 mod curves_cmd;
 mod output;
+mod platform_cmd;
 mod profile_cmd;
+mod sim_cmd;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +29,12 @@ enum Command {
     /// Memory traces: inspect, convert, generate.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
+    /// The trace-driven simulator: run scenario files.
+    #[command(subcommand)]
+    Sim(sim_cmd::SimCommand),
+    /// Simulator platforms: list, show, page colors.
+    #[command(subcommand)]
+    Platform(platform_cmd::PlatformCommand),
     /// List every algorithm name.
     Algorithms,
 }
@@ -37,6 +45,8 @@ fn main() {
         Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Curves(args) => curves_cmd::run(args),
+        Command::Sim(cmd) => sim_cmd::run(cmd),
+        Command::Platform(cmd) => platform_cmd::run(cmd),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

@@ -30,9 +30,11 @@ pub struct ColorLayout {
 }
 
 impl ColorLayout {
-    /// Colors of `llc` for pages of `page_bytes` (a power of two).
+    /// Colors of `llc` for pages of `page_bytes` (a power of two). A
+    /// sliced LLC has the colors of one slice: the slice hash spreads a
+    /// page's lines over every slice, at the same set of each.
     pub fn new(llc: &Geometry, page_bytes: u64) -> Result<ColorLayout, MemoryError> {
-        ColorLayout::with_sets(llc.sets(), llc.line(), page_bytes)
+        ColorLayout::with_sets(llc.sets_per_slice(), llc.line(), page_bytes)
     }
 
     /// Colors of a cache (or one slice of a sliced cache) of `sets` sets

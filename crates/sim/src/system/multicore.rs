@@ -28,7 +28,7 @@
 
 use cachepart_machine::Sample;
 use cachepart_trace::{Kind, Record};
-use cachepart_units::WayMask;
+use cachepart_units::{IdSet, WayMask};
 
 use super::app::{AppSpec, AppTotals, Counters};
 use super::dram::Dram;
@@ -40,7 +40,8 @@ use crate::cache::Cache;
 use crate::error::SimError;
 use crate::hierarchy::{Hierarchy, Inclusion, Served};
 use crate::memory::{
-    AddressSpace, FrameAllocator, HugePages, MemoryError, PhysicalCore, PhysicalStats, Tlb,
+    AddressSpace, ColorLayout, FrameAllocator, HugePages, MemoryError, PhysicalCore, PhysicalStats,
+    Tlb, FRAME_BYTES,
 };
 use crate::splitmix::SplitMix64;
 
@@ -206,9 +207,11 @@ impl System {
             source,
         })?;
         llc.set_owner_tracking(apps.len());
+        let layout = ColorLayout::new(llc.geometry(), FRAME_BYTES)
+            .map_err(|source| SystemError::Memory { app: None, source })?;
         let alloc = platform
             .memory
-            .build()
+            .build_colored(&layout)
             .map_err(|source| SystemError::Memory { app: None, source })?;
         let inclusive_shared = platform.core.inclusion == Inclusion::Inclusive && n_cores > 1;
         let mut cores = Vec::with_capacity(n_cores);
@@ -370,6 +373,29 @@ impl System {
             core.pc.hierarchy_mut().set_llc_mask(mask, &self.llc)?;
         }
         Ok(())
+    }
+
+    /// Confines the frames `app` gets from now on to the colors of `set`
+    /// (a color-aware allocator only: `tam` or `coloris`).
+    pub fn set_app_colors(&mut self, app: usize, set: &IdSet) -> Result<(), SystemError> {
+        if app >= self.apps.len() {
+            return Err(SystemError::NoSuchApp {
+                index: app,
+                apps: self.apps.len(),
+            });
+        }
+        let name = self.apps[app].spec.name.clone();
+        self.alloc
+            .set_app_colors(app as u32, set)
+            .map_err(|source| SystemError::Memory {
+                app: Some(name),
+                source,
+            })
+    }
+
+    /// The frame allocator (colors, per-app counters).
+    pub fn allocator(&self) -> &(dyn FrameAllocator + Send) {
+        &*self.alloc
     }
 
     /// Runs `cycles` more cycles of global time and returns one sample per

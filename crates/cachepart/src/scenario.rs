@@ -1,0 +1,424 @@
+//! Scenario files for the simulator: a platform, apps (trace files or
+//! generators) with their cores, timing and CAT masks, the interval
+//! length, instruction limits and an optional policy. TOML (or JSON when
+//! the name ends in `.json`), kebab-case keys, unknown keys rejected.
+//!
+//! ```toml
+//! platform = "xeon-e5506"        # built-in name, or a platform file path
+//! seed = 1
+//! interval-cycles = 5_000_000
+//! instructions = 20_000_000      # per app (each restarts its trace until then)
+//! policy = "lfoc"                # optional: decide CAT masks from alone curves
+//!
+//! [[app]]
+//! name = "omnetpp-like"
+//! generator = "../traces/cache-sensitive-zipf.toml"   # or trace = "x.cpt", or [app.synth]
+//! core = 0
+//! base-cpi = 0.7
+//! mlp = 1.5
+//! ways = "0x00f"                 # CAT mask, unless a policy decides
+//! ```
+//!
+//! Relative paths are taken from the scenario file's directory. Every
+//! check happens at load time, before anything runs, and each error names
+//! the file and the field (`app[1] (mcf).core`) and what was expected.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages};
+use cachepart_sim::system::{AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource};
+use cachepart_trace::synth::SynthConfig;
+use cachepart_units::{IdSet, WayMask};
+use serde::{Deserialize, Serialize};
+
+use crate::algorithm::Algorithm;
+use crate::error::Error;
+use crate::platforms;
+
+fn default_interval() -> u64 {
+    10_000_000
+}
+fn yes() -> bool {
+    true
+}
+
+/// A scenario file as written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// A name for reports (default: the file's stem).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A built-in platform name or the path of a platform file.
+    pub platform: String,
+    /// Seed of the simulation (allocator aging, random replacement).
+    #[serde(default)]
+    pub seed: u64,
+    /// Length of a sampling interval, in cycles of simulated time.
+    #[serde(default = "default_interval")]
+    pub interval_cycles: u64,
+    /// Instructions each app runs (`None`: each runs its trace once).
+    #[serde(default)]
+    pub instructions: Option<u64>,
+    /// Whether an app whose trace ends before its instruction limit
+    /// replays it (the multiprogram methodology).
+    #[serde(default = "yes")]
+    pub restart: bool,
+    /// Whether to run every app alone too, for slowdowns and mix metrics.
+    #[serde(default = "yes")]
+    pub alone: bool,
+    /// A policy that decides the CAT masks from the apps' alone curves
+    /// (`stock`, `ucp`, `kpart`, `lfoc`, `dunn`, ...).
+    #[serde(default)]
+    pub policy: Option<String>,
+    /// The plan of the `user` policy (`MASK=APPS;...`).
+    #[serde(default)]
+    pub plan: Option<String>,
+    /// The apps.
+    #[serde(rename = "app")]
+    pub apps: Vec<AppEntry>,
+}
+
+/// One app of a scenario file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct AppEntry {
+    /// Its name in reports.
+    pub name: String,
+    /// A binary trace (`.cpt`).
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
+    /// A generator configuration file (TOML or JSON).
+    #[serde(default)]
+    pub generator: Option<PathBuf>,
+    /// A generator configuration, inline.
+    #[serde(default)]
+    pub synth: Option<SynthConfig>,
+    /// Its core (default: apps are spread round robin, app `i` on core
+    /// `i mod cores`).
+    #[serde(default)]
+    pub core: Option<u32>,
+    /// Cycles per instruction when every access hits the L1.
+    #[serde(default)]
+    pub base_cpi: Option<f64>,
+    /// Memory-level parallelism.
+    #[serde(default)]
+    pub mlp: Option<f64>,
+    /// CAT way mask, hex (`0x00f`); not allowed with a scenario policy.
+    #[serde(default)]
+    pub ways: Option<String>,
+    /// Page colors (`0-15,32`); needs a color-aware allocator
+    /// (`memory.allocator = "tam"` or `"coloris"` in the platform).
+    #[serde(default)]
+    pub colors: Option<String>,
+    /// This app's instruction limit (overrides the scenario's).
+    #[serde(default)]
+    pub instructions: Option<u64>,
+    /// Superpages: `never` (default) or `always`.
+    #[serde(default)]
+    pub huge_pages: Option<HugePages>,
+}
+
+/// A loaded, checked scenario, ready to run.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Its name.
+    pub name: String,
+    /// The file it came from, if any.
+    pub path: Option<PathBuf>,
+    /// The platform.
+    pub platform: PlatformConfig,
+    /// The apps, in file order.
+    pub apps: Vec<AppSpec>,
+    /// Each app's color set, if it has one.
+    pub colors: Vec<Option<IdSet>>,
+    /// The file's settings.
+    pub file: ScenarioFile,
+    /// The policy, if any.
+    pub policy: Option<Algorithm>,
+}
+
+fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+    if path.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+    } else {
+        toml::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+    }
+}
+
+impl Scenario {
+    /// Reads and checks a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, Error> {
+        let file: ScenarioFile = read_config(path)?;
+        let name = file.name.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scenario".into())
+        });
+        let base = path.parent().map(Path::to_path_buf);
+        Scenario::from_file(file, name, base.as_deref(), Some(path))
+    }
+
+    /// Checks a parsed scenario; relative paths are taken from `base`.
+    pub fn from_file(
+        file: ScenarioFile,
+        name: String,
+        base: Option<&Path>,
+        path: Option<&Path>,
+    ) -> Result<Scenario, Error> {
+        let whence = path
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| name.clone());
+        let err = |field: String, what: String| Error::Input(format!("{whence}: {field}: {what}"));
+        let platform = platforms::resolve(&file.platform, base)
+            .map_err(|e| err("platform".into(), e.to_string()))?;
+        if file.apps.is_empty() {
+            return Err(err(
+                "app".into(),
+                "a scenario needs at least one [[app]]".into(),
+            ));
+        }
+        if file.interval_cycles == 0 {
+            return Err(err(
+                "interval-cycles".into(),
+                "must be a positive number of cycles".into(),
+            ));
+        }
+        if file.instructions == Some(0) {
+            return Err(err(
+                "instructions".into(),
+                "must be positive (or left out)".into(),
+            ));
+        }
+        let policy = match &file.policy {
+            None => None,
+            Some(p) => {
+                let a: Algorithm = p
+                    .parse()
+                    .map_err(|e: Error| err("policy".into(), e.to_string()))?;
+                if a.is_optimal() {
+                    return Err(err(
+                        "policy".into(),
+                        format!("{a} is an exact solver of the table-driven model; the simulator runs policies (stock, ucp, kpart, lfoc, dunn, ...)"),
+                    ));
+                }
+                if a == Algorithm::User && file.plan.is_none() {
+                    return Err(err(
+                        "plan".into(),
+                        "the user policy needs plan = \"MASK=APPS;...\"".into(),
+                    ));
+                }
+                Some(a)
+            }
+        };
+        let layout = ColorLayout::new(
+            &platform
+                .llc
+                .geometry()
+                .map_err(|e| err("platform.llc".into(), e.to_string()))?,
+            4096,
+        )
+        .map_err(|e| err("platform.llc".into(), e.to_string()))?;
+        let rules = platform.mask_rules();
+        let mut apps = Vec::with_capacity(file.apps.len());
+        let mut colors = Vec::with_capacity(file.apps.len());
+        let mut names = std::collections::BTreeSet::new();
+        for (i, a) in file.apps.iter().enumerate() {
+            let field = |f: &str| format!("app[{i}] ({}).{f}", a.name);
+            if !names.insert(a.name.clone()) {
+                return Err(err(
+                    format!("app[{i}].name"),
+                    format!(
+                        "{:?} is used by an earlier app; names must be unique",
+                        a.name
+                    ),
+                ));
+            }
+            let join = |p: &Path| match base {
+                Some(b) if p.is_relative() => b.join(p),
+                _ => p.to_path_buf(),
+            };
+            let source: Arc<dyn TraceSource> = match (&a.trace, &a.generator, &a.synth) {
+                (Some(t), None, None) => {
+                    let p = join(t);
+                    if !p.is_file() {
+                        return Err(err(field("trace"), format!("{}: no such file", p.display())));
+                    }
+                    Arc::new(CptFile(p))
+                }
+                (None, Some(g), None) => {
+                    let p = join(g);
+                    let cfg: SynthConfig = read_config(&p).map_err(|e| err(field("generator"), e.to_string()))?;
+                    cfg.generator().map_err(|e| err(field("generator"), format!("{}: {e}", p.display())))?;
+                    Arc::new(cfg)
+                }
+                (None, None, Some(s)) => {
+                    s.generator().map_err(|e| err(field("synth"), e.to_string()))?;
+                    Arc::new(s.clone())
+                }
+                _ => {
+                    return Err(err(
+                        field("trace"),
+                        "give exactly one of trace (a .cpt file), generator (a generator file) or [app.synth]".into(),
+                    ))
+                }
+            };
+            let core = a.core.unwrap_or(i as u32 % platform.cores);
+            if core >= platform.cores {
+                return Err(err(
+                    field("core"),
+                    format!("{core}: the platform has cores 0..{} ", platform.cores - 1),
+                ));
+            }
+            let d = AppTiming::default();
+            let timing = AppTiming {
+                base_cpi: a.base_cpi.unwrap_or(d.base_cpi),
+                mlp: a.mlp.unwrap_or(d.mlp),
+            };
+            timing
+                .check(&a.name)
+                .map_err(|e| err(field("timing"), e.to_string()))?;
+            let llc_mask = match &a.ways {
+                None => None,
+                Some(_) if policy.is_some() => {
+                    return Err(err(
+                        field("ways"),
+                        format!(
+                        "the scenario's policy ({}) decides the masks; remove ways or the policy",
+                        file.policy.as_deref().unwrap_or_default()
+                    ),
+                    ))
+                }
+                Some(text) => {
+                    let m: WayMask = text
+                        .parse()
+                        .map_err(|e| err(field("ways"), format!("{e}")))?;
+                    rules
+                        .check(m)
+                        .map_err(|e| err(field("ways"), e.to_string()))?;
+                    Some(m)
+                }
+            };
+            let color_set = match &a.colors {
+                None => None,
+                Some(text) => {
+                    if platform.memory.allocator == AllocatorKind::Buddy {
+                        return Err(err(
+                            field("colors"),
+                            "page colors need a color-aware allocator: set memory.allocator = \"tam\" or \"coloris\" in the platform".into(),
+                        ));
+                    }
+                    let set = layout
+                        .parse_colors(text)
+                        .map_err(|e| err(field("colors"), e.to_string()))?;
+                    Some(set)
+                }
+            };
+            let instructions = a.instructions.or(file.instructions);
+            if instructions == Some(0) {
+                return Err(err(field("instructions"), "must be positive".into()));
+            }
+            apps.push(AppSpec {
+                name: a.name.clone(),
+                source,
+                timing,
+                core,
+                instructions,
+                restart: instructions.is_some() && file.restart,
+                llc_mask,
+                huge_pages: a.huge_pages.unwrap_or_default(),
+            });
+            colors.push(color_set);
+        }
+        Ok(Scenario {
+            name,
+            path: path.map(Path::to_path_buf),
+            platform,
+            apps,
+            colors,
+            file,
+            policy,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    const GEN: &str = r#"seed = 1
+accesses = 1000
+pattern = { class = "light" }
+"#;
+
+    fn tmp(tag: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("cachepart-scenario-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn loads_a_scenario_with_generators() {
+        let d = tmp("ok");
+        write(&d, "light.toml", GEN);
+        let p = write(
+            &d,
+            "s.toml",
+            r#"platform = "xeon-e5506"
+instructions = 5000
+[[app]]
+name = "a"
+generator = "light.toml"
+ways = "0x00f"
+[[app]]
+name = "b"
+synth = { seed = 2, accesses = 100, pattern = { class = "light" } }
+base-cpi = 0.5
+"#,
+        );
+        let s = Scenario::load(&p).unwrap();
+        assert_eq!(s.name, "s");
+        assert_eq!(s.apps.len(), 2);
+        assert_eq!(s.apps[1].core, 1);
+        assert_eq!(s.apps[0].llc_mask, Some(WayMask(0xf)));
+        assert!(s.apps[0].restart && s.apps[0].instructions == Some(5000));
+        assert_eq!(s.apps[1].timing.base_cpi, 0.5);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn errors_name_the_file_and_field() {
+        let d = tmp("bad");
+        write(&d, "light.toml", GEN);
+        let cases = [
+            ("platform = \"nope\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "platform"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncore=9\n", "app[0] (a).core"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nways=\"0x101\"\n", "app[0] (a).ways"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\n", "app[0] (a).trace"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ntrace=\"none.cpt\"\n", "none.cpt"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-3\"\n", "color-aware allocator"),
+            ("platform = \"xeon-e5506\"\npolicy = \"optc-stp\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "policy"),
+            ("platform = \"xeon-e5506\"\npolicy = \"lfoc\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nways=\"0x3\"\n", "decides the masks"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "app[1].name"),
+            ("platform = \"xeon-e5506\"\nbogus = 1\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "bogus"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nmlp=0.5\n", "app[0] (a).timing"),
+        ];
+        for (i, (text, want)) in cases.iter().enumerate() {
+            let p = write(&d, &format!("s{i}.toml"), text);
+            let e = Scenario::load(&p).unwrap_err().to_string();
+            assert!(e.contains(want), "case {i}: {e}");
+            assert!(e.contains(&format!("s{i}.toml")), "case {i}: {e}");
+        }
+        std::fs::remove_dir_all(&d).ok();
+    }
+}

@@ -1,0 +1,336 @@
+//! Running a [`Scenario`] on the simulator: an optional policy decides the
+//! CAT masks from the apps' alone curves, the mix runs interval by
+//! interval to the end (every sample kept), each app runs alone on the
+//! same platform for its slowdown, and the result is a [`SimReport`]:
+//! per-app totals, slowdowns, the mix metrics (STP, ANTT, unfairness, ...)
+//! and the samples.
+//!
+//! Everything is deterministic for a scenario and seed: the alone runs
+//! go in parallel but each is its own simulation.
+
+use cachepart_machine::{Machine, Plan};
+use cachepart_profile::MixMetrics;
+use cachepart_sim::system::{run_alone, AppTotals, SimMachine};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::experiment::{policy_for, RunOptions};
+use crate::samples::SampleRow;
+use crate::scenario::Scenario;
+
+/// Called after each interval with (interval number, simulated cycles,
+/// instructions retired so far by all apps, their total instruction
+/// limit if every app has one).
+pub type SimProgress<'a> = &'a (dyn Fn(u64, u64, u64, Option<u64>) + Sync);
+
+/// One app's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppResult {
+    /// Its core.
+    pub core: u32,
+    /// Its CAT mask (hex), `all` when unrestricted.
+    pub ways: String,
+    /// Its whole-run counters in the mix.
+    pub totals: AppTotals,
+    /// Its IPC alone with the whole LLC, when alone runs were made.
+    pub ipc_alone: Option<f64>,
+    /// IPC alone / IPC in the mix.
+    pub slowdown: Option<f64>,
+}
+
+/// The result of a simulated scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimReport {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The platform's name.
+    pub platform: String,
+    /// The policy that chose the masks, if any.
+    pub policy: Option<String>,
+    /// The plan it chose.
+    pub plan: Option<Plan>,
+    /// Per-app results, in scenario order.
+    pub apps: Vec<AppResult>,
+    /// Mix metrics, when alone runs were made.
+    pub metrics: Option<MixMetrics>,
+    /// Intervals run.
+    pub intervals: u64,
+    /// Simulated cycles of the whole run.
+    pub simulated_cycles: u64,
+    /// Every sample, interval-major.
+    #[serde(skip)]
+    pub samples: Vec<SampleRow>,
+}
+
+fn sim_err(scenario: &Scenario, e: impl std::fmt::Display) -> Error {
+    Error::Input(format!("scenario {}: {e}", scenario.name))
+}
+
+/// Runs `scenario` to the end.
+pub fn run_scenario(
+    scenario: &Scenario,
+    progress: Option<SimProgress<'_>>,
+) -> Result<SimReport, Error> {
+    let file = &scenario.file;
+    let mut machine = SimMachine::new(
+        scenario.platform.clone(),
+        scenario.apps.clone(),
+        file.seed,
+        file.interval_cycles,
+    )
+    .map_err(|e| sim_err(scenario, e))?;
+    for (i, c) in scenario.colors.iter().enumerate() {
+        if let Some(set) = c {
+            machine
+                .system_mut()
+                .set_app_colors(i, set)
+                .map_err(|e| sim_err(scenario, e))?;
+        }
+    }
+    let plan = match scenario.policy {
+        None => None,
+        Some(a) => {
+            let opts = RunOptions {
+                user_plan: file.plan.clone(),
+                ..RunOptions::default()
+            };
+            let mut policy = policy_for(a, &opts)?;
+            let plan = policy
+                .decide(&mut machine)
+                .map_err(|source| Error::Policy {
+                    workload: scenario.name.clone(),
+                    algorithm: a.to_string(),
+                    source: Box::new(source),
+                })?;
+            machine.apply(&plan).map_err(|e| Error::Policy {
+                workload: scenario.name.clone(),
+                algorithm: a.to_string(),
+                source: Box::new(e.into()),
+            })?;
+            Some(plan)
+        }
+    };
+    let names = machine.system().app_names();
+    let limit: Option<u64> = scenario.apps.iter().map(|a| a.instructions).sum();
+    let mut samples = Vec::new();
+    let mut interval = 0u64;
+    let mut retired = 0u64;
+    let interval_cycles = file.interval_cycles;
+    let sys = machine.system_mut();
+    while !sys.is_done() {
+        let s = sys
+            .run_interval(interval_cycles)
+            .map_err(|e| sim_err(scenario, e))?;
+        let end = (interval + 1) * interval_cycles;
+        for x in s {
+            retired += x.instructions as u64;
+            samples.push(SampleRow {
+                interval,
+                end_cycles: end,
+                app: x.app,
+                name: names[x.app].clone(),
+                sample: x,
+            });
+        }
+        interval += 1;
+        if let Some(p) = progress {
+            p(interval, end, retired, limit);
+        }
+    }
+    let totals = sys.totals();
+    let alone: Option<Vec<AppTotals>> = if file.alone {
+        Some(
+            scenario
+                .apps
+                .par_iter()
+                .map(|a| run_alone(&scenario.platform, a, None, file.seed))
+                .collect::<Result<_, _>>()
+                .map_err(|e| sim_err(scenario, e))?,
+        )
+    } else {
+        None
+    };
+    let masks: Vec<String> = (0..scenario.apps.len())
+        .map(|i| {
+            let from_plan = plan.as_ref().and_then(|p| {
+                p.clusters
+                    .iter()
+                    .find(|c| c.apps.contains(&i))
+                    .map(|c| c.mask)
+            });
+            match from_plan.or(scenario.apps[i].llc_mask) {
+                Some(m) => m.to_hex(),
+                None => "all".into(),
+            }
+        })
+        .collect();
+    let apps: Vec<AppResult> = totals
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let ipc_alone = alone.as_ref().map(|a| a[i].ipc);
+            let slowdown = ipc_alone.map(|ia| {
+                if t.ipc > 0.0 {
+                    ia / t.ipc
+                } else {
+                    f64::INFINITY
+                }
+            });
+            AppResult {
+                core: scenario.apps[i].core,
+                ways: masks[i].clone(),
+                totals: t,
+                ipc_alone,
+                slowdown,
+            }
+        })
+        .collect();
+    let metrics = alone.as_ref().map(|a| {
+        let slow: Vec<f64> = apps.iter().map(|r| r.slowdown.unwrap_or(1.0)).collect();
+        let ipc: Vec<f64> = a.iter().map(|t| t.ipc).collect();
+        MixMetrics::compute(&slow, &ipc)
+    });
+    Ok(SimReport {
+        scenario: scenario.name.clone(),
+        platform: scenario.platform.name.clone(),
+        policy: scenario.policy.map(|a| a.to_string()),
+        plan,
+        apps,
+        metrics,
+        intervals: interval,
+        simulated_cycles: interval * interval_cycles,
+        samples,
+    })
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+/// The report as a human table (apps, then the mix metrics).
+pub fn to_table(r: &SimReport) -> String {
+    let mut rows: Vec<Vec<String>> = vec![[
+        "app",
+        "core",
+        "ways",
+        "instructions",
+        "cycles",
+        "IPC",
+        "IPC alone",
+        "slowdown",
+        "LLC MPKI",
+        "LLC miss %",
+        "mem MB",
+        "LLC KiB",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()];
+    for a in &r.apps {
+        let t = &a.totals;
+        let miss = if t.llc_references > 0 {
+            100.0 * t.llc_misses as f64 / t.llc_references as f64
+        } else {
+            0.0
+        };
+        rows.push(vec![
+            t.name.clone(),
+            a.core.to_string(),
+            a.ways.clone(),
+            t.instructions.to_string(),
+            format!("{:.0}", t.cycles),
+            format!("{:.3}", t.ipc),
+            opt(a.ipc_alone, 3),
+            opt(a.slowdown, 3),
+            format!("{:.2}", t.llc_mpki()),
+            format!("{miss:.1}"),
+            format!("{:.1}", t.memory_bytes as f64 / 1e6),
+            format!("{}", t.llc_occupancy_bytes / 1024),
+        ]);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!(
+        "scenario {} on {}{}: {} intervals, {} cycles\n",
+        r.scenario,
+        r.platform,
+        r.policy
+            .as_ref()
+            .map(|p| format!(", policy {p}"))
+            .unwrap_or_default(),
+        r.intervals,
+        r.simulated_cycles
+    );
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, v)| {
+                if c == 0 {
+                    format!("{v:<w$}", w = widths[c])
+                } else {
+                    format!("{v:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    if let Some(m) = &r.metrics {
+        out.push_str(&format!(
+            "STP {:.3}  ANTT {:.3}  unfairness {:.3}  CoV {:.3}  Jain {:.3}\n",
+            m.stp, m.antt, m.unfairness, m.unfairness_cov, m.jain
+        ));
+    }
+    out
+}
+
+/// The report as CSV: one row per app, the mix metrics repeated.
+pub fn to_csv(r: &SimReport) -> String {
+    let mut out = String::from(
+        "scenario,platform,policy,app,core,ways,instructions,cycles,ipc,ipc_alone,slowdown,llc_references,llc_misses,llc_mpki,memory_stall_cycles,memory_bytes,tlb_misses,context_switches,restarts,llc_occupancy_bytes,stp,antt,unfairness,unfairness_cov\n",
+    );
+    let m = r.metrics;
+    let f = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    for a in &r.apps {
+        let t = &a.totals;
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.scenario,
+            r.platform,
+            r.policy.clone().unwrap_or_default(),
+            t.name,
+            a.core,
+            a.ways,
+            t.instructions,
+            t.cycles,
+            t.ipc,
+            f(a.ipc_alone),
+            f(a.slowdown),
+            t.llc_references,
+            t.llc_misses,
+            t.llc_mpki(),
+            t.memory_stall_cycles,
+            t.memory_bytes,
+            t.tlb_misses,
+            t.context_switches,
+            t.restarts,
+            t.llc_occupancy_bytes,
+            f(m.map(|m| m.stp)),
+            f(m.map(|m| m.antt)),
+            f(m.map(|m| m.unfairness)),
+            f(m.map(|m| m.unfairness_cov)),
+        ));
+    }
+    out
+}
+
+/// The report as pretty JSON (samples left out: write them with
+/// [`crate::samples`]).
+pub fn to_json(r: &SimReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).expect("reports serialise");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,67 @@
+//! `cachepart platform list | show | colors`: the simulator's platforms
+//! (built in, or a platform file) and their page colors.
+
+use anyhow::Result;
+use cachepart::platforms;
+use cachepart_sim::memory::{AllocatorKind, ColorLayout, ColorReport, FRAME_BYTES};
+use clap::Subcommand;
+
+/// `cachepart platform ...`
+#[derive(Subcommand)]
+pub enum PlatformCommand {
+    /// List the built-in platforms.
+    List,
+    /// Print a platform (built-in name or file) as TOML.
+    Show {
+        /// Built-in name or platform file.
+        platform: String,
+    },
+    /// The page-color layout of a platform's LLC; with --colors, what a
+    /// color set (range syntax, `0-15,32`) holds.
+    Colors {
+        /// Built-in name or platform file.
+        platform: String,
+        /// A color set to describe (`0-15,32`, as Xen and Jailhouse write
+        /// them).
+        #[arg(long)]
+        colors: Option<String>,
+        /// Page size in bytes (4096, or 2097152 for superpages).
+        #[arg(long, default_value_t = FRAME_BYTES)]
+        page: u64,
+    },
+}
+
+/// Runs a `platform` subcommand.
+pub fn run(cmd: PlatformCommand) -> Result<()> {
+    match cmd {
+        PlatformCommand::List => {
+            for (name, what, _) in platforms::BUILTIN {
+                println!("{name:<16} {what}");
+            }
+        }
+        PlatformCommand::Show { platform } => {
+            let p = platforms::resolve(&platform, None)?;
+            print!("{}", toml::to_string(&p)?);
+        }
+        PlatformCommand::Colors {
+            platform,
+            colors,
+            page,
+        } => {
+            let p = platforms::resolve(&platform, None)?;
+            let g = p.llc.geometry()?;
+            let layout = ColorLayout::new(&g, page)?;
+            let pool = match p.memory.allocator {
+                AllocatorKind::Coloris => p.memory.coloris.pool_bytes,
+                _ => p.memory.size_bytes,
+            };
+            let report = ColorReport::new(&layout, g.ways(), g.slices(), Some(pool));
+            println!("{}: {report}", p.name);
+            if let Some(text) = colors {
+                let set = layout.parse_colors(&text)?;
+                println!("{}", report.describe_set(&set));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `cachepart sim run SCENARIO`: runs a scenario file on the trace-driven
+//! simulator and prints per-app results and the mix metrics; samples go
+//! to a CSV or Parquet file.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use cachepart::samples::SampleFormat;
+use cachepart::scenario::Scenario;
+use cachepart::sim_run::{self, SimReport};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::output::{emit, write_atomic};
+use crate::profile_cmd::Format;
+
+/// `cachepart sim ...`
+#[derive(Subcommand)]
+pub enum SimCommand {
+    /// Run a scenario file (platform, apps, interval, policy).
+    Run(RunArgs),
+}
+
+/// Arguments of `cachepart sim run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The scenario file (TOML, or JSON with a .json name).
+    pub scenario: PathBuf,
+    /// Output format of the per-app results.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write the results here instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Write every per-app, per-interval sample here (.csv or .parquet).
+    #[arg(long)]
+    pub samples: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override the scenario's policy (stock, ucp, kpart, lfoc, dunn, ...).
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Skip the alone runs (no slowdowns, no mix metrics).
+    #[arg(long)]
+    pub no_alone: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Runs a `sim` subcommand.
+pub fn run(cmd: SimCommand) -> Result<()> {
+    match cmd {
+        SimCommand::Run(a) => run_scenario(a),
+    }
+}
+
+fn run_scenario(a: RunArgs) -> Result<()> {
+    // Check the output names before spending time on the run.
+    let samples_format = a
+        .samples
+        .as_deref()
+        .map(SampleFormat::from_path)
+        .transpose()?;
+    let mut scenario = Scenario::load(&a.scenario)?;
+    if a.seed.is_some() || a.policy.is_some() || a.no_alone {
+        let mut file = scenario.file.clone();
+        if let Some(s) = a.seed {
+            file.seed = s;
+        }
+        if let Some(p) = a.policy {
+            file.policy = Some(p);
+            for app in &mut file.apps {
+                app.ways = None;
+            }
+        }
+        if a.no_alone {
+            file.alone = false;
+        }
+        let base = a.scenario.parent().map(|p| p.to_path_buf());
+        scenario = Scenario::from_file(
+            file,
+            scenario.name,
+            base.as_deref(),
+            Some(a.scenario.as_path()),
+        )?;
+    }
+    let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+        let pb = ProgressBar::new(1);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} Minstr ({eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        pb.set_prefix(scenario.name.clone());
+        pb
+    });
+    let progress = |_: u64, _: u64, done: u64, total: Option<u64>| {
+        if let Some(pb) = &bar {
+            if let Some(t) = total {
+                pb.set_length(t / 1_000_000);
+            }
+            pb.set_position(done / 1_000_000);
+        }
+    };
+    let report = sim_run::run_scenario(&scenario, Some(&progress));
+    if let Some(pb) = &bar {
+        pb.finish_and_clear();
+    }
+    let report: SimReport = report?;
+    if let (Some(path), Some(fmt)) = (&a.samples, samples_format) {
+        write_atomic(path, &fmt.encode(&report.samples)?)?;
+    }
+    let text = match a.format {
+        Format::Table => sim_run::to_table(&report),
+        Format::Csv => sim_run::to_csv(&report),
+        Format::Json => sim_run::to_json(&report),
+    };
+    emit(&text, a.output.as_deref())
+}
