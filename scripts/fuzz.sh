@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Fuzzes the trace readers with cargo-fuzz (libFuzzer): every target for N
-# seconds each (default 60), seeded with the kept corpus (fuzz/corpus/<target>
-# and the hand-made bad files of crates/trace/tests/corpus); new crashes are
-# minimised into fuzz/artifacts/<target>/.
+# seconds each (default 60), seeded with the kept corpus (fuzz/corpus/<target>,
+# shared by the two binary targets, and the hand-made bad files of
+# crates/trace/tests/corpus); new crashes are minimised into
+# fuzz/artifacts/<target>/.
 #
 #   ./scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 # cargo-fuzz needs nightly compiler flags; RUSTC_BOOTSTRAP=1 lets the stable
 # toolchain accept them. New corpus entries go to fuzz/corpus-new/<target>
-# (not kept); to refresh the kept corpus, merge and minimise by hand:
-#   cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz cmin TARGET corpus/TARGET
+# (not kept). To refresh the kept corpus: merge corpus-new into a copy of it,
+# minimise with `cargo fuzz cmin TARGET DIR`, then keep one small file per
+# distinct outcome (`cargo run --example classify -- TARGET DIR/*` in fuzz/
+# prints each file's outcome class and size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -35,7 +38,9 @@ for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "corpus-new/$t" "artifacts/$t"
   seeds=("corpus/$t")
   case $t in
-    reader | trace_file | lackey | din) seeds+=(../crates/trace/tests/corpus) ;;
+    # The two binary readers share their kept corpora.
+    reader | trace_file) seeds=(corpus/reader corpus/trace_file ../crates/trace/tests/corpus) ;;
+    lackey | din) seeds+=(../crates/trace/tests/corpus) ;;
   esac
   echo "== fuzzing $t for ${secs}s" >&2
   log="artifacts/$t/last-run.log"

@@ -59,8 +59,7 @@ fn main() {
         ("small.cpt", trace(10, 4, true)),
         ("frames.cpt", trace(60, 16, false)),
     ] {
-        put("reader", name, &bytes);
-        put("trace_file", name, &bytes);
+        put("reader", name, &bytes); // shared with `trace_file`
     }
     put("frame", "mixed", &frame(&[2, 0, 1, 2, 3]));
     put("frame", "ifetch", &frame(&[2; 12]));
