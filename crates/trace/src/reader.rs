@@ -101,8 +101,11 @@ impl<R: Read> Reader<R> {
             });
         }
         let h = FrameHeader::parse(&hb, at)?;
-        self.body.resize(h.compressed_len as usize, 0);
-        if read_full(&mut self.inner, &mut self.body)? < self.body.len() {
+        // Grow the buffer as bytes arrive: a cut file whose frame header
+        // claims a huge length must not allocate that length up front.
+        self.body.clear();
+        let want = u64::from(h.compressed_len);
+        if (&mut self.inner).take(want).read_to_end(&mut self.body)? < want as usize {
             return Err(TraceError::Truncated {
                 what: "frame",
                 offset: at,
@@ -195,5 +198,32 @@ impl<R: Read> Iterator for Reader<R> {
                 Err(e) => return Some(Err(e)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::MAX_FRAME_RECORDS;
+
+    /// A cut file whose frame header claims ~160 MB of compressed bytes is
+    /// truncated at that frame, without allocating what it claims.
+    #[test]
+    fn huge_claimed_frame_is_not_allocated() {
+        let mut bytes = Header::default().encode().unwrap();
+        let at = bytes.len() as u64;
+        let raw_len = 8 + MAX_FRAME_RECORDS * 9;
+        bytes.extend_from_slice(&FRAME_TAG);
+        bytes.extend_from_slice(&(raw_len + 1000).to_le_bytes());
+        bytes.extend_from_slice(&MAX_FRAME_RECORDS.to_le_bytes());
+        bytes.extend_from_slice(&raw_len.to_le_bytes());
+        bytes.extend_from_slice(&[0u8; 100]);
+        let mut r = Reader::new(&bytes[..]).unwrap();
+        let err = r.next_frame().unwrap_err();
+        assert!(
+            matches!(err, TraceError::Truncated { what: "frame", offset } if offset == at),
+            "{err}"
+        );
+        assert!(r.body.capacity() < 1 << 20, "{}", r.body.capacity());
     }
 }
