@@ -11,6 +11,8 @@
     clippy::too_many_arguments
 )]
 
+mod sim;
+
 use cachepart::profile::{
     read_workloads, BwModel, MetricsTable, ModelConfig, ProfileError, Workload,
 };
@@ -61,7 +63,7 @@ create_exception!(
     "A chart could not be drawn."
 );
 
-fn to_py(e: Error) -> PyErr {
+pub(crate) fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
         Error::Profile(p) => match *p {
@@ -280,6 +282,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(curves, m)?)?;
+    sim::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,161 @@
+//! End-to-end tests of `cachepart sim run` and `cachepart platform`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn cachepart(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(args)
+        .output()
+        .expect("run cachepart")
+}
+
+fn repo(path: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cachepart-sim-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn tiny_scenario_runs_and_is_deterministic() {
+    let d = tmpdir("tiny");
+    let scen = repo("examples/scenarios/tiny.toml");
+    let mut outs = Vec::new();
+    for i in 0..2 {
+        let csv = d.join(format!("s{i}.csv"));
+        let pq = d.join(format!("s{i}.parquet"));
+        let o = cachepart(&[
+            "sim",
+            "run",
+            &scen,
+            "--format",
+            "json",
+            "--samples",
+            csv.to_str().unwrap(),
+        ]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let o2 = cachepart(&["sim", "run", &scen, "-q", "--samples", pq.to_str().unwrap()]);
+        assert!(o2.status.success(), "{}", text(&o2).1);
+        outs.push((
+            out,
+            std::fs::read(&csv).unwrap(),
+            std::fs::read(&pq).unwrap(),
+        ));
+    }
+    assert_eq!(outs[0], outs[1], "same scenario and seed, different output");
+    let v: serde_json::Value = serde_json::from_str(&outs[0].0).unwrap();
+    let apps = v["apps"].as_array().unwrap();
+    assert_eq!(apps.len(), 2);
+    for a in apps {
+        assert!(a["totals"]["instructions"].as_u64().unwrap() >= 400_000);
+        let s = a["slowdown"].as_f64().unwrap();
+        assert!(s > 0.9 && s < 3.0, "slowdown {s}");
+    }
+    let stp = v["metrics"]["stp"].as_f64().unwrap();
+    assert!(stp > 0.5 && stp <= 2.1, "{stp}");
+    let csv = String::from_utf8(outs[0].1.clone()).unwrap();
+    assert!(csv.starts_with("interval,end_cycles,app,name,instructions"));
+    // Samples add up to the totals.
+    let instr: f64 = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(2) == Some("0"))
+        .map(|l| l.split(',').nth(4).unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(
+        instr as u64,
+        apps[0]["totals"]["instructions"].as_u64().unwrap()
+    );
+    assert_eq!(&outs[0].2[..4], b"PAR1");
+    // Another seed changes the allocator's aging, so physical pages and
+    // results differ.
+    let o = cachepart(&["sim", "run", &scen, "--seed", "8", "--format", "json", "-q"]);
+    assert!(o.status.success());
+    assert_ne!(text(&o).0, outs[0].0);
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn a_policy_sets_the_masks() {
+    let scen = repo("examples/scenarios/tiny.toml");
+    let o = cachepart(&[
+        "sim",
+        "run",
+        &scen,
+        "--policy",
+        "equal-part",
+        "--format",
+        "csv",
+        "-q",
+        "--no-alone",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // 16 ways split in two: 0x00ff and 0xff00 (in some order).
+    assert!(
+        out.contains(",0x00ff,") && out.contains(",0xff00,"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_scenarios_fail_before_running_and_leave_nothing() {
+    let d = tmpdir("bad");
+    let s = d.join("s.toml");
+    std::fs::write(
+        &s,
+        "platform = \"xeon-5160\"\n[[app]]\nname = \"a\"\nsynth = { seed = 1, accesses = 10, pattern = { class = \"light\" } }\ncore = 2\n",
+    )
+    .unwrap();
+    let out = d.join("out.csv");
+    let o = cachepart(&[
+        "sim",
+        "run",
+        s.to_str().unwrap(),
+        "--samples",
+        out.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("s.toml") && err.contains("app[0] (a).core"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let o = cachepart(&["sim", "run", s.to_str().unwrap(), "--samples", "x.txt"]);
+    assert!(text(&o).1.contains(".parquet"), "{}", text(&o).1);
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn platform_colors_prints_the_layout() {
+    let o = cachepart(&["platform", "colors", "xeon-e5506", "--colors", "0-15"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("64 colors"), "{out}");
+    assert!(out.contains("colors 0-15: 16 of 64 (1 MiB of LLC"), "{out}");
+    let o = cachepart(&["platform", "colors", "power5"]);
+    assert!(text(&o).0.contains("16 colors"));
+    let o = cachepart(&["platform", "colors", "xeon-e5506", "--colors", "60-70"]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("64"), "{}", text(&o).1);
+    let o = cachepart(&["platform", "list"]);
+    assert_eq!(text(&o).0.lines().count(), 5);
+}

@@ -1,0 +1,63 @@
+//! The simulator from Python: run a scenario file, list platforms. Results
+//! come back as JSON (per-app results and metrics) and CSV (samples) text
+//! that `python/cachepart/sim.py` turns into DataFrames.
+
+use std::path::PathBuf;
+
+use cachepart::platforms;
+use cachepart::samples;
+use cachepart::scenario::Scenario;
+use cachepart::sim_run;
+use cachepart::Error;
+use pyo3::prelude::*;
+
+use crate::to_py;
+
+/// Runs a scenario file; returns (report JSON, samples CSV).
+#[pyfunction]
+#[pyo3(signature = (scenario, seed=None, policy=None, alone=true))]
+fn sim_run(
+    py: Python<'_>,
+    scenario: PathBuf,
+    seed: Option<u64>,
+    policy: Option<String>,
+    alone: bool,
+) -> PyResult<(String, String)> {
+    py.allow_threads(move || {
+        let mut s = Scenario::load(&scenario)?;
+        if seed.is_some() || policy.is_some() || !alone {
+            let mut file = s.file.clone();
+            if let Some(x) = seed {
+                file.seed = x;
+            }
+            if let Some(p) = policy {
+                file.policy = Some(p);
+                for a in &mut file.apps {
+                    a.ways = None;
+                }
+            }
+            file.alone = alone;
+            let base = scenario.parent().map(|p| p.to_path_buf());
+            s = Scenario::from_file(file, s.name, base.as_deref(), Some(scenario.as_path()))?;
+        }
+        let report = sim_run::run_scenario(&s, None)?;
+        Ok::<_, Error>((sim_run::to_json(&report), samples::to_csv(&report.samples)))
+    })
+    .map_err(to_py)
+}
+
+/// The built-in platforms: (name, description) pairs.
+#[pyfunction]
+fn sim_platforms() -> Vec<(String, String)> {
+    platforms::BUILTIN
+        .iter()
+        .map(|(n, d, _)| (n.to_string(), d.to_string()))
+        .collect()
+}
+
+/// Adds the simulator's functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sim_run, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_platforms, m)?)?;
+    Ok(())
+}
