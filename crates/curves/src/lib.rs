@@ -47,7 +47,9 @@ mod fully_assoc;
 mod hash;
 mod histogram;
 mod line_map;
+mod lookback;
 mod options;
+mod raw;
 mod set_assoc;
 mod set_stacks;
 mod shards;
@@ -62,5 +64,7 @@ pub use hash::mix64;
 pub use histogram::StackHistogram;
 pub use options::{Options, Totals};
 pub use set_assoc::{set_associative, SetAssoc, MAX_WAYS};
-pub use shards::{shards, Sampling, Shards, ShardsConfig, ShardsEstimate};
+pub use shards::{
+    shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, DEFAULT_EXACT_BELOW, MAX_EXACT_BELOW,
+};
 pub use until_error::UntilError;

@@ -35,12 +35,15 @@
 use std::collections::BinaryHeap;
 
 use cachepart_trace::Record;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::curve::{check_sizes, Curve};
 use crate::error::{CurveError, Result};
 use crate::hash::mix64;
-use crate::options::{LineFeed, Options};
+use crate::lookback::{LookBack, Reach, WINDOW};
+use crate::options::{Options, Totals};
+use crate::raw::decode;
 use crate::stack::LruStack;
 
 /// How lines are sampled.
@@ -74,6 +77,23 @@ pub struct ShardsConfig {
     /// Salt xor-ed into line numbers before hashing: another salt samples
     /// another set of lines (0 by default).
     pub salt: u64,
+    /// Distances below this many lines are measured exactly for the
+    /// sampled references whose estimate is below twice it, by looking
+    /// back over the recent records ([`DEFAULT_EXACT_BELOW`] lines by
+    /// default; 0 for plain SHARDS).
+    #[serde(default = "default_exact_below")]
+    pub exact_below_lines: u32,
+}
+
+/// The default [`ShardsConfig::exact_below_lines`]: 256 lines (16 KiB of
+/// 64-byte lines), above SHARDS' resolution of `1 / R` lines at `R = 0.01`.
+pub const DEFAULT_EXACT_BELOW: u32 = 256;
+
+/// Largest [`ShardsConfig::exact_below_lines`].
+pub const MAX_EXACT_BELOW: u32 = 1 << 16;
+
+fn default_exact_below() -> u32 {
+    DEFAULT_EXACT_BELOW
 }
 
 impl ShardsConfig {
@@ -83,6 +103,7 @@ impl ShardsConfig {
             sampling: Sampling::FixedRate { rate },
             adjust: true,
             salt: 0,
+            exact_below_lines: DEFAULT_EXACT_BELOW,
         }
     }
 
@@ -96,12 +117,20 @@ impl ShardsConfig {
             },
             adjust: true,
             salt: 0,
+            exact_below_lines: DEFAULT_EXACT_BELOW,
         }
     }
 
     /// The same configuration with another salt.
     pub fn with_salt(mut self, salt: u64) -> Self {
         self.salt = salt;
+        self
+    }
+
+    /// The same configuration with exact distances below `lines` lines
+    /// (0: plain SHARDS).
+    pub fn with_exact_below(mut self, lines: u32) -> Self {
+        self.exact_below_lines = lines;
         self
     }
 
@@ -126,6 +155,12 @@ impl ShardsConfig {
         }
         if max == 0 {
             return Err(CurveError::Sampling("max-lines must be positive".into()));
+        }
+        if self.exact_below_lines > MAX_EXACT_BELOW {
+            return Err(CurveError::Sampling(format!(
+                "exact-below-lines {}: expected at most {MAX_EXACT_BELOW}",
+                self.exact_below_lines
+            )));
         }
         Ok(())
     }
@@ -166,6 +201,11 @@ pub struct ShardsEstimate {
     pub instructions: u64,
     /// Whether misses are scaled to the true reference count.
     pub adjust: bool,
+    /// Sampled references whose distance was looked back for.
+    pub lookbacks: u64,
+    /// Look-backs that reached the start of the record window before the
+    /// previous use or the cap (their distance is a lower bound).
+    pub truncated_lookbacks: u64,
 }
 
 impl ShardsEstimate {
@@ -217,11 +257,74 @@ impl ShardsEstimate {
     }
 }
 
+/// A sampled reference is looked back for when its estimated distance
+/// is below this times `exact_below_lines`.
+const LOOKBACK_FACTOR: f64 = 1.0;
+
+/// Records processed at once by the sampling filter (the look-back window,
+/// so that a full chunk is the next one's window).
+const CHUNK: usize = WINDOW;
+
+/// What the filter found in a chunk.
+struct Filtered {
+    /// Positions of the records that matter: escapes, and references that
+    /// cross a line boundary or whose first line is sampled.
+    picks: Vec<u32>,
+    instructions: u64,
+    accesses: u64,
+}
+
+/// The branch-free sampling filter over one chunk: counts each record's
+/// instructions and references and hashes its first line, from the
+/// record's bits (as [`decode`], which [`Shards::handle`] applies to the
+/// picked records; a crossing reference's further lines are counted
+/// there).
+fn filter(recs: &[Record], shift: u32, ifetch: bool, t: u64, salt: u64) -> Filtered {
+    // Grown as needed: a few percent of the records are picked.
+    let mut picks = Vec::with_capacity(1024);
+    let mut instructions = 0u64;
+    let mut accesses = 0u64;
+    let line_mask = (1u64 << shift) - 1;
+    for (i, &r) in recs.iter().enumerate() {
+        let x = r.raw();
+        let kind = (x >> 48) & 7;
+        instructions += (x >> 58) + u64::from(kind == 2);
+        if kind == 2 && !ifetch {
+            continue;
+        }
+        let is_escape = kind == 4;
+        let addr = ((x << 16) as i64 >> 16) as u64;
+        let end = addr.wrapping_add((x >> 51) & 0x7f).wrapping_sub(1);
+        let cross = (addr ^ end) > line_mask;
+        accesses += u64::from(!is_escape);
+        if is_escape | cross | (mix64((addr >> shift) ^ salt) <= t) {
+            picks.push(i as u32);
+        }
+    }
+    Filtered {
+        picks,
+        instructions,
+        accesses,
+    }
+}
+
 /// Builds a [`ShardsEstimate`] record by record.
+///
+/// Records are buffered and filtered a chunk at a time: a branch-free pass
+/// decodes each record's bits, hashes its first line and notes the few
+/// that matter (sampled, crossing a line boundary, or escapes); only those
+/// are then handled one by one. The previous chunk is kept for the
+/// look-back of short distances (64 Ki to 128 Ki records back).
 pub struct Shards {
     line_bytes: u64,
     adjust: bool,
-    feed: LineFeed,
+    shift: u32,
+    ifetch: bool,
+    totals: Totals,
+    /// The chunk being filled.
+    buf: Vec<Record>,
+    /// The last [`WINDOW`] records handled (look-back only).
+    old: Vec<Record>,
     state: State,
 }
 
@@ -238,34 +341,43 @@ struct State {
     weights: Vec<f64>,
     cold: f64,
     sampled: u64,
-    prev: u64,
-    prev_sampled: bool,
+    /// `exact_below_lines` (0: no look-back).
+    exact_below: u64,
+    lookback: LookBack,
+    lookbacks: u64,
+    truncated: u64,
 }
 
 impl State {
-    #[inline(always)]
-    fn reference(&mut self, line: u64) {
-        if line == self.prev {
-            if self.prev_sampled {
-                self.sampled += 1;
-                self.weights[0] += self.inv_rate;
-            }
-            return;
-        }
-        self.prev = line;
-        let h = mix64(line ^ self.salt);
-        self.prev_sampled = h <= self.t;
-        if self.prev_sampled {
-            self.sampled_ref(line, h);
-        }
-    }
-
+    /// A reference to sampled `line` (hash `h`) made by `recs.1[pos]`
+    /// (`recs.0` is the chunk before).
     #[inline(never)]
-    fn sampled_ref(&mut self, line: u64, h: u64) {
+    fn sampled_ref(
+        &mut self,
+        line: u64,
+        h: u64,
+        recs: (&[Record], &[Record]),
+        pos: usize,
+        feed: (u32, bool),
+    ) {
         self.sampled += 1;
         match self.stack.access(line) {
             Some(ds) => {
-                let d = (ds as f64 * self.inv_rate) as usize;
+                let est = ds as f64 * self.inv_rate;
+                let below = self.exact_below as f64;
+                let d = if est < LOOKBACK_FACTOR * below {
+                    self.lookbacks += 1;
+                    match self.lookback.distance(recs, pos, line, feed.0, feed.1) {
+                        Reach::Exact(d) => d as usize,
+                        Reach::AtLeast(d) => (d as usize).max(est as usize),
+                        Reach::Truncated(d) => {
+                            self.truncated += 1;
+                            (d as usize).max(est as usize)
+                        }
+                    }
+                } else {
+                    est as usize
+                };
                 if d >= self.weights.len() {
                     self.weights
                         .resize((d + 1).max(2 * self.weights.len()), 0.0);
@@ -277,11 +389,11 @@ impl State {
                 if self.max_lines != usize::MAX {
                     self.heap.push((h, line));
                     if self.stack.len() > self.max_lines {
-                        let (top, evicted) = self.heap.pop().expect("heap holds every line");
-                        self.stack.remove(evicted);
-                        self.t = top.saturating_sub(1);
-                        self.inv_rate = 1.0 / rate_of(self.t);
-                        self.prev_sampled = h <= self.t;
+                        if let Some((top, evicted)) = self.heap.pop() {
+                            self.stack.remove(evicted);
+                            self.t = top.saturating_sub(1);
+                            self.inv_rate = 1.0 / rate_of(self.t);
+                        }
                     }
                 }
             }
@@ -302,10 +414,15 @@ impl Shards {
             } => (initial_rate, max_lines),
         };
         let t = threshold(rate);
+        let exact_below = u64::from(cfg.exact_below_lines);
         Ok(Shards {
             line_bytes: opts.line_bytes,
             adjust: cfg.adjust,
-            feed: LineFeed::new(opts),
+            shift: opts.line_shift(),
+            ifetch: opts.include_ifetch,
+            totals: Totals::default(),
+            buf: Vec::with_capacity(CHUNK),
+            old: Vec::new(),
             state: State {
                 salt: cfg.salt,
                 t,
@@ -316,8 +433,11 @@ impl Shards {
                 weights: vec![0.0; 1024],
                 cold: 0.0,
                 sampled: 0,
-                prev: u64::MAX,
-                prev_sampled: false,
+                exact_below,
+                // The walk stops at the cap: `exact_below` distinct lines.
+                lookback: LookBack::new(exact_below),
+                lookbacks: 0,
+                truncated: 0,
             },
         })
     }
@@ -325,19 +445,113 @@ impl Shards {
     /// Adds one record.
     #[inline]
     pub fn push(&mut self, r: Record) {
-        let state = &mut self.state;
-        self.feed.push(r, |line| state.reference(line));
+        self.buf.push(r);
+        if self.buf.len() == CHUNK {
+            self.process();
+        }
     }
 
     /// Adds every record of `records`.
     pub fn extend<I: IntoIterator<Item = Record>>(&mut self, records: I) {
-        for r in records {
-            self.push(r);
+        let mut it = records.into_iter();
+        loop {
+            let room = CHUNK - self.buf.len();
+            self.buf.extend(it.by_ref().take(room));
+            if self.buf.len() < CHUNK {
+                return;
+            }
+            self.process();
         }
     }
 
+    /// Adds every record of `records`, like [`Shards::extend`] with the
+    /// same result, but without copying them and with the sampling filter
+    /// run on the chunks in parallel (rayon).
+    pub fn extend_from_slice(&mut self, records: &[Record]) {
+        if !self.buf.is_empty() {
+            self.process();
+        }
+        let (shift, ifetch, t, salt) = (self.shift, self.ifetch, self.state.t, self.state.salt);
+        let filtered: Vec<Filtered> = records
+            .par_chunks(CHUNK)
+            .map(|c| filter(c, shift, ifetch, t, salt))
+            .collect();
+        let old = std::mem::take(&mut self.old);
+        for (k, f) in filtered.iter().enumerate() {
+            self.handle(&old, records, f, k * CHUNK);
+        }
+        self.keep_window(old, records);
+    }
+
+    /// Filters the chunk in `buf`, handles the records that matter, and
+    /// starts the next chunk.
+    fn process(&mut self) {
+        let f = filter(
+            &self.buf,
+            self.shift,
+            self.ifetch,
+            self.state.t,
+            self.state.salt,
+        );
+        let old = std::mem::take(&mut self.old);
+        let buf = std::mem::take(&mut self.buf);
+        self.handle(&old, &buf, &f, 0);
+        if buf.len() >= WINDOW {
+            // A full chunk is the next window: swap, no copy.
+            self.old = buf;
+            self.buf = old;
+        } else {
+            self.keep_window(old, &buf);
+            self.buf = buf;
+        }
+        self.buf.clear();
+    }
+
+    /// Handles the records of `recs` that `f` picked (positions from
+    /// `base`), with `old` the records before `recs`.
+    fn handle(&mut self, old: &[Record], recs: &[Record], f: &Filtered, base: usize) {
+        let (shift, ifetch, salt) = (self.shift, self.ifetch, self.state.salt);
+        self.totals.accesses += f.accesses;
+        self.totals.instructions += f.instructions;
+        for &i in &f.picks {
+            let pos = base + i as usize;
+            let r = recs[pos];
+            let d = decode(r, shift, ifetch);
+            if d.is_escape {
+                self.totals.instructions += r.instructions() - d.gap_instructions;
+                continue;
+            }
+            // The filter counted one reference.
+            self.totals.accesses += d.last - d.first;
+            for line in d.first..=d.last {
+                // The threshold may have fallen (fixed size) since the
+                // filter ran: check again.
+                let h = mix64(line ^ salt);
+                if h <= self.state.t {
+                    self.state
+                        .sampled_ref(line, h, (old, recs), pos, (shift, ifetch));
+                }
+            }
+        }
+    }
+
+    /// Keeps the last [`WINDOW`] records of `old` then `recs` in
+    /// `self.old`, reusing `old`'s storage.
+    fn keep_window(&mut self, mut old: Vec<Record>, recs: &[Record]) {
+        if recs.len() >= WINDOW {
+            old.clear();
+            old.extend_from_slice(&recs[recs.len() - WINDOW..]);
+        } else {
+            let drop = (old.len() + recs.len()).saturating_sub(WINDOW);
+            old.drain(..drop);
+            old.extend_from_slice(recs);
+        }
+        self.old = old;
+    }
+
     /// The estimate from the records added.
-    pub fn finish(self) -> ShardsEstimate {
+    pub fn finish(mut self) -> ShardsEstimate {
+        self.process();
         let s = self.state;
         let mut weights = s.weights;
         while weights.last() == Some(&0.0) {
@@ -350,9 +564,11 @@ impl Shards {
             sampled_refs: s.sampled,
             sampled_lines: s.stack.len() as u64,
             final_rate: 1.0 / s.inv_rate,
-            accesses: self.feed.totals.accesses,
-            instructions: self.feed.totals.instructions,
+            accesses: self.totals.accesses,
+            instructions: self.totals.instructions,
             adjust: self.adjust,
+            lookbacks: s.lookbacks,
+            truncated_lookbacks: s.truncated,
         }
     }
 }
@@ -379,5 +595,17 @@ pub fn shards<I: IntoIterator<Item = Record>>(
 ) -> Result<ShardsEstimate> {
     let mut b = Shards::new(opts, cfg)?;
     b.extend(records);
+    Ok(b.finish())
+}
+
+/// [`shards`] of an in-memory trace: the same estimate, without copying
+/// the records and with the sampling filter run in parallel.
+pub fn shards_slice(
+    records: &[Record],
+    opts: &Options,
+    cfg: &ShardsConfig,
+) -> Result<ShardsEstimate> {
+    let mut b = Shards::new(opts, cfg)?;
+    b.extend_from_slice(records);
     Ok(b.finish())
 }
