@@ -62,9 +62,11 @@ pub use error::{CurveError, Result};
 pub use fully_assoc::{fully_associative, FullyAssociative};
 pub use hash::mix64;
 pub use histogram::StackHistogram;
+pub use lookback::WINDOW as LOOKBACK_WINDOW;
 pub use options::{Options, Totals};
 pub use set_assoc::{set_associative, SetAssoc, MAX_WAYS};
 pub use shards::{
-    shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, DEFAULT_EXACT_BELOW, MAX_EXACT_BELOW,
+    shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, DEFAULT_EXACT_BELOW,
+    MAX_EXACT_BELOW,
 };
 pub use until_error::UntilError;

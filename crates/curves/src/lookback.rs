@@ -8,14 +8,16 @@
 //! when `cap` distinct lines have been seen (the distance is at least
 //! `cap`) or after [`WINDOW`] records (at least the count so far).
 //! Its cost is that of the walk, so [`crate::shards`] calls it only for
-//! the sampled references whose estimated distance is short.
+//! a sample of the references.
 
 use cachepart_trace::Record;
 
 use crate::raw::decode;
 
-/// Records a walk looks back over at most (from the reference's own).
-pub(crate) const WINDOW: usize = 1 << 16;
+/// Records a look-back walks over at most (before the reference's own):
+/// SHARDS' reference sample sees distances whose previous use is at most
+/// this many records back.
+pub const WINDOW: usize = 1 << 16;
 
 /// 2^64 / φ, odd.
 const FIB: u64 = 0x9e37_79b9_7f4a_7c15;

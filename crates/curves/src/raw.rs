@@ -84,10 +84,7 @@ mod tests {
                 if d.is_ref {
                     let a = r.addr();
                     prop_assert_eq!(d.first, a >> shift);
-                    prop_assert_eq!(
-                        d.last,
-                        a.saturating_add(u64::from(r.size()) - 1) >> shift
-                    );
+                    prop_assert_eq!(d.last, a.saturating_add(u64::from(r.size()) - 1) >> shift);
                 }
             }
         }

@@ -77,16 +77,19 @@ pub struct ShardsConfig {
     /// Salt xor-ed into line numbers before hashing: another salt samples
     /// another set of lines (0 by default).
     pub salt: u64,
-    /// Distances below this many lines are measured exactly for the
-    /// sampled references whose estimate is below twice it, by looking
-    /// back over the recent records ([`DEFAULT_EXACT_BELOW`] lines by
-    /// default; 0 for plain SHARDS).
+    /// `C`: the misses of caches of at most `C` lines come from a
+    /// sample of *references* (not lines) at the same rate, whose exact
+    /// distances below `C` are found by looking back over the recent
+    /// records; the line sample gives the curve's shape above `C`
+    /// ([`DEFAULT_EXACT_BELOW`] lines for fixed rate; 0, plain SHARDS, the
+    /// default for fixed size).
     #[serde(default = "default_exact_below")]
     pub exact_below_lines: u32,
 }
 
-/// The default [`ShardsConfig::exact_below_lines`]: 256 lines (16 KiB of
-/// 64-byte lines), above SHARDS' resolution of `1 / R` lines at `R = 0.01`.
+/// The default [`ShardsConfig::exact_below_lines`] of fixed-rate sampling:
+/// 256 lines (16 KiB of 64-byte lines), above SHARDS' resolution of
+/// `1 / R` lines at `R = 0.01`.
 pub const DEFAULT_EXACT_BELOW: u32 = 256;
 
 /// Largest [`ShardsConfig::exact_below_lines`].
@@ -108,7 +111,8 @@ impl ShardsConfig {
     }
 
     /// Fixed-size sampling of at most `max_lines` lines from rate 1,
-    /// adjusted, salt 0.
+    /// adjusted, salt 0, plain (no reference sample: at its initial rate
+    /// of 1 it would look back for every reference).
     pub fn fixed_size(max_lines: usize) -> Self {
         ShardsConfig {
             sampling: Sampling::FixedSize {
@@ -117,7 +121,7 @@ impl ShardsConfig {
             },
             adjust: true,
             salt: 0,
-            exact_below_lines: DEFAULT_EXACT_BELOW,
+            exact_below_lines: 0,
         }
     }
 
@@ -201,10 +205,17 @@ pub struct ShardsEstimate {
     pub instructions: u64,
     /// Whether misses are scaled to the true reference count.
     pub adjust: bool,
-    /// Sampled references whose distance was looked back for.
-    pub lookbacks: u64,
-    /// Look-backs that reached the start of the record window before the
-    /// previous use or the cap (their distance is a lower bound).
+    /// `C`, [`ShardsConfig::exact_below_lines`].
+    pub exact_below_lines: u64,
+    /// `ref_counts[j]`: references of the reference sample at distance
+    /// `j < C`; `ref_counts[C]`: those at `C` or more, or first references
+    /// (empty when `C` is 0).
+    pub ref_counts: Vec<u64>,
+    /// Look-backs that went [`crate::LOOKBACK_WINDOW`] records back
+    /// without finding the previous use or `C` distinct lines (counted at
+    /// distance `C` or more: exact for a first reference, an overestimate
+    /// for a reuse of a line untouched that long while fewer than `C`
+    /// lines were).
     pub truncated_lookbacks: u64,
 }
 
@@ -223,29 +234,73 @@ impl ShardsEstimate {
         }
     }
 
+    /// References of the reference sample.
+    pub fn ref_samples(&self) -> u64 {
+        self.ref_counts.iter().sum()
+    }
+
+    /// Line-sample estimate of the misses at `lines`, unscaled.
+    fn line_misses(&self, suffix: &[f64], lines: u64) -> f64 {
+        let n = usize::try_from(lines).unwrap_or(usize::MAX);
+        self.cold + suffix.get(n).copied().unwrap_or(0.0)
+    }
+
+    /// Suffix sums of the weights.
+    fn suffix(&self) -> Vec<f64> {
+        let mut suffix = vec![0.0; self.weights.len() + 1];
+        for d in (0..self.weights.len()).rev() {
+            suffix[d] = suffix[d + 1] + self.weights[d];
+        }
+        suffix
+    }
+
+    /// Estimated misses at `lines`, from the suffix sums.
+    fn misses_with(&self, suffix: &[f64], ref_suffix: &[u64], lines: u64) -> f64 {
+        let c = self.exact_below_lines;
+        let k = ref_suffix.first().copied().unwrap_or(0);
+        if c == 0 || k == 0 {
+            return self.line_misses(suffix, lines) * self.scale();
+        }
+        let n = self.accesses as f64;
+        // The reference sample's fraction of references at distance
+        // `lines` or more (below `C`), or `C` or more.
+        let at = |j: u64| n * ref_suffix[j.min(c) as usize] as f64 / k as f64;
+        if lines <= c {
+            return at(lines);
+        }
+        // Above `C`: the line sample's shape, scaled to agree at `C`.
+        let base = self.line_misses(suffix, c);
+        if base > 0.0 {
+            at(c) * self.line_misses(suffix, lines) / base
+        } else {
+            0.0
+        }
+    }
+
+    fn ref_suffix(&self) -> Vec<u64> {
+        let mut out = vec![0; self.ref_counts.len() + 1];
+        for j in (0..self.ref_counts.len()).rev() {
+            out[j] = out[j + 1] + self.ref_counts[j];
+        }
+        out
+    }
+
     /// Estimated misses of a fully associative LRU cache of `lines` lines.
     pub fn misses_at_lines(&self, lines: u64) -> f64 {
-        let from = usize::try_from(lines).unwrap_or(usize::MAX);
-        let tail: f64 = self.weights.get(from..).map_or(0.0, |w| w.iter().sum());
-        (self.cold + tail) * self.scale()
+        self.misses_with(&self.suffix(), &self.ref_suffix(), lines)
     }
 
     /// The estimated curve at `sizes_bytes` (strictly increasing), misses
     /// rounded and capped at the reference count.
     pub fn curve(&self, sizes_bytes: &[u64]) -> Result<Curve> {
         check_sizes(sizes_bytes)?;
-        // Suffix sums once, then one lookup per size.
-        let mut suffix = vec![0.0; self.weights.len() + 1];
-        for d in (0..self.weights.len()).rev() {
-            suffix[d] = suffix[d + 1] + self.weights[d];
-        }
-        let scale = self.scale();
+        let suffix = self.suffix();
+        let ref_suffix = self.ref_suffix();
         let misses = sizes_bytes
             .iter()
             .map(|&s| {
-                let n = usize::try_from(s / self.line_bytes).unwrap_or(usize::MAX);
-                let tail = suffix.get(n).copied().unwrap_or(0.0);
-                (((self.cold + tail) * scale).round() as u64).min(self.accesses)
+                let m = self.misses_with(&suffix, &ref_suffix, s / self.line_bytes);
+                (m.round() as u64).min(self.accesses)
             })
             .collect();
         Ok(Curve {
@@ -257,29 +312,32 @@ impl ShardsEstimate {
     }
 }
 
-/// A sampled reference is looked back for when its estimated distance
-/// is below this times `exact_below_lines`.
-const LOOKBACK_FACTOR: f64 = 1.0;
-
 /// Records processed at once by the sampling filter (the look-back window,
 /// so that a full chunk is the next one's window).
 const CHUNK: usize = WINDOW;
 
+/// Pick flag: the record is an escape, crosses a line boundary or its
+/// first line may be sampled.
+const PICK_LINE: u32 = 1 << 31;
+/// Pick flag: the record is in the reference sample.
+const PICK_REF: u32 = 1 << 30;
+
 /// What the filter found in a chunk.
 struct Filtered {
-    /// Positions of the records that matter: escapes, and references that
-    /// cross a line boundary or whose first line is sampled.
+    /// Positions of the records that matter, with `PICK_*` flags.
     picks: Vec<u32>,
     instructions: u64,
     accesses: u64,
 }
 
-/// The branch-free sampling filter over one chunk: counts each record's
-/// instructions and references and hashes its first line, from the
-/// record's bits (as [`decode`], which [`Shards::handle`] applies to the
+/// The sampling filter over one chunk, whose first record is number
+/// `start` of the trace: counts each record's instructions and references
+/// from its bits (as [`decode`], which [`Shards::handle`] applies to the
 /// picked records; a crossing reference's further lines are counted
-/// there).
-fn filter(recs: &[Record], shift: u32, ifetch: bool, t: u64, salt: u64) -> Filtered {
+/// there), hashes the first line of each reference for the line sample
+/// and, with `r_t`, its record number for the reference sample.
+fn filter(recs: &[Record], start: u64, feed: (u32, bool), s: &Sampler) -> Filtered {
+    let (shift, ifetch) = feed;
     // Grown as needed: a few percent of the records are picked.
     let mut picks = Vec::with_capacity(1024);
     let mut instructions = 0u64;
@@ -297,8 +355,11 @@ fn filter(recs: &[Record], shift: u32, ifetch: bool, t: u64, salt: u64) -> Filte
         let end = addr.wrapping_add((x >> 51) & 0x7f).wrapping_sub(1);
         let cross = (addr ^ end) > line_mask;
         accesses += u64::from(!is_escape);
-        if is_escape | cross | (mix64((addr >> shift) ^ salt) <= t) {
-            picks.push(i as u32);
+        let line = is_escape | cross | (mix64((addr >> shift) ^ s.salt) <= s.t);
+        let refs = !is_escape && s.ref_sampled(start + i as u64);
+        if line | refs {
+            let flags = if line { PICK_LINE } else { 0 } | if refs { PICK_REF } else { 0 };
+            picks.push(i as u32 | flags);
         }
     }
     Filtered {
@@ -308,13 +369,31 @@ fn filter(recs: &[Record], shift: u32, ifetch: bool, t: u64, salt: u64) -> Filte
     }
 }
 
+/// The sampling decisions: line hashes at most `t`; record numbers whose
+/// hash is at most `ref_t` (none when the reference sample is off).
+#[derive(Clone, Copy, Debug)]
+struct Sampler {
+    salt: u64,
+    t: u64,
+    ref_salt: u64,
+    ref_t: Option<u64>,
+}
+
+impl Sampler {
+    #[inline(always)]
+    fn ref_sampled(&self, record: u64) -> bool {
+        self.ref_t
+            .is_some_and(|t| mix64(record ^ self.ref_salt) <= t)
+    }
+}
+
 /// Builds a [`ShardsEstimate`] record by record.
 ///
-/// Records are buffered and filtered a chunk at a time: a branch-free pass
-/// decodes each record's bits, hashes its first line and notes the few
-/// that matter (sampled, crossing a line boundary, or escapes); only those
-/// are then handled one by one. The previous chunk is kept for the
-/// look-back of short distances (64 Ki to 128 Ki records back).
+/// Records are buffered and filtered a chunk at a time: one pass decodes
+/// each record's bits, hashes its first line (and its record number for
+/// the reference sample) and notes the few that matter (sampled, crossing
+/// a line boundary, or escapes); only those are then handled one by one.
+/// The previous [`WINDOW`] records are kept for the look-back.
 pub struct Shards {
     line_bytes: u64,
     adjust: bool,
@@ -325,6 +404,11 @@ pub struct Shards {
     buf: Vec<Record>,
     /// The last [`WINDOW`] records handled (look-back only).
     old: Vec<Record>,
+    /// Records handled before `buf`.
+    seen: u64,
+    ref_salt: u64,
+    /// Threshold of the reference sample (`None`: off).
+    ref_t: Option<u64>,
     state: State,
 }
 
@@ -341,43 +425,21 @@ struct State {
     weights: Vec<f64>,
     cold: f64,
     sampled: u64,
-    /// `exact_below_lines` (0: no look-back).
+    /// `C` (0: no reference sample).
     exact_below: u64,
     lookback: LookBack,
-    lookbacks: u64,
+    ref_counts: Vec<u64>,
     truncated: u64,
 }
 
 impl State {
-    /// A reference to sampled `line` (hash `h`) made by `recs.1[pos]`
-    /// (`recs.0` is the chunk before).
+    /// A reference to `line` of the line sample (hash `h`).
     #[inline(never)]
-    fn sampled_ref(
-        &mut self,
-        line: u64,
-        h: u64,
-        recs: (&[Record], &[Record]),
-        pos: usize,
-        feed: (u32, bool),
-    ) {
+    fn sampled_ref(&mut self, line: u64, h: u64) {
         self.sampled += 1;
         match self.stack.access(line) {
             Some(ds) => {
-                let est = ds as f64 * self.inv_rate;
-                let below = self.exact_below as f64;
-                let d = if est < LOOKBACK_FACTOR * below {
-                    self.lookbacks += 1;
-                    match self.lookback.distance(recs, pos, line, feed.0, feed.1) {
-                        Reach::Exact(d) => d as usize,
-                        Reach::AtLeast(d) => (d as usize).max(est as usize),
-                        Reach::Truncated(d) => {
-                            self.truncated += 1;
-                            (d as usize).max(est as usize)
-                        }
-                    }
-                } else {
-                    est as usize
-                };
+                let d = (ds as f64 * self.inv_rate) as usize;
                 if d >= self.weights.len() {
                     self.weights
                         .resize((d + 1).max(2 * self.weights.len()), 0.0);
@@ -398,6 +460,28 @@ impl State {
                 }
             }
         }
+    }
+
+    /// A reference to `line` of the reference sample, made by
+    /// `recs.1[pos]` (`recs.0` holds the records before `recs.1`).
+    #[inline(never)]
+    fn ref_sample(
+        &mut self,
+        line: u64,
+        recs: (&[Record], &[Record]),
+        pos: usize,
+        feed: (u32, bool),
+    ) {
+        let c = self.exact_below;
+        let d = match self.lookback.distance(recs, pos, line, feed.0, feed.1) {
+            Reach::Exact(d) => d.min(c),
+            Reach::AtLeast(_) => c,
+            Reach::Truncated(_) => {
+                self.truncated += 1;
+                c
+            }
+        };
+        self.ref_counts[d as usize] += 1;
     }
 }
 
@@ -423,6 +507,11 @@ impl Shards {
             totals: Totals::default(),
             buf: Vec::with_capacity(CHUNK),
             old: Vec::new(),
+            seen: 0,
+            // Another salt than the lines': the reference sample is
+            // independent of the line sample.
+            ref_salt: mix64(cfg.salt ^ 0x5245_4653_414d_504c),
+            ref_t: (exact_below > 0).then_some(t),
             state: State {
                 salt: cfg.salt,
                 t,
@@ -434,9 +523,16 @@ impl Shards {
                 cold: 0.0,
                 sampled: 0,
                 exact_below,
-                // The walk stops at the cap: `exact_below` distinct lines.
+                // The walk stops at `C` distinct lines.
                 lookback: LookBack::new(exact_below),
-                lookbacks: 0,
+                ref_counts: vec![
+                    0;
+                    if exact_below > 0 {
+                        exact_below as usize + 1
+                    } else {
+                        0
+                    }
+                ],
                 truncated: 0,
             },
         })
@@ -464,6 +560,15 @@ impl Shards {
         }
     }
 
+    fn sampler(&self) -> Sampler {
+        Sampler {
+            salt: self.state.salt,
+            t: self.state.t,
+            ref_salt: self.ref_salt,
+            ref_t: self.ref_t,
+        }
+    }
+
     /// Adds every record of `records`, like [`Shards::extend`] with the
     /// same result, but without copying them and with the sampling filter
     /// run on the chunks in parallel (rayon).
@@ -471,15 +576,19 @@ impl Shards {
         if !self.buf.is_empty() {
             self.process();
         }
-        let (shift, ifetch, t, salt) = (self.shift, self.ifetch, self.state.t, self.state.salt);
+        let feed = (self.shift, self.ifetch);
+        let sampler = self.sampler();
+        let seen = self.seen;
         let filtered: Vec<Filtered> = records
             .par_chunks(CHUNK)
-            .map(|c| filter(c, shift, ifetch, t, salt))
+            .enumerate()
+            .map(|(k, c)| filter(c, seen + (k * CHUNK) as u64, feed, &sampler))
             .collect();
         let old = std::mem::take(&mut self.old);
         for (k, f) in filtered.iter().enumerate() {
             self.handle(&old, records, f, k * CHUNK);
         }
+        self.seen += records.len() as u64;
         self.keep_window(old, records);
     }
 
@@ -488,14 +597,14 @@ impl Shards {
     fn process(&mut self) {
         let f = filter(
             &self.buf,
-            self.shift,
-            self.ifetch,
-            self.state.t,
-            self.state.salt,
+            self.seen,
+            (self.shift, self.ifetch),
+            &self.sampler(),
         );
         let old = std::mem::take(&mut self.old);
         let buf = std::mem::take(&mut self.buf);
         self.handle(&old, &buf, &f, 0);
+        self.seen += buf.len() as u64;
         if buf.len() >= WINDOW {
             // A full chunk is the next window: swap, no copy.
             self.old = buf;
@@ -510,26 +619,33 @@ impl Shards {
     /// Handles the records of `recs` that `f` picked (positions from
     /// `base`), with `old` the records before `recs`.
     fn handle(&mut self, old: &[Record], recs: &[Record], f: &Filtered, base: usize) {
-        let (shift, ifetch, salt) = (self.shift, self.ifetch, self.state.salt);
+        let feed = (self.shift, self.ifetch);
+        let salt = self.state.salt;
         self.totals.accesses += f.accesses;
         self.totals.instructions += f.instructions;
-        for &i in &f.picks {
-            let pos = base + i as usize;
+        for &p in &f.picks {
+            let pos = base + (p & !(PICK_LINE | PICK_REF)) as usize;
             let r = recs[pos];
-            let d = decode(r, shift, ifetch);
+            let d = decode(r, feed.0, feed.1);
             if d.is_escape {
                 self.totals.instructions += r.instructions() - d.gap_instructions;
                 continue;
             }
-            // The filter counted one reference.
-            self.totals.accesses += d.last - d.first;
-            for line in d.first..=d.last {
-                // The threshold may have fallen (fixed size) since the
-                // filter ran: check again.
-                let h = mix64(line ^ salt);
-                if h <= self.state.t {
-                    self.state
-                        .sampled_ref(line, h, (old, recs), pos, (shift, ifetch));
+            if p & PICK_REF != 0 {
+                for line in d.first..=d.last {
+                    self.state.ref_sample(line, (old, recs), pos, feed);
+                }
+            }
+            if p & PICK_LINE != 0 {
+                // The filter counted one reference.
+                self.totals.accesses += d.last - d.first;
+                for line in d.first..=d.last {
+                    // The threshold may have fallen (fixed size) since the
+                    // filter ran: check again.
+                    let h = mix64(line ^ salt);
+                    if h <= self.state.t {
+                        self.state.sampled_ref(line, h);
+                    }
                 }
             }
         }
@@ -567,7 +683,8 @@ impl Shards {
             accesses: self.totals.accesses,
             instructions: self.totals.instructions,
             adjust: self.adjust,
-            lookbacks: s.lookbacks,
+            exact_below_lines: s.exact_below,
+            ref_counts: s.ref_counts,
             truncated_lookbacks: s.truncated,
         }
     }
@@ -608,4 +725,100 @@ pub fn shards_slice(
     let mut b = Shards::new(opts, cfg)?;
     b.extend_from_slice(records);
     Ok(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cachepart_trace::Kind;
+
+    fn estimate(weights: Vec<f64>, cold: f64, c: u64, ref_counts: Vec<u64>) -> ShardsEstimate {
+        ShardsEstimate {
+            line_bytes: 64,
+            weights,
+            cold,
+            sampled_refs: 0,
+            sampled_lines: 0,
+            final_rate: 0.5,
+            accesses: 1000,
+            instructions: 0,
+            adjust: true,
+            exact_below_lines: c,
+            ref_counts,
+            truncated_lookbacks: 0,
+        }
+    }
+
+    #[test]
+    fn splices_the_reference_sample_below_c_and_the_line_shape_above() {
+        // Line sample: 100 at distance 1, 300 at 4, 200 at 10, 50 cold.
+        let mut w = vec![0.0; 11];
+        w[1] = 100.0;
+        w[4] = 300.0;
+        w[10] = 200.0;
+        let plain = estimate(w.clone(), 50.0, 0, vec![]);
+        assert_eq!(plain.misses_at_lines(2), 550.0);
+        assert_eq!(plain.misses_at_lines(11), 50.0);
+        // C = 4: 10 sampled references, 5 at distance 0, 1 at 2, 4 at 4+.
+        let e = estimate(w, 50.0, 4, vec![5, 0, 1, 0, 4]);
+        assert_eq!(e.ref_samples(), 10);
+        assert_eq!(e.misses_at_lines(0), 1000.0);
+        assert_eq!(e.misses_at_lines(1), 500.0);
+        assert_eq!(e.misses_at_lines(3), 400.0);
+        assert_eq!(e.misses_at_lines(4), 400.0);
+        // Above C the line sample's shape: 250 of its 550 at C remain.
+        assert!((e.misses_at_lines(5) - 400.0 * 250.0 / 550.0).abs() < 1e-9);
+        assert!((e.misses_at_lines(100) - 400.0 * 50.0 / 550.0).abs() < 1e-9);
+        let c = e.curve(&[64, 256, 64 * 5]).unwrap();
+        assert_eq!(c.misses, vec![500, 400, 182]);
+    }
+
+    #[test]
+    fn config_defaults_and_checks() {
+        let cfg: ShardsConfig = serde_json::from_str(
+            r#"{"sampling": {"mode": "fixed-rate", "rate": 0.01}, "adjust": true, "salt": 3}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg, ShardsConfig::fixed_rate(0.01).with_salt(3));
+        assert_eq!(cfg.exact_below_lines, DEFAULT_EXACT_BELOW);
+        assert_eq!(ShardsConfig::fixed_size(10).exact_below_lines, 0);
+        let too_big = ShardsConfig::fixed_rate(0.01).with_exact_below(MAX_EXACT_BELOW + 1);
+        assert!(Shards::new(&Options::default(), &too_big).is_err());
+    }
+
+    #[test]
+    fn every_way_of_feeding_gives_the_same_estimate() {
+        // Loads and stores over 3,000 lines with fetches in between, some
+        // crossing lines; 200 Ki records, so several chunks.
+        let mut x: u64 = 7;
+        let recs: Vec<Record> = (0..200_000u64)
+            .map(|i| {
+                x = mix64(x);
+                let kind = [Kind::Load, Kind::Ifetch, Kind::Store, Kind::Ifetch][(i % 4) as usize];
+                let line = if x % 3 == 0 { x % 40 } else { x % 3000 };
+                Record::access(kind, line * 64 + (x >> 40) % 64, 8, (i % 3) as u32).unwrap()
+            })
+            .collect();
+        let opts = Options::default();
+        let cfg = ShardsConfig::fixed_rate(0.05);
+        let a = shards(recs.iter().copied(), &opts, &cfg).unwrap();
+        let b = shards_slice(&recs, &opts, &cfg).unwrap();
+        let mut one = Shards::new(&opts, &cfg).unwrap();
+        for &r in &recs {
+            one.push(r);
+        }
+        let c = one.finish();
+        let mut mixed = Shards::new(&opts, &cfg).unwrap();
+        mixed.extend_from_slice(&recs[..70_000]);
+        mixed.extend(recs[70_000..100_000].iter().copied());
+        mixed.extend_from_slice(&recs[100_000..]);
+        let d = mixed.finish();
+        assert!(a.ref_samples() > 1000 && a.sampled_refs > 1000);
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        assert_eq!(a, d);
+        let exact = crate::fully_associative(recs.iter().copied(), &opts).unwrap();
+        assert_eq!(a.accesses, exact.accesses);
+        assert_eq!(a.instructions, exact.instructions);
+    }
 }

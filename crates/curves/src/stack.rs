@@ -159,7 +159,9 @@ impl LruStack {
             *v = before[w] + (bits[w] & ((1u64 << (t & 63)) - 1)).count_ones();
         });
         let live = self.map.len();
-        let slots = (SLOTS_PER_LINE * live).max(MIN_SLOTS).next_multiple_of(BLOCK);
+        let slots = (SLOTS_PER_LINE * live)
+            .max(MIN_SLOTS)
+            .next_multiple_of(BLOCK);
         let mut bits = vec![0u64; slots / 64];
         bits[..live / 64].fill(!0);
         if live % 64 != 0 {
