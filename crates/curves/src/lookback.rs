@@ -1,22 +1,19 @@
 //! Exact short stack distances by looking back over the recent records:
 //! SHARDS' complement for the sizes below its sampling resolution.
 //!
-//! For a reference at position `pos` of a record window, walk the lines
-//! referenced before it, most recent first, counting the distinct ones
+//! For a reference, walk the lines referenced before it (kept by the
+//! caller, one per line reference), most recent first, counting the
+//! distinct ones
 //! (a small epoch-stamped hash set) until the referenced line itself turns
 //! up: the count is then its exact stack distance. The walk stops early
 //! when `cap` distinct lines have been seen (the distance is at least
-//! `cap`) or after [`WINDOW`] records (at least the count so far).
+//! `cap`) or after [`WINDOW`] line references (at least the count so far).
 //! Its cost is that of the walk, so [`crate::shards`] calls it only for
 //! a sample of the references.
 
-use cachepart_trace::Record;
-
-use crate::raw::decode;
-
-/// Records a look-back walks over at most (before the reference's own):
-/// SHARDS' reference sample sees distances whose previous use is at most
-/// this many records back.
+/// Line references a look-back walks over at most: SHARDS' reference
+/// sample sees distances whose previous use is at most this many line
+/// references back.
 pub const WINDOW: usize = 1 << 16;
 
 /// 2^64 / φ, odd.
@@ -74,18 +71,10 @@ impl LookBack {
         }
     }
 
-    /// The stack distance of the reference to `target` made by
-    /// `recs.1[pos]` (one of the lines that record touches), from the
-    /// lines of `recs.1[pos]` before `target`, of `recs.1[..pos]` and of
-    /// `recs.0` (the records before `recs.1`).
-    pub(crate) fn distance(
-        &mut self,
-        recs: (&[Record], &[Record]),
-        pos: usize,
-        target: u64,
-        shift: u32,
-        ifetch: bool,
-    ) -> Reach {
+    /// The stack distance of the reference to `before`'s successor, the
+    /// line `target`: `before` holds the line references before it, most
+    /// recent last, in up to three pieces (oldest first).
+    pub(crate) fn distance(&mut self, target: u64, before: [&[u64]; 3]) -> Reach {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.set.fill((0, 0));
@@ -93,40 +82,11 @@ impl LookBack {
         }
         let mut seen = 0u64;
         let mut prev = target;
-        // Lines of the target's own record that come before it.
-        let own = decode(recs.1[pos], shift, ifetch);
-        let mut line = target;
-        while line > own.first {
-            line -= 1;
+        let [a, b, c] = before;
+        let walk = c.iter().rev().chain(b.iter().rev()).chain(a.iter().rev());
+        for &line in walk.take(WINDOW) {
             if let Some(r) = self.visit(line, target, &mut seen, &mut prev) {
                 return r;
-            }
-        }
-        let before = recs.1[..pos].iter().rev().chain(recs.0.iter().rev());
-        for &r in before.take(WINDOW) {
-            // Most records are fetches (not references) or touch one line:
-            // test those cheaply first.
-            let x = r.raw();
-            let kind = (x >> 48) & 7;
-            if kind == 4 || (kind == 2 && !ifetch) {
-                continue;
-            }
-            let d = decode(r, shift, ifetch);
-            if d.first == d.last {
-                if let Some(r) = self.visit(d.first, target, &mut seen, &mut prev) {
-                    return r;
-                }
-                continue;
-            }
-            let mut line = d.last;
-            loop {
-                if let Some(r) = self.visit(line, target, &mut seen, &mut prev) {
-                    return r;
-                }
-                if line == d.first {
-                    break;
-                }
-                line -= 1;
             }
         }
         Reach::Truncated(seen)
@@ -154,7 +114,6 @@ impl LookBack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cachepart_trace::Kind;
     use proptest::prelude::*;
 
     /// Distinct lines between the previous use of the last line and it.
@@ -170,39 +129,24 @@ mod tests {
     proptest! {
         #[test]
         fn finds_the_exact_distance_or_a_bound(
-            accs in prop::collection::vec((0u64..64, 1u32..100, any::<bool>()), 1..400),
+            lines in prop::collection::vec(0u64..64, 1..400),
             cap in 1u64..40,
+            cut in 0usize..400,
         ) {
-            // Loads of 1..99 bytes (some crossing lines) with fetches in
-            // between, which are not references here.
-            let recs: Vec<Record> = accs
-                .iter()
-                .map(|&(l, size, fetch)| {
-                    let kind = if fetch { Kind::Ifetch } else { Kind::Load };
-                    Record::access(kind, l * 48, size, 0).unwrap()
-                })
-                .collect();
             let mut lb = LookBack::new(cap);
-            let mut lines = Vec::new();
-            for (pos, &r) in recs.iter().enumerate() {
-                let d = decode(r, 6, false);
-                if !d.is_ref {
-                    continue;
-                }
-                for target in d.first..=d.last {
-                    lines.push(target);
-                    // Split the window anywhere: the walk crosses over.
-                    let cut = pos / 2;
-                    let got = lb.distance((&recs[..cut], &recs[cut..]), pos - cut, target, 6, false);
-                    match naive(&lines) {
-                        Some(want) if want < cap => prop_assert_eq!(got, Reach::Exact(want)),
-                        Some(_) => prop_assert_eq!(got, Reach::AtLeast(cap)),
-                        None => match got {
-                            Reach::Truncated(n) => prop_assert!(n < cap),
-                            Reach::AtLeast(n) => prop_assert_eq!(n, cap),
-                            Reach::Exact(_) => prop_assert!(false, "no previous use"),
-                        },
-                    }
+            for i in 0..lines.len() {
+                // Split the history anywhere: the walk crosses over.
+                let (old, cur) = lines[..i].split_at(cut.min(i));
+                let (a, b) = old.split_at(old.len() / 2);
+                let got = lb.distance(lines[i], [a, b, cur]);
+                match naive(&lines[..=i]) {
+                    Some(want) if want < cap => prop_assert_eq!(got, Reach::Exact(want)),
+                    Some(_) => prop_assert_eq!(got, Reach::AtLeast(cap)),
+                    None => match got {
+                        Reach::Truncated(n) => prop_assert!(n < cap),
+                        Reach::AtLeast(n) => prop_assert_eq!(n, cap),
+                        Reach::Exact(_) => prop_assert!(false, "no previous use"),
+                    },
                 }
             }
         }

@@ -32,7 +32,7 @@
 //! with no other sampled line in between. `docs/curves.md` has the
 //! measured mean absolute errors.
 
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use cachepart_trace::Record;
 use rayon::prelude::*;
@@ -312,9 +312,11 @@ impl ShardsEstimate {
     }
 }
 
-/// Records processed at once by the sampling filter (the look-back window,
-/// so that a full chunk is the next one's window).
-const CHUNK: usize = WINDOW;
+/// Records processed at once by the sampling filter.
+const CHUNK: usize = 1 << 16;
+
+/// Chunks filtered in parallel at once by [`Shards::extend_from_slice`].
+const BATCH: usize = 16;
 
 /// Pick flag: the record is an escape, crosses a line boundary or its
 /// first line may be sampled.
@@ -324,8 +326,11 @@ const PICK_REF: u32 = 1 << 30;
 
 /// What the filter found in a chunk.
 struct Filtered {
-    /// Positions of the records that matter, with `PICK_*` flags.
-    picks: Vec<u32>,
+    /// Positions of the records that matter, with `PICK_*` flags, and the
+    /// index in `lines` of their first line.
+    picks: Vec<(u32, u32)>,
+    /// The chunk's line references, in order (reference sample only).
+    lines: Vec<u64>,
     instructions: u64,
     accesses: u64,
 }
@@ -340,6 +345,8 @@ fn filter(recs: &[Record], start: u64, feed: (u32, bool), s: &Sampler) -> Filter
     let (shift, ifetch) = feed;
     // Grown as needed: a few percent of the records are picked.
     let mut picks = Vec::with_capacity(1024);
+    let keep_lines = s.ref_t.is_some();
+    let mut lines = Vec::with_capacity(if keep_lines { recs.len() } else { 0 });
     let mut instructions = 0u64;
     let mut accesses = 0u64;
     let line_mask = (1u64 << shift) - 1;
@@ -357,13 +364,22 @@ fn filter(recs: &[Record], start: u64, feed: (u32, bool), s: &Sampler) -> Filter
         accesses += u64::from(!is_escape);
         let line = is_escape | cross | (mix64((addr >> shift) ^ s.salt) <= s.t);
         let refs = !is_escape && s.ref_sampled(start + i as u64);
+        let at = lines.len() as u32;
+        if keep_lines && !is_escape {
+            lines.push(addr >> shift);
+            if cross {
+                let d = decode(r, shift, ifetch);
+                lines.extend(d.first + 1..=d.last);
+            }
+        }
         if line | refs {
             let flags = if line { PICK_LINE } else { 0 } | if refs { PICK_REF } else { 0 };
-            picks.push(i as u32 | flags);
+            picks.push((i as u32 | flags, at));
         }
     }
     Filtered {
         picks,
+        lines,
         instructions,
         accesses,
     }
@@ -393,7 +409,7 @@ impl Sampler {
 /// each record's bits, hashes its first line (and its record number for
 /// the reference sample) and notes the few that matter (sampled, crossing
 /// a line boundary, or escapes); only those are then handled one by one.
-/// The previous [`WINDOW`] records are kept for the look-back.
+/// The last [`WINDOW`] line references are kept for the look-back.
 pub struct Shards {
     line_bytes: u64,
     adjust: bool,
@@ -402,8 +418,8 @@ pub struct Shards {
     totals: Totals,
     /// The chunk being filled.
     buf: Vec<Record>,
-    /// The last [`WINDOW`] records handled (look-back only).
-    old: Vec<Record>,
+    /// The last [`WINDOW`] line references handled (reference sample).
+    ring: VecDeque<u64>,
     /// Records handled before `buf`.
     seen: u64,
     ref_salt: u64,
@@ -462,18 +478,12 @@ impl State {
         }
     }
 
-    /// A reference to `line` of the reference sample, made by
-    /// `recs.1[pos]` (`recs.0` holds the records before `recs.1`).
+    /// A reference to `line` of the reference sample, after the line
+    /// references `before` (in pieces, oldest first).
     #[inline(never)]
-    fn ref_sample(
-        &mut self,
-        line: u64,
-        recs: (&[Record], &[Record]),
-        pos: usize,
-        feed: (u32, bool),
-    ) {
+    fn ref_sample(&mut self, line: u64, before: [&[u64]; 3]) {
         let c = self.exact_below;
-        let d = match self.lookback.distance(recs, pos, line, feed.0, feed.1) {
+        let d = match self.lookback.distance(line, before) {
             Reach::Exact(d) => d.min(c),
             Reach::AtLeast(_) => c,
             Reach::Truncated(_) => {
@@ -506,7 +516,7 @@ impl Shards {
             ifetch: opts.include_ifetch,
             totals: Totals::default(),
             buf: Vec::with_capacity(CHUNK),
-            old: Vec::new(),
+            ring: VecDeque::new(),
             seen: 0,
             // Another salt than the lines': the reference sample is
             // independent of the line sample.
@@ -577,53 +587,42 @@ impl Shards {
             self.process();
         }
         let feed = (self.shift, self.ifetch);
-        let sampler = self.sampler();
-        let seen = self.seen;
-        let filtered: Vec<Filtered> = records
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(k, c)| filter(c, seen + (k * CHUNK) as u64, feed, &sampler))
-            .collect();
-        let old = std::mem::take(&mut self.old);
-        for (k, f) in filtered.iter().enumerate() {
-            self.handle(&old, records, f, k * CHUNK);
+        for batch in records.chunks(CHUNK * BATCH) {
+            // The threshold may fall (fixed size) during the batch: the
+            // filter's picks are a superset, `handle` checks again.
+            let sampler = self.sampler();
+            let seen = self.seen;
+            let filtered: Vec<Filtered> = batch
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(k, c)| filter(c, seen + (k * CHUNK) as u64, feed, &sampler))
+                .collect();
+            for (k, f) in filtered.iter().enumerate() {
+                self.handle(batch, f, k * CHUNK);
+            }
+            self.seen += batch.len() as u64;
         }
-        self.seen += records.len() as u64;
-        self.keep_window(old, records);
     }
 
     /// Filters the chunk in `buf`, handles the records that matter, and
     /// starts the next chunk.
     fn process(&mut self) {
-        let f = filter(
-            &self.buf,
-            self.seen,
-            (self.shift, self.ifetch),
-            &self.sampler(),
-        );
-        let old = std::mem::take(&mut self.old);
         let buf = std::mem::take(&mut self.buf);
-        self.handle(&old, &buf, &f, 0);
+        let f = filter(&buf, self.seen, (self.shift, self.ifetch), &self.sampler());
+        self.handle(&buf, &f, 0);
         self.seen += buf.len() as u64;
-        if buf.len() >= WINDOW {
-            // A full chunk is the next window: swap, no copy.
-            self.old = buf;
-            self.buf = old;
-        } else {
-            self.keep_window(old, &buf);
-            self.buf = buf;
-        }
+        self.buf = buf;
         self.buf.clear();
     }
 
     /// Handles the records of `recs` that `f` picked (positions from
-    /// `base`), with `old` the records before `recs`.
-    fn handle(&mut self, old: &[Record], recs: &[Record], f: &Filtered, base: usize) {
+    /// `base`), then keeps the chunk's lines for later look-backs.
+    fn handle(&mut self, recs: &[Record], f: &Filtered, base: usize) {
         let feed = (self.shift, self.ifetch);
         let salt = self.state.salt;
         self.totals.accesses += f.accesses;
         self.totals.instructions += f.instructions;
-        for &p in &f.picks {
+        for &(p, at) in &f.picks {
             let pos = base + (p & !(PICK_LINE | PICK_REF)) as usize;
             let r = recs[pos];
             let d = decode(r, feed.0, feed.1);
@@ -632,8 +631,10 @@ impl Shards {
                 continue;
             }
             if p & PICK_REF != 0 {
-                for line in d.first..=d.last {
-                    self.state.ref_sample(line, (old, recs), pos, feed);
+                for (j, line) in (d.first..=d.last).enumerate() {
+                    let (a, b) = self.ring.as_slices();
+                    let cur = &f.lines[..at as usize + j];
+                    self.state.ref_sample(line, [a, b, cur]);
                 }
             }
             if p & PICK_LINE != 0 {
@@ -649,20 +650,12 @@ impl Shards {
                 }
             }
         }
-    }
-
-    /// Keeps the last [`WINDOW`] records of `old` then `recs` in
-    /// `self.old`, reusing `old`'s storage.
-    fn keep_window(&mut self, mut old: Vec<Record>, recs: &[Record]) {
-        if recs.len() >= WINDOW {
-            old.clear();
-            old.extend_from_slice(&recs[recs.len() - WINDOW..]);
-        } else {
-            let drop = (old.len() + recs.len()).saturating_sub(WINDOW);
-            old.drain(..drop);
-            old.extend_from_slice(recs);
+        if !f.lines.is_empty() {
+            let keep = f.lines.len().min(WINDOW);
+            self.ring.extend(&f.lines[f.lines.len() - keep..]);
+            let excess = self.ring.len().saturating_sub(WINDOW);
+            self.ring.drain(..excess);
         }
-        self.old = old;
     }
 
     /// The estimate from the records added.
