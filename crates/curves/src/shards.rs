@@ -788,7 +788,7 @@ mod tests {
             .map(|i| {
                 x = mix64(x);
                 let kind = [Kind::Load, Kind::Ifetch, Kind::Store, Kind::Ifetch][(i % 4) as usize];
-                let line = if x % 3 == 0 { x % 40 } else { x % 3000 };
+                let line = if x.is_multiple_of(3) { x % 40 } else { x % 3000 };
                 Record::access(kind, line * 64 + (x >> 40) % 64, 8, (i % 3) as u32).unwrap()
             })
             .collect();

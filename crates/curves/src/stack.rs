@@ -164,7 +164,7 @@ impl LruStack {
             .next_multiple_of(BLOCK);
         let mut bits = vec![0u64; slots / 64];
         bits[..live / 64].fill(!0);
-        if live % 64 != 0 {
+        if !live.is_multiple_of(64) {
             bits[live / 64] = (1u64 << (live % 64)) - 1;
         }
         self.bits = bits;
