@@ -14,8 +14,10 @@
 //! * [`colored`]: exact misses when an application is confined to `c` of
 //!   a cache's `C` page colors, for every `c`; the page-to-color rule is in
 //!   the [`colors`] module docs.
-//! * [`shards`] ([`Shards`]): SHARDS sampling (Waldspurger et al., FAST
-//!   2015) at a fixed rate or in fixed memory, into a [`ShardsEstimate`].
+//! * [`shards`] ([`Shards`]; [`shards_slice`] for an in-memory trace):
+//!   SHARDS sampling (Waldspurger et al., FAST 2015) at a fixed rate or in
+//!   fixed memory, with a reference sample for the small sizes, into a
+//!   [`ShardsEstimate`].
 //! * [`mean_absolute_error`] and [`log_sizes`]: comparing curves.
 //! * [`UntilError`]: feeds a fallible trace reader to the builders.
 //!

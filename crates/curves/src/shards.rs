@@ -26,11 +26,24 @@
 //!   `N` rather than by the sampled weight; that is what `adjust` does
 //!   (for fixed size, too).
 //!
-//! Error: the estimate's variance comes from which lines are sampled, so
-//! it falls roughly as `1 / (R * footprint)`; sizes below about `1 / R`
-//! lines are resolved only to whether a sampled line was re-referenced
-//! with no other sampled line in between. `docs/curves.md` has the
-//! measured mean absolute errors.
+//! * **Reference sample** ([`ShardsConfig::exact_below_lines`] `= C`,
+//!   256 by default for fixed rate): the line sample resolves sizes below
+//!   about `1 / R` lines only to whether a sampled line was re-referenced
+//!   with no other sampled line in between, and its level swings with
+//!   whether the hottest lines are sampled. So the sizes of at most `C`
+//!   lines come from a sample of *references* (data records whose record
+//!   number hashes below the threshold, whatever their address): each
+//!   one's exact distance below `C` is found by looking back over the last
+//!   [`WINDOW`] line references ([`LookBack`]), and
+//!   `misses(n) = N * (sampled references at distance n or more) / k` for
+//!   `n <= C`, a binomial estimate with standard error at most
+//!   `0.5 / sqrt(R N)`. Above `C` the line sample's estimate `S` gives the
+//!   shape, scaled to agree at `C`: `misses(n) = misses(C) S(n) / S(C)`.
+//!
+//! Error: above `C` the line sample's variance comes from which lines are
+//! sampled, so it falls roughly as `1 / (R * footprint)`, or is dominated
+//! by the hottest lines. `docs/curves.md` has the measured mean absolute
+//! errors.
 
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -788,7 +801,11 @@ mod tests {
             .map(|i| {
                 x = mix64(x);
                 let kind = [Kind::Load, Kind::Ifetch, Kind::Store, Kind::Ifetch][(i % 4) as usize];
-                let line = if x.is_multiple_of(3) { x % 40 } else { x % 3000 };
+                let line = if x.is_multiple_of(3) {
+                    x % 40
+                } else {
+                    x % 3000
+                };
                 Record::access(kind, line * 64 + (x >> 40) % 64, 8, (i % 3) as u32).unwrap()
             })
             .collect();
