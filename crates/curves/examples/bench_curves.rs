@@ -72,6 +72,8 @@ fn report(name: &str, recs: &[Record]) {
     let (t_iter, _) = time(3, || shards(recs.iter().copied(), &opts, &cfg).unwrap());
     let plain = cfg.with_exact_below(0);
     let (t_plain, _) = time(5, || shards_slice(recs, &opts, &plain).unwrap());
+    let dense = cfg.with_reference_fraction(1.0);
+    let (t_dense, _) = time(3, || shards_slice(recs, &opts, &dense).unwrap());
     // The floor of any pass over the records: read each one, count the
     // data references and instructions.
     let (t_scan, _) = time(5, || {
@@ -118,6 +120,11 @@ fn report(name: &str, recs: &[Record]) {
         t_exact / t_plain
     );
     println!(
+        "SHARDS 0.01, ref. frac. 1 {:8.1} M accesses/s  ({:.1}x exact)",
+        n / t_dense / 1e6,
+        t_exact / t_dense
+    );
+    println!(
         "bare scan of the records  {:8.1} M accesses/s  ({:.1}x exact: the bound on any sampler)",
         n / t_scan / 1e6,
         t_exact / t_scan
@@ -132,6 +139,7 @@ fn report(name: &str, recs: &[Record]) {
         for cfg in [
             ShardsConfig::fixed_rate(0.1),
             ShardsConfig::fixed_rate(0.01),
+            ShardsConfig::fixed_rate(0.01).with_reference_fraction(1.0),
             ShardsConfig::fixed_rate(0.01).with_exact_below(0),
             ShardsConfig::fixed_rate(0.01)
                 .with_exact_below(0)
@@ -143,9 +151,10 @@ fn report(name: &str, recs: &[Record]) {
         ] {
             let (mean, max) = mae_over_salts(recs, cfg, &exact, 5);
             println!(
-                "  {:<55} C={:<4} {mean:.4} / {max:.4}",
+                "  {:<55} C={:<4} f={:<4} {mean:.4} / {max:.4}",
                 format!("{:?}", cfg.sampling) + if cfg.adjust { " adj" } else { "" },
-                cfg.exact_below_lines
+                cfg.exact_below_lines,
+                cfg.reference_fraction
             );
         }
     }

@@ -69,6 +69,6 @@ pub use options::{Options, Totals};
 pub use set_assoc::{set_associative, SetAssoc, MAX_WAYS};
 pub use shards::{
     shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, DEFAULT_EXACT_BELOW,
-    MAX_EXACT_BELOW,
+    DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW,
 };
 pub use until_error::UntilError;

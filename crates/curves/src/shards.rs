@@ -98,6 +98,20 @@ pub struct ShardsConfig {
     /// default for fixed size).
     #[serde(default = "default_exact_below")]
     pub exact_below_lines: u32,
+    /// The reference sample's rate as a fraction of the line sample's
+    /// (initial) rate, in `(0, 1]` ([`DEFAULT_REFERENCE_FRACTION`] by
+    /// default). At line rate 1 there is no reference sample: the line
+    /// sample is exact.
+    #[serde(default = "default_reference_fraction")]
+    pub reference_fraction: f64,
+}
+
+/// The default [`ShardsConfig::reference_fraction`]: a tenth, so that at
+/// `R = 0.01` one reference in a thousand is looked back for.
+pub const DEFAULT_REFERENCE_FRACTION: f64 = 0.1;
+
+fn default_reference_fraction() -> f64 {
+    DEFAULT_REFERENCE_FRACTION
 }
 
 /// The default [`ShardsConfig::exact_below_lines`] of fixed-rate sampling:
@@ -120,6 +134,7 @@ impl ShardsConfig {
             adjust: true,
             salt: 0,
             exact_below_lines: DEFAULT_EXACT_BELOW,
+            reference_fraction: DEFAULT_REFERENCE_FRACTION,
         }
     }
 
@@ -135,12 +150,19 @@ impl ShardsConfig {
             adjust: true,
             salt: 0,
             exact_below_lines: 0,
+            reference_fraction: DEFAULT_REFERENCE_FRACTION,
         }
     }
 
     /// The same configuration with another salt.
     pub fn with_salt(mut self, salt: u64) -> Self {
         self.salt = salt;
+        self
+    }
+
+    /// The same configuration with another reference-sample fraction.
+    pub fn with_reference_fraction(mut self, fraction: f64) -> Self {
+        self.reference_fraction = fraction;
         self
     }
 
@@ -172,6 +194,12 @@ impl ShardsConfig {
         }
         if max == 0 {
             return Err(CurveError::Sampling("max-lines must be positive".into()));
+        }
+        let f = self.reference_fraction;
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(CurveError::Sampling(format!(
+                "reference-fraction {f}: expected 0 < fraction <= 1"
+            )));
         }
         if self.exact_below_lines > MAX_EXACT_BELOW {
             return Err(CurveError::Sampling(format!(
@@ -534,7 +562,8 @@ impl Shards {
             // Another salt than the lines': the reference sample is
             // independent of the line sample.
             ref_salt: mix64(cfg.salt ^ 0x5245_4653_414d_504c),
-            ref_t: (exact_below > 0).then_some(t),
+            ref_t: (exact_below > 0 && t < u64::MAX)
+                .then(|| threshold(rate * cfg.reference_fraction)),
             state: State {
                 salt: cfg.salt,
                 t,
@@ -790,6 +819,9 @@ mod tests {
         assert_eq!(ShardsConfig::fixed_size(10).exact_below_lines, 0);
         let too_big = ShardsConfig::fixed_rate(0.01).with_exact_below(MAX_EXACT_BELOW + 1);
         assert!(Shards::new(&Options::default(), &too_big).is_err());
+        let bad = ShardsConfig::fixed_rate(0.01).with_reference_fraction(0.0);
+        assert!(Shards::new(&Options::default(), &bad).is_err());
+        assert_eq!(cfg.reference_fraction, DEFAULT_REFERENCE_FRACTION);
     }
 
     #[test]
@@ -810,7 +842,7 @@ mod tests {
             })
             .collect();
         let opts = Options::default();
-        let cfg = ShardsConfig::fixed_rate(0.05);
+        let cfg = ShardsConfig::fixed_rate(0.05).with_reference_fraction(1.0);
         let a = shards(recs.iter().copied(), &opts, &cfg).unwrap();
         let b = shards_slice(&recs, &opts, &cfg).unwrap();
         let mut one = Shards::new(&opts, &cfg).unwrap();
