@@ -32,12 +32,13 @@
 //!   with no other sampled line in between, and its level swings with
 //!   whether the hottest lines are sampled. So the sizes of at most `C`
 //!   lines come from a sample of *references* (data records whose record
-//!   number hashes below the threshold, whatever their address): each
+//!   number hashes below a threshold, at [`ShardsConfig::reference_fraction`]
+//!   times the line rate, whatever their address): each
 //!   one's exact distance below `C` is found by looking back over the last
 //!   [`WINDOW`] line references ([`LookBack`]), and
 //!   `misses(n) = N * (sampled references at distance n or more) / k` for
 //!   `n <= C`, a binomial estimate with standard error at most
-//!   `0.5 / sqrt(R N)`. Above `C` the line sample's estimate `S` gives the
+//!   `0.5 / sqrt(k)`, `k` the references sampled. Above `C` the line sample's estimate `S` gives the
 //!   shape, scaled to agree at `C`: `misses(n) = misses(C) S(n) / S(C)`.
 //!
 //! Error: above `C` the line sample's variance comes from which lines are
@@ -91,9 +92,9 @@ pub struct ShardsConfig {
     /// another set of lines (0 by default).
     pub salt: u64,
     /// `C`: the misses of caches of at most `C` lines come from a
-    /// sample of *references* (not lines) at the same rate, whose exact
-    /// distances below `C` are found by looking back over the recent
-    /// records; the line sample gives the curve's shape above `C`
+    /// sample of *references* (not lines), whose exact distances below `C`
+    /// are found by looking back over the recent line references; the
+    /// line sample gives the curve's shape above `C`
     /// ([`DEFAULT_EXACT_BELOW`] lines for fixed rate; 0, plain SHARDS, the
     /// default for fixed size).
     #[serde(default = "default_exact_below")]
