@@ -6,7 +6,7 @@
 #   ./scripts/bench.sh policies   only LFOC/KPart decision time (criterion)
 #   ./scripts/bench.sh trace      only trace write/read throughput (criterion)
 #   ./scripts/bench.sh sim        only the cachegrind-mode simulator vs a reference loop
-#   ./scripts/bench.sh curves     only exact and SHARDS miss curves vs a reference loop
+#   ./scripts/bench.sh curves     only exact and SHARDS miss curves vs a reference loop and a bare scan
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -29,6 +29,6 @@ if [[ $what == all || $what == sim ]]; then
   cargo run -q --release -p cachepart-sim --example bench_sim
 fi
 if [[ $what == all || $what == curves ]]; then
-  echo "== miss-rate curves: exact vs a plain Fenwick loop, SHARDS 0.01 vs exact"
+  echo "== miss-rate curves: exact vs a plain Fenwick loop, SHARDS 0.01 (with and without the reference sample) and a bare scan vs exact, SHARDS error"
   cargo run -q --release -p cachepart-curves --example bench_curves
 fi

@@ -161,7 +161,7 @@ pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Er
             let cfg = ShardsConfig {
                 sampling: sampling_mode,
                 adjust: req.adjust,
-                salt: 0,
+                ..ShardsConfig::fixed_rate(req.rate)
             };
             let est = shards(&mut records, &opts, &cfg).map_err(|e| bad(&e))?;
             sampling = Some(SamplingInfo {

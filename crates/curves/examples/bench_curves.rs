@@ -1,8 +1,10 @@
 //! Throughput and accuracy of the curves on synthetic traces and, with
-//! valgrind, on real programs captured with lackey: accesses per second of
-//! the exact fully associative pass, of a plain reference Fenwick loop and
-//! of SHARDS; the mean absolute error of SHARDS against the exact curve
-//! over log-spaced sizes from 1 KiB to 64 MiB.
+//! valgrind, on real programs captured with lackey (`sort`, `xz`,
+//! `sqlite3`): accesses per second of the exact fully associative pass, of
+//! a plain reference Fenwick loop, of SHARDS (from an iterator and from a
+//! slice) and of a bare scan of the records (the floor of any pass that
+//! reads them all); the mean absolute error of SHARDS against the exact
+//! curve over log-spaced sizes from 1 KiB to 64 MiB.
 //!
 //! Run: `cargo run --release -p cachepart-curves --example bench_curves`
 //! (`-- --quick` for the synthetic traces only, `-- --no-synth` for the
@@ -16,7 +18,8 @@ mod traces;
 use std::time::Instant;
 
 use cachepart_curves::{
-    fully_associative, log_sizes, mean_absolute_error, shards, Curve, Options, ShardsConfig,
+    fully_associative, log_sizes, mean_absolute_error, shards, shards_slice, Curve, Options,
+    ShardsConfig,
 };
 use cachepart_trace::Record;
 
@@ -38,7 +41,7 @@ fn mae_over_salts(recs: &[Record], cfg: ShardsConfig, exact: &Curve, salts: u64)
     let mut sum = 0.0;
     let mut max: f64 = 0.0;
     for salt in 0..salts {
-        let est = shards(recs.iter().copied(), &opts, &cfg.with_salt(salt)).unwrap();
+        let est = shards_slice(recs, &opts, &cfg.with_salt(salt)).unwrap();
         let e = mean_absolute_error(&est.curve(&exact.sizes_bytes).unwrap(), exact).unwrap();
         sum += e;
         max = max.max(e);
@@ -65,7 +68,25 @@ fn report(name: &str, recs: &[Record]) {
     assert_eq!(hist, h.counts, "reference loop disagrees");
     assert_eq!(cold, h.cold);
     let cfg = ShardsConfig::fixed_rate(0.01);
-    let (t_shards, _) = time(5, || shards(recs.iter().copied(), &opts, &cfg).unwrap());
+    let (t_shards, _) = time(5, || shards_slice(recs, &opts, &cfg).unwrap());
+    let (t_iter, _) = time(3, || shards(recs.iter().copied(), &opts, &cfg).unwrap());
+    let plain = cfg.with_exact_below(0);
+    let (t_plain, _) = time(5, || shards_slice(recs, &opts, &plain).unwrap());
+    let dense = cfg.with_reference_fraction(1.0);
+    let (t_dense, _) = time(3, || shards_slice(recs, &opts, &dense).unwrap());
+    // The floor of any pass over the records: read each one, count the
+    // data references and instructions.
+    let (t_scan, _) = time(5, || {
+        let mut refs = 0u64;
+        let mut instructions = 0u64;
+        for &r in std::hint::black_box(recs) {
+            let x = r.raw();
+            let kind = (x >> 48) & 7;
+            instructions += (x >> 58) + u64::from(kind == 2);
+            refs += u64::from(kind != 2 && kind != 4);
+        }
+        std::hint::black_box((refs, instructions))
+    });
     println!("## {name}");
     println!(
         "records {}  data line references {}  footprint {} KiB  instructions {}",
@@ -84,9 +105,29 @@ fn report(name: &str, recs: &[Record]) {
         t_ref / t_exact
     );
     println!(
-        "SHARDS fixed rate 0.01    {:8.1} M accesses/s  ({:.0}x exact)",
+        "SHARDS 0.01, slice        {:8.1} M accesses/s  ({:.1}x exact)",
         n / t_shards / 1e6,
         t_exact / t_shards
+    );
+    println!(
+        "SHARDS 0.01, iterator     {:8.1} M accesses/s  ({:.1}x exact)",
+        n / t_iter / 1e6,
+        t_exact / t_iter
+    );
+    println!(
+        "plain SHARDS 0.01, slice  {:8.1} M accesses/s  ({:.1}x exact)",
+        n / t_plain / 1e6,
+        t_exact / t_plain
+    );
+    println!(
+        "SHARDS 0.01, ref. frac. 1 {:8.1} M accesses/s  ({:.1}x exact)",
+        n / t_dense / 1e6,
+        t_exact / t_dense
+    );
+    println!(
+        "bare scan of the records  {:8.1} M accesses/s  ({:.1}x exact: the bound on any sampler)",
+        n / t_scan / 1e6,
+        t_exact / t_scan
     );
     for per_octave in [1, 4] {
         let sizes = log_sizes(1024, 64 << 20, per_octave).unwrap();
@@ -98,29 +139,46 @@ fn report(name: &str, recs: &[Record]) {
         for cfg in [
             ShardsConfig::fixed_rate(0.1),
             ShardsConfig::fixed_rate(0.01),
-            ShardsConfig::fixed_rate(0.01).with_adjust(false),
+            ShardsConfig::fixed_rate(0.01).with_reference_fraction(1.0),
+            ShardsConfig::fixed_rate(0.01).with_exact_below(0),
+            ShardsConfig::fixed_rate(0.01)
+                .with_exact_below(0)
+                .with_adjust(false),
             ShardsConfig::fixed_rate(0.001),
+            ShardsConfig::fixed_rate(0.001).with_exact_below(0),
             ShardsConfig::fixed_size(8192),
             ShardsConfig::fixed_size(65536),
         ] {
             let (mean, max) = mae_over_salts(recs, cfg, &exact, 5);
             println!(
-                "  {:<55} {mean:.4} / {max:.4}",
-                format!("{:?}", cfg.sampling) + if cfg.adjust { " adj" } else { "" }
+                "  {:<55} C={:<4} f={:<4} {mean:.4} / {max:.4}",
+                format!("{:?}", cfg.sampling) + if cfg.adjust { " adj" } else { "" },
+                cfg.exact_below_lines,
+                cfg.reference_fraction
             );
         }
     }
     let sizes = log_sizes(1024, 64 << 20, 1).unwrap();
     let exact = h.curve(&sizes).unwrap();
-    let est = shards(recs.iter().copied(), &opts, &cfg).unwrap();
+    let est = shards_slice(recs, &opts, &cfg).unwrap();
     let approx = est.curve(&sizes).unwrap();
-    println!("size        exact    shards(0.01)");
+    let plain_est = shards_slice(recs, &opts, &plain).unwrap();
+    let approx_plain = plain_est.curve(&sizes).unwrap();
+    println!(
+        "reference sample {} refs ({} look-backs truncated), line sample {} refs of {} lines",
+        est.ref_samples(),
+        est.truncated_lookbacks,
+        est.sampled_refs,
+        est.sampled_lines
+    );
+    println!("size        exact    shards(0.01)  plain(0.01)");
     for (i, size) in sizes.iter().enumerate() {
         println!(
-            "{:>9}  {:.4}   {:.4}",
+            "{:>9}  {:.4}   {:.4}        {:.4}",
             size,
             exact.miss_ratio(i),
-            approx.miss_ratio(i)
+            approx.miss_ratio(i),
+            approx_plain.miss_ratio(i)
         );
     }
     println!();
@@ -153,5 +211,11 @@ fn main() {
     }
     if let Some(r) = traces::xz() {
         report("xz -3 of 60 KB (lackey)", &r);
+    }
+    if let Some(r) = traces::sqlite() {
+        report(
+            "sqlite3, 4,000 rows, index, group-by, self-join (lackey)",
+            &r,
+        );
     }
 }

@@ -1,7 +1,7 @@
-//! A Fenwick (binary indexed) tree of counts over time slots: point
-//! updates and prefix sums in O(log n). The LRU stack marks each line's
-//! last access time in it, so the number of distinct lines touched since a
-//! time is a suffix count.
+//! A Fenwick (binary indexed) tree of counts: point updates and prefix
+//! sums in O(log n). The LRU stack counts the live marks of each block of
+//! time slots in it, so the number of distinct lines touched since a time
+//! is a suffix count.
 
 /// Counts over slots `0..len`, each 0 or more.
 #[derive(Clone, Debug, Default)]
@@ -11,29 +11,44 @@ pub(crate) struct Fenwick {
 }
 
 impl Fenwick {
-    /// A tree of `len` slots whose first `ones` slots hold 1, the rest 0
-    /// (built in O(len)).
-    pub(crate) fn with_prefix_ones(len: usize, ones: usize) -> Self {
-        let mut tree = vec![0u32; len + 1];
-        for (i, t) in tree.iter_mut().enumerate().skip(1) {
-            let low = i & i.wrapping_neg();
-            *t = (i.min(ones) - (i - low).min(ones)) as u32;
+    /// A tree over `counts` (built in O(len)).
+    pub(crate) fn from_counts(counts: &[u32]) -> Self {
+        let mut tree = vec![0u32; counts.len() + 1];
+        tree[1..].copy_from_slice(counts);
+        let n = tree.len();
+        for i in 1..n {
+            let parent = i + (i & i.wrapping_neg());
+            if parent < n {
+                tree[parent] = tree[parent].wrapping_add(tree[i]);
+            }
         }
         Fenwick { tree }
     }
 
     /// Number of slots.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.tree.len().saturating_sub(1)
     }
 
     /// Adds 1 to slot `i`.
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn inc(&mut self, i: usize) {
         let mut j = i + 1;
         let n = self.tree.len();
         while j < n {
             self.tree[j] = self.tree[j].wrapping_add(1);
+            j += j & j.wrapping_neg();
+        }
+    }
+
+    /// Adds `v` to slot `i`.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, i: usize, v: u32) {
+        let mut j = i + 1;
+        let n = self.tree.len();
+        while j < n {
+            self.tree[j] = self.tree[j].wrapping_add(v);
             j += j & j.wrapping_neg();
         }
     }
@@ -70,19 +85,21 @@ mod tests {
     proptest! {
         #[test]
         fn prefix_sums_match_a_plain_array(
-            len in 1usize..200,
-            ones in 0usize..200,
-            ops in prop::collection::vec((any::<bool>(), 0usize..200), 0..300),
+            init in prop::collection::vec(0u32..600, 1..200),
+            ops in prop::collection::vec((0u8..3, 0usize..200), 0..300),
         ) {
-            let ones = ones.min(len);
-            let mut f = Fenwick::with_prefix_ones(len, ones);
-            let mut plain: Vec<u64> = (0..len).map(|i| u64::from(i < ones)).collect();
+            let len = init.len();
+            let mut f = Fenwick::from_counts(&init);
+            let mut plain: Vec<u64> = init.iter().map(|&c| u64::from(c)).collect();
             prop_assert_eq!(f.len(), len);
-            for (up, i) in ops {
+            for (op, i) in ops {
                 let i = i % len;
-                if up {
+                if op == 0 {
                     f.inc(i);
                     plain[i] += 1;
+                } else if op == 1 {
+                    f.add(i, 7);
+                    plain[i] += 7;
                 } else if plain[i] > 0 {
                     f.dec(i);
                     plain[i] -= 1;

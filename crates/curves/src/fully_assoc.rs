@@ -53,16 +53,7 @@ impl FullyAssociative {
                 return;
             }
             *prev = line;
-            match stack.access(line) {
-                Some(d) => {
-                    let d = d as usize;
-                    if d >= counts.len() {
-                        counts.resize((d + 1).max(2 * counts.len()), 0);
-                    }
-                    counts[d] += 1;
-                }
-                None => *cold += 1,
-            }
+            reference(stack, counts, cold, line);
         });
     }
 
@@ -76,6 +67,22 @@ impl FullyAssociative {
     /// The histogram of the records added.
     pub fn finish(self) -> StackHistogram {
         StackHistogram::new(self.line_bytes, self.counts, self.cold, self.feed.totals)
+    }
+}
+
+/// A reference to another line than the previous reference's (kept out
+/// of line, so that the per-record loop around it stays small).
+#[inline(never)]
+fn reference(stack: &mut LruStack, counts: &mut Vec<u64>, cold: &mut u64, line: u64) {
+    match stack.access(line) {
+        Some(d) => {
+            let d = d as usize;
+            if d >= counts.len() {
+                counts.resize((d + 1).max(2 * counts.len()), 0);
+            }
+            counts[d] += 1;
+        }
+        None => *cold += 1,
     }
 }
 

@@ -14,8 +14,10 @@
 //! * [`colored`]: exact misses when an application is confined to `c` of
 //!   a cache's `C` page colors, for every `c`; the page-to-color rule is in
 //!   the [`colors`] module docs.
-//! * [`shards`] ([`Shards`]): SHARDS sampling (Waldspurger et al., FAST
-//!   2015) at a fixed rate or in fixed memory, into a [`ShardsEstimate`].
+//! * [`shards`] ([`Shards`]; [`shards_slice`] for an in-memory trace):
+//!   SHARDS sampling (Waldspurger et al., FAST 2015) at a fixed rate or in
+//!   fixed memory, with a reference sample for the small sizes, into a
+//!   [`ShardsEstimate`].
 //! * [`mean_absolute_error`] and [`log_sizes`]: comparing curves.
 //! * [`UntilError`]: feeds a fallible trace reader to the builders.
 //!
@@ -47,7 +49,9 @@ mod fully_assoc;
 mod hash;
 mod histogram;
 mod line_map;
+mod lookback;
 mod options;
+mod raw;
 mod set_assoc;
 mod set_stacks;
 mod shards;
@@ -60,7 +64,11 @@ pub use error::{CurveError, Result};
 pub use fully_assoc::{fully_associative, FullyAssociative};
 pub use hash::mix64;
 pub use histogram::StackHistogram;
+pub use lookback::WINDOW as LOOKBACK_WINDOW;
 pub use options::{Options, Totals};
 pub use set_assoc::{set_associative, SetAssoc, MAX_WAYS};
-pub use shards::{shards, Sampling, Shards, ShardsConfig, ShardsEstimate};
+pub use shards::{
+    shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, DEFAULT_EXACT_BELOW,
+    DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW,
+};
 pub use until_error::UntilError;

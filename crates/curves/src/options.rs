@@ -8,10 +8,11 @@
 //! two line references, as in a real cache; `accesses` in every curve
 //! counts line references.
 
-use cachepart_trace::{Kind, Record};
+use cachepart_trace::Record;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CurveError, Result};
+use crate::raw::{decode, skip_fetch};
 
 /// The parameters shared by every curve builder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,22 +91,24 @@ impl LineFeed {
     /// Feeds one record.
     #[inline(always)]
     pub(crate) fn push(&mut self, r: Record, mut f: impl FnMut(u64)) {
-        self.totals.instructions += r.instructions();
-        let k = r.kind();
-        if !(k.is_data() || (self.ifetch && k == Kind::Ifetch)) {
+        if skip_fetch(r, self.ifetch) {
+            // Most records of a full trace: one instruction, no reference.
+            self.totals.instructions += u64::from(r.gap()) + 1;
             return;
         }
-        let a = r.addr();
-        let first = a >> self.shift;
-        let last = a.saturating_add(u64::from(r.size()) - 1) >> self.shift;
-        f(first);
-        self.totals.accesses += 1;
-        if last != first {
-            for line in first + 1..=last {
+        let d = decode(r, self.shift, self.ifetch);
+        self.totals.instructions += d.gap_instructions;
+        if d.is_escape {
+            self.totals.instructions += r.instructions() - d.gap_instructions;
+            return;
+        }
+        f(d.first);
+        if d.last != d.first {
+            for line in d.first + 1..=d.last {
                 f(line);
-                self.totals.accesses += 1;
             }
         }
+        self.totals.accesses += d.last - d.first + 1;
     }
 }
 
@@ -126,7 +129,7 @@ pub(crate) fn for_each_line<I: IntoIterator<Item = Record>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cachepart_trace::Event;
+    use cachepart_trace::{Event, Kind};
 
     #[test]
     fn splits_crossing_accesses_and_counts_instructions() {

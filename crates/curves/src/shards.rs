@@ -26,21 +26,38 @@
 //!   `N` rather than by the sampled weight; that is what `adjust` does
 //!   (for fixed size, too).
 //!
-//! Error: the estimate's variance comes from which lines are sampled, so
-//! it falls roughly as `1 / (R * footprint)`; sizes below about `1 / R`
-//! lines are resolved only to whether a sampled line was re-referenced
-//! with no other sampled line in between. `docs/curves.md` has the
-//! measured mean absolute errors.
+//! * **Reference sample** ([`ShardsConfig::exact_below_lines`] `= C`,
+//!   256 by default for fixed rate): the line sample resolves sizes below
+//!   about `1 / R` lines only to whether a sampled line was re-referenced
+//!   with no other sampled line in between, and its level swings with
+//!   whether the hottest lines are sampled. So the sizes of at most `C`
+//!   lines come from a sample of *references* (data records whose record
+//!   number hashes below a threshold, at [`ShardsConfig::reference_fraction`]
+//!   times the line rate, whatever their address): each
+//!   one's exact distance below `C` is found by looking back over the last
+//!   [`WINDOW`] line references ([`LookBack`]), and
+//!   `misses(n) = N * (sampled references at distance n or more) / k` for
+//!   `n <= C`, a binomial estimate with standard error at most
+//!   `0.5 / sqrt(k)`, `k` the references sampled. Above `C` the line sample's estimate `S` gives the
+//!   shape, scaled to agree at `C`: `misses(n) = misses(C) S(n) / S(C)`.
+//!
+//! Error: above `C` the line sample's variance comes from which lines are
+//! sampled, so it falls roughly as `1 / (R * footprint)`, or is dominated
+//! by the hottest lines. `docs/curves.md` has the measured mean absolute
+//! errors.
 
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use cachepart_trace::Record;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::curve::{check_sizes, Curve};
 use crate::error::{CurveError, Result};
 use crate::hash::mix64;
-use crate::options::{LineFeed, Options};
+use crate::lookback::{LookBack, Reach, WINDOW};
+use crate::options::{Options, Totals};
+use crate::raw::decode;
 use crate::stack::LruStack;
 
 /// How lines are sampled.
@@ -74,6 +91,40 @@ pub struct ShardsConfig {
     /// Salt xor-ed into line numbers before hashing: another salt samples
     /// another set of lines (0 by default).
     pub salt: u64,
+    /// `C`: the misses of caches of at most `C` lines come from a
+    /// sample of *references* (not lines), whose exact distances below `C`
+    /// are found by looking back over the recent line references; the
+    /// line sample gives the curve's shape above `C`
+    /// ([`DEFAULT_EXACT_BELOW`] lines for fixed rate; 0, plain SHARDS, the
+    /// default for fixed size).
+    #[serde(default = "default_exact_below")]
+    pub exact_below_lines: u32,
+    /// The reference sample's rate as a fraction of the line sample's
+    /// (initial) rate, in `(0, 1]` ([`DEFAULT_REFERENCE_FRACTION`] by
+    /// default). At line rate 1 there is no reference sample: the line
+    /// sample is exact.
+    #[serde(default = "default_reference_fraction")]
+    pub reference_fraction: f64,
+}
+
+/// The default [`ShardsConfig::reference_fraction`]: a tenth, so that at
+/// `R = 0.01` one reference in a thousand is looked back for.
+pub const DEFAULT_REFERENCE_FRACTION: f64 = 0.1;
+
+fn default_reference_fraction() -> f64 {
+    DEFAULT_REFERENCE_FRACTION
+}
+
+/// The default [`ShardsConfig::exact_below_lines`] of fixed-rate sampling:
+/// 256 lines (16 KiB of 64-byte lines), above SHARDS' resolution of
+/// `1 / R` lines at `R = 0.01`.
+pub const DEFAULT_EXACT_BELOW: u32 = 256;
+
+/// Largest [`ShardsConfig::exact_below_lines`].
+pub const MAX_EXACT_BELOW: u32 = 1 << 16;
+
+fn default_exact_below() -> u32 {
+    DEFAULT_EXACT_BELOW
 }
 
 impl ShardsConfig {
@@ -83,11 +134,14 @@ impl ShardsConfig {
             sampling: Sampling::FixedRate { rate },
             adjust: true,
             salt: 0,
+            exact_below_lines: DEFAULT_EXACT_BELOW,
+            reference_fraction: DEFAULT_REFERENCE_FRACTION,
         }
     }
 
     /// Fixed-size sampling of at most `max_lines` lines from rate 1,
-    /// adjusted, salt 0.
+    /// adjusted, salt 0, plain (no reference sample: at its initial rate
+    /// of 1 it would look back for every reference).
     pub fn fixed_size(max_lines: usize) -> Self {
         ShardsConfig {
             sampling: Sampling::FixedSize {
@@ -96,12 +150,27 @@ impl ShardsConfig {
             },
             adjust: true,
             salt: 0,
+            exact_below_lines: 0,
+            reference_fraction: DEFAULT_REFERENCE_FRACTION,
         }
     }
 
     /// The same configuration with another salt.
     pub fn with_salt(mut self, salt: u64) -> Self {
         self.salt = salt;
+        self
+    }
+
+    /// The same configuration with another reference-sample fraction.
+    pub fn with_reference_fraction(mut self, fraction: f64) -> Self {
+        self.reference_fraction = fraction;
+        self
+    }
+
+    /// The same configuration with exact distances below `lines` lines
+    /// (0: plain SHARDS).
+    pub fn with_exact_below(mut self, lines: u32) -> Self {
+        self.exact_below_lines = lines;
         self
     }
 
@@ -126,6 +195,18 @@ impl ShardsConfig {
         }
         if max == 0 {
             return Err(CurveError::Sampling("max-lines must be positive".into()));
+        }
+        let f = self.reference_fraction;
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(CurveError::Sampling(format!(
+                "reference-fraction {f}: expected 0 < fraction <= 1"
+            )));
+        }
+        if self.exact_below_lines > MAX_EXACT_BELOW {
+            return Err(CurveError::Sampling(format!(
+                "exact-below-lines {}: expected at most {MAX_EXACT_BELOW}",
+                self.exact_below_lines
+            )));
         }
         Ok(())
     }
@@ -166,6 +247,18 @@ pub struct ShardsEstimate {
     pub instructions: u64,
     /// Whether misses are scaled to the true reference count.
     pub adjust: bool,
+    /// `C`, [`ShardsConfig::exact_below_lines`].
+    pub exact_below_lines: u64,
+    /// `ref_counts[j]`: references of the reference sample at distance
+    /// `j < C`; `ref_counts[C]`: those at `C` or more, or first references
+    /// (empty when `C` is 0).
+    pub ref_counts: Vec<u64>,
+    /// Look-backs that went [`crate::LOOKBACK_WINDOW`] records back
+    /// without finding the previous use or `C` distinct lines (counted at
+    /// distance `C` or more: exact for a first reference, an overestimate
+    /// for a reuse of a line untouched that long while fewer than `C`
+    /// lines were).
+    pub truncated_lookbacks: u64,
 }
 
 impl ShardsEstimate {
@@ -183,29 +276,73 @@ impl ShardsEstimate {
         }
     }
 
+    /// References of the reference sample.
+    pub fn ref_samples(&self) -> u64 {
+        self.ref_counts.iter().sum()
+    }
+
+    /// Line-sample estimate of the misses at `lines`, unscaled.
+    fn line_misses(&self, suffix: &[f64], lines: u64) -> f64 {
+        let n = usize::try_from(lines).unwrap_or(usize::MAX);
+        self.cold + suffix.get(n).copied().unwrap_or(0.0)
+    }
+
+    /// Suffix sums of the weights.
+    fn suffix(&self) -> Vec<f64> {
+        let mut suffix = vec![0.0; self.weights.len() + 1];
+        for d in (0..self.weights.len()).rev() {
+            suffix[d] = suffix[d + 1] + self.weights[d];
+        }
+        suffix
+    }
+
+    /// Estimated misses at `lines`, from the suffix sums.
+    fn misses_with(&self, suffix: &[f64], ref_suffix: &[u64], lines: u64) -> f64 {
+        let c = self.exact_below_lines;
+        let k = ref_suffix.first().copied().unwrap_or(0);
+        if c == 0 || k == 0 {
+            return self.line_misses(suffix, lines) * self.scale();
+        }
+        let n = self.accesses as f64;
+        // The reference sample's fraction of references at distance
+        // `lines` or more (below `C`), or `C` or more.
+        let at = |j: u64| n * ref_suffix[j.min(c) as usize] as f64 / k as f64;
+        if lines <= c {
+            return at(lines);
+        }
+        // Above `C`: the line sample's shape, scaled to agree at `C`.
+        let base = self.line_misses(suffix, c);
+        if base > 0.0 {
+            at(c) * self.line_misses(suffix, lines) / base
+        } else {
+            0.0
+        }
+    }
+
+    fn ref_suffix(&self) -> Vec<u64> {
+        let mut out = vec![0; self.ref_counts.len() + 1];
+        for j in (0..self.ref_counts.len()).rev() {
+            out[j] = out[j + 1] + self.ref_counts[j];
+        }
+        out
+    }
+
     /// Estimated misses of a fully associative LRU cache of `lines` lines.
     pub fn misses_at_lines(&self, lines: u64) -> f64 {
-        let from = usize::try_from(lines).unwrap_or(usize::MAX);
-        let tail: f64 = self.weights.get(from..).map_or(0.0, |w| w.iter().sum());
-        (self.cold + tail) * self.scale()
+        self.misses_with(&self.suffix(), &self.ref_suffix(), lines)
     }
 
     /// The estimated curve at `sizes_bytes` (strictly increasing), misses
     /// rounded and capped at the reference count.
     pub fn curve(&self, sizes_bytes: &[u64]) -> Result<Curve> {
         check_sizes(sizes_bytes)?;
-        // Suffix sums once, then one lookup per size.
-        let mut suffix = vec![0.0; self.weights.len() + 1];
-        for d in (0..self.weights.len()).rev() {
-            suffix[d] = suffix[d + 1] + self.weights[d];
-        }
-        let scale = self.scale();
+        let suffix = self.suffix();
+        let ref_suffix = self.ref_suffix();
         let misses = sizes_bytes
             .iter()
             .map(|&s| {
-                let n = usize::try_from(s / self.line_bytes).unwrap_or(usize::MAX);
-                let tail = suffix.get(n).copied().unwrap_or(0.0);
-                (((self.cold + tail) * scale).round() as u64).min(self.accesses)
+                let m = self.misses_with(&suffix, &ref_suffix, s / self.line_bytes);
+                (m.round() as u64).min(self.accesses)
             })
             .collect();
         Ok(Curve {
@@ -217,11 +354,119 @@ impl ShardsEstimate {
     }
 }
 
+/// Records processed at once by the sampling filter.
+const CHUNK: usize = 1 << 16;
+
+/// Chunks filtered in parallel at once by [`Shards::extend_from_slice`].
+const BATCH: usize = 16;
+
+/// Pick flag: the record is an escape, crosses a line boundary or its
+/// first line may be sampled.
+const PICK_LINE: u32 = 1 << 31;
+/// Pick flag: the record is in the reference sample.
+const PICK_REF: u32 = 1 << 30;
+
+/// What the filter found in a chunk.
+struct Filtered {
+    /// Positions of the records that matter, with `PICK_*` flags, and the
+    /// index in `lines` of their first line.
+    picks: Vec<(u32, u32)>,
+    /// The chunk's line references, in order (reference sample only).
+    lines: Vec<u64>,
+    instructions: u64,
+    accesses: u64,
+}
+
+/// The sampling filter over one chunk, whose first record is number
+/// `start` of the trace: counts each record's instructions and references
+/// from its bits (as [`decode`], which [`Shards::handle`] applies to the
+/// picked records; a crossing reference's further lines are counted
+/// there), hashes the first line of each reference for the line sample
+/// and, with `r_t`, its record number for the reference sample.
+fn filter(recs: &[Record], start: u64, feed: (u32, bool), s: &Sampler) -> Filtered {
+    let (shift, ifetch) = feed;
+    // Grown as needed: a few percent of the records are picked.
+    let mut picks = Vec::with_capacity(1024);
+    let keep_lines = s.ref_t.is_some();
+    let mut lines = Vec::with_capacity(if keep_lines { recs.len() } else { 0 });
+    let mut instructions = 0u64;
+    let mut accesses = 0u64;
+    let line_mask = (1u64 << shift) - 1;
+    for (i, &r) in recs.iter().enumerate() {
+        let x = r.raw();
+        let kind = (x >> 48) & 7;
+        instructions += (x >> 58) + u64::from(kind == 2);
+        if kind == 2 && !ifetch {
+            continue;
+        }
+        let is_escape = kind == 4;
+        let addr = ((x << 16) as i64 >> 16) as u64;
+        let end = addr.wrapping_add((x >> 51) & 0x7f).wrapping_sub(1);
+        let cross = (addr ^ end) > line_mask;
+        accesses += u64::from(!is_escape);
+        let line = is_escape | cross | (mix64((addr >> shift) ^ s.salt) <= s.t);
+        let refs = !is_escape && s.ref_sampled(start + i as u64);
+        let at = lines.len() as u32;
+        if keep_lines && !is_escape {
+            lines.push(addr >> shift);
+            if cross {
+                let d = decode(r, shift, ifetch);
+                lines.extend(d.first + 1..=d.last);
+            }
+        }
+        if line | refs {
+            let flags = if line { PICK_LINE } else { 0 } | if refs { PICK_REF } else { 0 };
+            picks.push((i as u32 | flags, at));
+        }
+    }
+    Filtered {
+        picks,
+        lines,
+        instructions,
+        accesses,
+    }
+}
+
+/// The sampling decisions: line hashes at most `t`; record numbers whose
+/// hash is at most `ref_t` (none when the reference sample is off).
+#[derive(Clone, Copy, Debug)]
+struct Sampler {
+    salt: u64,
+    t: u64,
+    ref_salt: u64,
+    ref_t: Option<u64>,
+}
+
+impl Sampler {
+    #[inline(always)]
+    fn ref_sampled(&self, record: u64) -> bool {
+        self.ref_t
+            .is_some_and(|t| mix64(record ^ self.ref_salt) <= t)
+    }
+}
+
 /// Builds a [`ShardsEstimate`] record by record.
+///
+/// Records are buffered and filtered a chunk at a time: one pass decodes
+/// each record's bits, hashes its first line (and its record number for
+/// the reference sample) and notes the few that matter (sampled, crossing
+/// a line boundary, or escapes); only those are then handled one by one.
+/// The last [`WINDOW`] line references are kept for the look-back.
 pub struct Shards {
     line_bytes: u64,
     adjust: bool,
-    feed: LineFeed,
+    shift: u32,
+    ifetch: bool,
+    totals: Totals,
+    /// The chunk being filled.
+    buf: Vec<Record>,
+    /// The last [`WINDOW`] line references handled (reference sample).
+    ring: VecDeque<u64>,
+    /// Records handled before `buf`.
+    seen: u64,
+    ref_salt: u64,
+    /// Threshold of the reference sample (`None`: off).
+    ref_t: Option<u64>,
     state: State,
 }
 
@@ -238,28 +483,15 @@ struct State {
     weights: Vec<f64>,
     cold: f64,
     sampled: u64,
-    prev: u64,
-    prev_sampled: bool,
+    /// `C` (0: no reference sample).
+    exact_below: u64,
+    lookback: LookBack,
+    ref_counts: Vec<u64>,
+    truncated: u64,
 }
 
 impl State {
-    #[inline(always)]
-    fn reference(&mut self, line: u64) {
-        if line == self.prev {
-            if self.prev_sampled {
-                self.sampled += 1;
-                self.weights[0] += self.inv_rate;
-            }
-            return;
-        }
-        self.prev = line;
-        let h = mix64(line ^ self.salt);
-        self.prev_sampled = h <= self.t;
-        if self.prev_sampled {
-            self.sampled_ref(line, h);
-        }
-    }
-
+    /// A reference to `line` of the line sample (hash `h`).
     #[inline(never)]
     fn sampled_ref(&mut self, line: u64, h: u64) {
         self.sampled += 1;
@@ -277,15 +509,31 @@ impl State {
                 if self.max_lines != usize::MAX {
                     self.heap.push((h, line));
                     if self.stack.len() > self.max_lines {
-                        let (top, evicted) = self.heap.pop().expect("heap holds every line");
-                        self.stack.remove(evicted);
-                        self.t = top.saturating_sub(1);
-                        self.inv_rate = 1.0 / rate_of(self.t);
-                        self.prev_sampled = h <= self.t;
+                        if let Some((top, evicted)) = self.heap.pop() {
+                            self.stack.remove(evicted);
+                            self.t = top.saturating_sub(1);
+                            self.inv_rate = 1.0 / rate_of(self.t);
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// A reference to `line` of the reference sample, after the line
+    /// references `before` (in pieces, oldest first).
+    #[inline(never)]
+    fn ref_sample(&mut self, line: u64, before: [&[u64]; 3]) {
+        let c = self.exact_below;
+        let d = match self.lookback.distance(line, before) {
+            Reach::Exact(d) => d.min(c),
+            Reach::AtLeast(_) => c,
+            Reach::Truncated(_) => {
+                self.truncated += 1;
+                c
+            }
+        };
+        self.ref_counts[d as usize] += 1;
     }
 }
 
@@ -302,10 +550,21 @@ impl Shards {
             } => (initial_rate, max_lines),
         };
         let t = threshold(rate);
+        let exact_below = u64::from(cfg.exact_below_lines);
         Ok(Shards {
             line_bytes: opts.line_bytes,
             adjust: cfg.adjust,
-            feed: LineFeed::new(opts),
+            shift: opts.line_shift(),
+            ifetch: opts.include_ifetch,
+            totals: Totals::default(),
+            buf: Vec::with_capacity(CHUNK),
+            ring: VecDeque::new(),
+            seen: 0,
+            // Another salt than the lines': the reference sample is
+            // independent of the line sample.
+            ref_salt: mix64(cfg.salt ^ 0x5245_4653_414d_504c),
+            ref_t: (exact_below > 0 && t < u64::MAX)
+                .then(|| threshold(rate * cfg.reference_fraction)),
             state: State {
                 salt: cfg.salt,
                 t,
@@ -316,8 +575,18 @@ impl Shards {
                 weights: vec![0.0; 1024],
                 cold: 0.0,
                 sampled: 0,
-                prev: u64::MAX,
-                prev_sampled: false,
+                exact_below,
+                // The walk stops at `C` distinct lines.
+                lookback: LookBack::new(exact_below),
+                ref_counts: vec![
+                    0;
+                    if exact_below > 0 {
+                        exact_below as usize + 1
+                    } else {
+                        0
+                    }
+                ],
+                truncated: 0,
             },
         })
     }
@@ -325,19 +594,116 @@ impl Shards {
     /// Adds one record.
     #[inline]
     pub fn push(&mut self, r: Record) {
-        let state = &mut self.state;
-        self.feed.push(r, |line| state.reference(line));
+        self.buf.push(r);
+        if self.buf.len() == CHUNK {
+            self.process();
+        }
     }
 
     /// Adds every record of `records`.
     pub fn extend<I: IntoIterator<Item = Record>>(&mut self, records: I) {
-        for r in records {
-            self.push(r);
+        let mut it = records.into_iter();
+        loop {
+            let room = CHUNK - self.buf.len();
+            self.buf.extend(it.by_ref().take(room));
+            if self.buf.len() < CHUNK {
+                return;
+            }
+            self.process();
+        }
+    }
+
+    fn sampler(&self) -> Sampler {
+        Sampler {
+            salt: self.state.salt,
+            t: self.state.t,
+            ref_salt: self.ref_salt,
+            ref_t: self.ref_t,
+        }
+    }
+
+    /// Adds every record of `records`, like [`Shards::extend`] with the
+    /// same result, but without copying them and with the sampling filter
+    /// run on the chunks in parallel (rayon).
+    pub fn extend_from_slice(&mut self, records: &[Record]) {
+        if !self.buf.is_empty() {
+            self.process();
+        }
+        let feed = (self.shift, self.ifetch);
+        for batch in records.chunks(CHUNK * BATCH) {
+            // The threshold may fall (fixed size) during the batch: the
+            // filter's picks are a superset, `handle` checks again.
+            let sampler = self.sampler();
+            let seen = self.seen;
+            let filtered: Vec<Filtered> = batch
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(k, c)| filter(c, seen + (k * CHUNK) as u64, feed, &sampler))
+                .collect();
+            for (k, f) in filtered.iter().enumerate() {
+                self.handle(batch, f, k * CHUNK);
+            }
+            self.seen += batch.len() as u64;
+        }
+    }
+
+    /// Filters the chunk in `buf`, handles the records that matter, and
+    /// starts the next chunk.
+    fn process(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        let f = filter(&buf, self.seen, (self.shift, self.ifetch), &self.sampler());
+        self.handle(&buf, &f, 0);
+        self.seen += buf.len() as u64;
+        self.buf = buf;
+        self.buf.clear();
+    }
+
+    /// Handles the records of `recs` that `f` picked (positions from
+    /// `base`), then keeps the chunk's lines for later look-backs.
+    fn handle(&mut self, recs: &[Record], f: &Filtered, base: usize) {
+        let feed = (self.shift, self.ifetch);
+        let salt = self.state.salt;
+        self.totals.accesses += f.accesses;
+        self.totals.instructions += f.instructions;
+        for &(p, at) in &f.picks {
+            let pos = base + (p & !(PICK_LINE | PICK_REF)) as usize;
+            let r = recs[pos];
+            let d = decode(r, feed.0, feed.1);
+            if d.is_escape {
+                self.totals.instructions += r.instructions() - d.gap_instructions;
+                continue;
+            }
+            if p & PICK_REF != 0 {
+                for (j, line) in (d.first..=d.last).enumerate() {
+                    let (a, b) = self.ring.as_slices();
+                    let cur = &f.lines[..at as usize + j];
+                    self.state.ref_sample(line, [a, b, cur]);
+                }
+            }
+            if p & PICK_LINE != 0 {
+                // The filter counted one reference.
+                self.totals.accesses += d.last - d.first;
+                for line in d.first..=d.last {
+                    // The threshold may have fallen (fixed size) since the
+                    // filter ran: check again.
+                    let h = mix64(line ^ salt);
+                    if h <= self.state.t {
+                        self.state.sampled_ref(line, h);
+                    }
+                }
+            }
+        }
+        if !f.lines.is_empty() {
+            let keep = f.lines.len().min(WINDOW);
+            self.ring.extend(&f.lines[f.lines.len() - keep..]);
+            let excess = self.ring.len().saturating_sub(WINDOW);
+            self.ring.drain(..excess);
         }
     }
 
     /// The estimate from the records added.
-    pub fn finish(self) -> ShardsEstimate {
+    pub fn finish(mut self) -> ShardsEstimate {
+        self.process();
         let s = self.state;
         let mut weights = s.weights;
         while weights.last() == Some(&0.0) {
@@ -350,9 +716,12 @@ impl Shards {
             sampled_refs: s.sampled,
             sampled_lines: s.stack.len() as u64,
             final_rate: 1.0 / s.inv_rate,
-            accesses: self.feed.totals.accesses,
-            instructions: self.feed.totals.instructions,
+            accesses: self.totals.accesses,
+            instructions: self.totals.instructions,
             adjust: self.adjust,
+            exact_below_lines: s.exact_below,
+            ref_counts: s.ref_counts,
+            truncated_lookbacks: s.truncated,
         }
     }
 }
@@ -380,4 +749,119 @@ pub fn shards<I: IntoIterator<Item = Record>>(
     let mut b = Shards::new(opts, cfg)?;
     b.extend(records);
     Ok(b.finish())
+}
+
+/// [`shards`] of an in-memory trace: the same estimate, without copying
+/// the records and with the sampling filter run in parallel.
+pub fn shards_slice(
+    records: &[Record],
+    opts: &Options,
+    cfg: &ShardsConfig,
+) -> Result<ShardsEstimate> {
+    let mut b = Shards::new(opts, cfg)?;
+    b.extend_from_slice(records);
+    Ok(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cachepart_trace::Kind;
+
+    fn estimate(weights: Vec<f64>, cold: f64, c: u64, ref_counts: Vec<u64>) -> ShardsEstimate {
+        ShardsEstimate {
+            line_bytes: 64,
+            weights,
+            cold,
+            sampled_refs: 0,
+            sampled_lines: 0,
+            final_rate: 0.5,
+            accesses: 1000,
+            instructions: 0,
+            adjust: true,
+            exact_below_lines: c,
+            ref_counts,
+            truncated_lookbacks: 0,
+        }
+    }
+
+    #[test]
+    fn splices_the_reference_sample_below_c_and_the_line_shape_above() {
+        // Line sample: 100 at distance 1, 300 at 4, 200 at 10, 50 cold.
+        let mut w = vec![0.0; 11];
+        w[1] = 100.0;
+        w[4] = 300.0;
+        w[10] = 200.0;
+        let plain = estimate(w.clone(), 50.0, 0, vec![]);
+        assert_eq!(plain.misses_at_lines(2), 550.0);
+        assert_eq!(plain.misses_at_lines(11), 50.0);
+        // C = 4: 10 sampled references, 5 at distance 0, 1 at 2, 4 at 4+.
+        let e = estimate(w, 50.0, 4, vec![5, 0, 1, 0, 4]);
+        assert_eq!(e.ref_samples(), 10);
+        assert_eq!(e.misses_at_lines(0), 1000.0);
+        assert_eq!(e.misses_at_lines(1), 500.0);
+        assert_eq!(e.misses_at_lines(3), 400.0);
+        assert_eq!(e.misses_at_lines(4), 400.0);
+        // Above C the line sample's shape: 250 of its 550 at C remain.
+        assert!((e.misses_at_lines(5) - 400.0 * 250.0 / 550.0).abs() < 1e-9);
+        assert!((e.misses_at_lines(100) - 400.0 * 50.0 / 550.0).abs() < 1e-9);
+        let c = e.curve(&[64, 256, 64 * 5]).unwrap();
+        assert_eq!(c.misses, vec![500, 400, 182]);
+    }
+
+    #[test]
+    fn config_defaults_and_checks() {
+        let cfg: ShardsConfig = serde_json::from_str(
+            r#"{"sampling": {"mode": "fixed-rate", "rate": 0.01}, "adjust": true, "salt": 3}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg, ShardsConfig::fixed_rate(0.01).with_salt(3));
+        assert_eq!(cfg.exact_below_lines, DEFAULT_EXACT_BELOW);
+        assert_eq!(ShardsConfig::fixed_size(10).exact_below_lines, 0);
+        let too_big = ShardsConfig::fixed_rate(0.01).with_exact_below(MAX_EXACT_BELOW + 1);
+        assert!(Shards::new(&Options::default(), &too_big).is_err());
+        let bad = ShardsConfig::fixed_rate(0.01).with_reference_fraction(0.0);
+        assert!(Shards::new(&Options::default(), &bad).is_err());
+        assert_eq!(cfg.reference_fraction, DEFAULT_REFERENCE_FRACTION);
+    }
+
+    #[test]
+    fn every_way_of_feeding_gives_the_same_estimate() {
+        // Loads and stores over 3,000 lines with fetches in between, some
+        // crossing lines; 200 Ki records, so several chunks.
+        let mut x: u64 = 7;
+        let recs: Vec<Record> = (0..200_000u64)
+            .map(|i| {
+                x = mix64(x);
+                let kind = [Kind::Load, Kind::Ifetch, Kind::Store, Kind::Ifetch][(i % 4) as usize];
+                let line = if x.is_multiple_of(3) {
+                    x % 40
+                } else {
+                    x % 3000
+                };
+                Record::access(kind, line * 64 + (x >> 40) % 64, 8, (i % 3) as u32).unwrap()
+            })
+            .collect();
+        let opts = Options::default();
+        let cfg = ShardsConfig::fixed_rate(0.05).with_reference_fraction(1.0);
+        let a = shards(recs.iter().copied(), &opts, &cfg).unwrap();
+        let b = shards_slice(&recs, &opts, &cfg).unwrap();
+        let mut one = Shards::new(&opts, &cfg).unwrap();
+        for &r in &recs {
+            one.push(r);
+        }
+        let c = one.finish();
+        let mut mixed = Shards::new(&opts, &cfg).unwrap();
+        mixed.extend_from_slice(&recs[..70_000]);
+        mixed.extend(recs[70_000..100_000].iter().copied());
+        mixed.extend_from_slice(&recs[100_000..]);
+        let d = mixed.finish();
+        assert!(a.ref_samples() > 1000 && a.sampled_refs > 1000);
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        assert_eq!(a, d);
+        let exact = crate::fully_associative(recs.iter().copied(), &opts).unwrap();
+        assert_eq!(a.accesses, exact.accesses);
+        assert_eq!(a.instructions, exact.instructions);
+    }
 }

@@ -119,25 +119,45 @@ pub fn lackey(name: &str, cmd: &[&str], bytes: usize) -> Option<Vec<Record>> {
     std::fs::File::create(&input)
         .and_then(|mut f| f.write_all(&text(bytes)))
         .expect("temp file");
+    let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+    args.push(input.display().to_string());
+    let recs = lackey_args(&args);
+    let _ = std::fs::remove_file(&input);
+    recs
+}
+
+/// Runs the command `args` under valgrind lackey and returns its trace;
+/// `None` when valgrind or the program is missing or fails.
+pub fn lackey_args(args: &[String]) -> Option<Vec<Record>> {
     let child = Command::new("valgrind")
         .args(["--tool=lackey", "--trace-mem=yes"])
-        .args(cmd)
-        .arg(&input)
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        let _ = std::fs::remove_file(&input);
         return None;
     };
     let err = BufReader::with_capacity(1 << 20, child.stderr.take()?);
     let recs: Result<Vec<Record>, _> = LackeyReader::new(err).lenient(true).collect();
     let status = child.wait();
-    let _ = std::fs::remove_file(&input);
     match (recs, status) {
         (Ok(r), Ok(s)) if s.success() && !r.is_empty() => Some(r),
         _ => None,
     }
+}
+
+/// `sqlite3` on an in-memory database: 4,000 rows of generated text,
+/// an index, a grouped count and a sorted self-join (about 6 M data
+/// references).
+pub fn sqlite() -> Option<Vec<Record>> {
+    let sql = "create table t(k integer primary key, w text, v integer);\
+        with recursive c(x) as (select 1 union all select x + 1 from c where x < 4000) \
+        insert into t select x, printf('%08x', (x * 2654435761) % 4294967296), (x * 7919) % 1009 from c;\
+        create index tv on t(v);\
+        select v % 37, count(*), sum(length(w)) from t group by v % 37 order by 2 desc limit 5;\
+        select count(*) from t a join t b on a.v = b.v where a.k < b.k;";
+    lackey_args(&["sqlite3".into(), ":memory:".into(), sql.into()])
 }
 
 /// `sort` of 3,000 generated lines (about 3.4 M data references).
