@@ -6,6 +6,7 @@
 //!   --kib N        size of the generated text input (default 256)
 //!   --level N      xz preset (default 1)
 //!   --no-lackey    skip the lackey route (about 2 M accesses/s)
+//!   --zstd N       zstd level of the written traces (default 3)
 //!   --qemu-kib N   also run the qemu route alone on an input this big
 //!                  (default 4096, 0 to skip), with the bare run beside it
 //! ```
@@ -125,7 +126,7 @@ fn header() {
 }
 
 /// Runs the routes on `xz -level -c input` and prints a table.
-fn bench(dir: &Path, kib: usize, level: u32, lackey: bool) {
+fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
     let input = dir.join(format!("text{kib}k.txt"));
     make_text(&input, kib << 10).expect("writing the input");
     // -k -f: write INPUT.xz beside the input (nothing on stdout)
@@ -151,7 +152,10 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool) {
         assert!(s.success(), "{:?}", s.status);
         s
     };
-    let base = CaptureOptions::default();
+    let base = CaptureOptions {
+        level: zstd,
+        ..CaptureOptions::default()
+    };
     let q = CaptureOptions {
         ifetch: false,
         ..base.clone()
@@ -203,6 +207,7 @@ fn main() {
     let mut level = 1u32;
     let mut lackey = true;
     let mut qemu_kib = 4096usize;
+    let mut zstd = cachepart_trace::DEFAULT_LEVEL;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut num = |what: &str| -> usize {
@@ -214,16 +219,20 @@ fn main() {
             "--kib" => kib = num("--kib"),
             "--level" => level = num("--level") as u32,
             "--qemu-kib" => qemu_kib = num("--qemu-kib"),
+            "--zstd" => zstd = num("--zstd") as i32,
             "--no-lackey" => lackey = false,
             _ => panic!("unknown argument {a} (see the example's documentation)"),
         }
     }
     let dir = std::env::temp_dir().join(format!("cachepart-bench-capture-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    println!("capture speed (benchmark d); machine load: {}", load());
-    bench(&dir, kib, level, lackey);
+    println!(
+        "capture speed (benchmark d); zstd level {zstd}; machine load: {}",
+        load()
+    );
+    bench(&dir, kib, level, lackey, zstd);
     if qemu_kib > 0 {
-        bench(&dir, qemu_kib, level, false);
+        bench(&dir, qemu_kib, level, false, zstd);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -35,8 +35,9 @@
  * nothing: the trace covers the process that was started.
  *
  * The few declarations of the QEMU plugin C API this file uses are written
- * below (Debian ships no qemu-plugin.h); they are the same in plugin API
- * versions 1 (QEMU 7.2, Debian bookworm's qemu-user) to 4 (QEMU 10.0).
+ * below (Debian ships no qemu-plugin.h), as in plugin API version 1
+ * (QEMU 7.2, Debian bookworm's qemu-user, the one tested); later versions
+ * keep these signatures per the API documentation.
  * CP_PLUGIN_API selects the version this plugin declares: QEMU loads a
  * plugin whose version lies in its [QEMU_PLUGIN_MIN_VERSION,
  * QEMU_PLUGIN_VERSION] range, which is [0, 1] for QEMU 7.2 to 8.1 and

@@ -118,6 +118,17 @@ pub enum CaptureError {
         /// qemu's exit status.
         status: ExitStatus,
     },
+    /// The program was killed by a signal before the qemu plugin wrote any
+    /// record: qemu-user does not run plugin exit callbacks on a fatal
+    /// signal, so the records still buffered (up to 1 Mi per thread) are
+    /// lost.
+    #[error("{command} was killed ({status}) before the qemu plugin wrote any record (qemu-user skips the plugin's exit on a fatal signal; try --tool lackey)")]
+    QemuKilled {
+        /// The command as given.
+        command: String,
+        /// qemu's exit status.
+        status: ExitStatus,
+    },
     /// lackey wrote something that is not a lackey trace; the error names
     /// the line (counted from the start of valgrind's log).
     #[error("malformed lackey output: {0}")]

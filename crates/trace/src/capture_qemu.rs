@@ -19,7 +19,10 @@
 //! [`CaptureOptions::ifetch`] an instruction fetch record per executed
 //! instruction (and gaps of 0, like lackey). Only the started process is
 //! traced, as with lackey: a forked child writes nothing, and qemu-user
-//! runs exec'ed programs natively. The records of several guest threads
+//! runs exec'ed programs natively. qemu-user skips the plugin's exit
+//! callbacks when the program dies of a signal, so such a trace lacks the
+//! records still buffered (up to 1 Mi per thread), and one with none at all
+//! is [`CaptureError::QemuKilled`]. The records of several guest threads
 //! come in chunks separated by [`Event::ThreadSwitch`](crate::Event)
 //! escapes (the payload is qemu's vcpu index).
 
@@ -148,7 +151,12 @@ impl Route for Qemu<'_> {
     }
 
     fn start_error(&self, command: String, status: ExitStatus) -> CaptureError {
-        CaptureError::QemuFailed { command, status }
+        use std::os::unix::process::ExitStatusExt;
+        if status.signal().is_some() {
+            CaptureError::QemuKilled { command, status }
+        } else {
+            CaptureError::QemuFailed { command, status }
+        }
     }
 
     fn decode(

@@ -314,6 +314,16 @@ fn qemu_capture_of_real_programs_is_plausible() {
             }
         }
 
+        // qemu-user places the guest's memory deterministically: a second
+        // run gives the same file, byte for byte
+        let again = d.join("q-again.cpt");
+        let s1 = capture_qemu(&words(cmd), &again, &qemu_opts(false)).unwrap();
+        assert_eq!(s1.counts, s.counts, "{name}");
+        assert!(
+            std::fs::read(&again).unwrap() == std::fs::read(&cpt).unwrap(),
+            "{name}: two captures differ"
+        );
+
         // a second run, with instruction fetches: the same instructions,
         // one fetch each, and the same data accesses
         let cpt2 = d.join("q-ifetch.cpt");
@@ -360,6 +370,23 @@ fn qemu_failing_program_still_yields_a_trace_with_its_status() {
     assert!(s.accesses() > 1000);
     assert_eq!(counts(&cpt), s.counts);
     assert_eq!(listing(&d), ["false.cpt"]);
+}
+
+#[test]
+fn qemu_program_killed_before_any_record_is_a_typed_error() {
+    if !have_qemu() {
+        return;
+    }
+    let d = tmpdir("qemu-killed");
+    let cpt = d.join("k.cpt");
+    let err = capture_qemu(
+        &words(&["sh", "-c", "kill -SEGV $$"]),
+        &cpt,
+        &qemu_opts(false),
+    )
+    .unwrap_err();
+    assert!(matches!(err, CaptureError::QemuKilled { .. }), "{err:?}");
+    assert!(listing(&d).is_empty(), "{:?}", listing(&d));
 }
 
 #[test]
