@@ -106,22 +106,62 @@ fn which(p: &OsString) -> Option<PathBuf> {
         .find(|f| f.is_file())
 }
 
-fn row(what: &str, s: &CaptureSummary, bare: f64) {
+/// CPU seconds used so far by this process and its waited-for children
+/// (user + system, from /proc/self/stat): less sensitive than wall time
+/// to other jobs on a shared machine.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the command name in parentheses; utime is field 14
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
+}
+
+fn row(what: &str, s: &CaptureSummary, cpu: f64, bare: f64) {
     println!(
-        "{what:<34} {:>12} {:>13} {:>8.2} {:>10.2} {:>9.0}x {:>8.3}",
+        "{what:<30} {:>11} {:>11} {:>7.2} {:>8.2} {:>7.2} {:>9.2} {:>7.0}x {:>6.3}",
         s.accesses(),
         s.instructions(),
         s.seconds,
         s.accesses_per_second() / 1e6,
+        cpu,
+        s.accesses() as f64 / cpu.max(1e-3) / 1e6,
         s.seconds / bare,
         s.written.bytes as f64 / s.accesses().max(1) as f64
     );
 }
 
+fn alone_row(accesses: u64, wall: f64, cpu: f64, bare: f64) {
+    println!(
+        "{:<30} {:>11} {:>11} {:>7.2} {:>8.2} {:>7.2} {:>9.2} {:>7.0}x",
+        "  plugin alone, out=/dev/null",
+        accesses,
+        "",
+        wall,
+        accesses as f64 / wall / 1e6,
+        cpu,
+        accesses as f64 / cpu.max(1e-3) / 1e6,
+        wall / bare
+    );
+}
+
 fn header() {
     println!(
-        "{:<34} {:>12} {:>13} {:>8} {:>10} {:>10} {:>8}",
-        "route", "accesses", "instructions", "seconds", "M acc/s", "vs bare", "B/acc"
+        "{:<30} {:>11} {:>11} {:>7} {:>8} {:>7} {:>9} {:>8} {:>6}",
+        "route",
+        "accesses",
+        "instrs",
+        "wall s",
+        "M acc/s",
+        "CPU s",
+        "M acc/CPUs",
+        "vs bare",
+        "B/acc"
     );
 }
 
@@ -143,6 +183,7 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
     header();
     let out = dir.join("t.cpt");
     let to_null = |opts: &CaptureOptions, qemu: bool| {
+        let c0 = cpu_seconds();
         let r = if qemu {
             capture_qemu(&cmd, &out, opts)
         } else {
@@ -150,7 +191,7 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
         };
         let s = r.expect("capture");
         assert!(s.success(), "{:?}", s.status);
-        s
+        (s, cpu_seconds() - c0)
     };
     let base = CaptureOptions {
         level: zstd,
@@ -168,36 +209,18 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
     if let Err(e) = qemu_plugin(&q) {
         println!("qemu route unavailable: {e}");
     } else {
-        let s = to_null(&q, true);
-        row("qemu (data only)", &s, b);
-        if let Some(t) = plugin_alone(&cmd, &q) {
-            println!(
-                "{:<34} {:>12} {:>13} {:>8.2} {:>10.2} {:>9.0}x",
-                "  plugin alone, out=/dev/null",
-                s.accesses(),
-                "",
-                t,
-                s.accesses() as f64 / t / 1e6,
-                t / b
-            );
-        }
-        let s = to_null(&qi, true);
-        row("qemu --ifetch", &s, b);
-        if let Some(t) = plugin_alone(&cmd, &qi) {
-            println!(
-                "{:<34} {:>12} {:>13} {:>8.2} {:>10.2} {:>9.0}x",
-                "  plugin alone, out=/dev/null",
-                s.accesses(),
-                "",
-                t,
-                s.accesses() as f64 / t / 1e6,
-                t / b
-            );
+        for (name, o) in [("qemu (loads, stores)", &q), ("qemu --ifetch", &qi)] {
+            let (s, cpu) = to_null(o, true);
+            row(name, &s, cpu, b);
+            let c0 = cpu_seconds();
+            if let Some(t) = plugin_alone(&cmd, o) {
+                alone_row(s.accesses(), t, cpu_seconds() - c0, b);
+            }
         }
     }
     if lackey {
-        let s = to_null(&base, false);
-        row("lackey", &s, b);
+        let (s, cpu) = to_null(&base, false);
+        row("lackey", &s, cpu, b);
     }
     let _ = std::fs::remove_file(&out);
 }

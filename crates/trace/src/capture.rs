@@ -291,7 +291,7 @@ pub(crate) trait Route {
     /// Decodes the FIFO's bytes into `writer` until end-of-file.
     fn decode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         writer: Writer<BufWriter<File>>,
     ) -> CaptureResult<(Counts, WriteSummary)>;
 }
@@ -330,7 +330,7 @@ impl Route for Lackey<'_> {
 
     fn decode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         writer: Writer<BufWriter<File>>,
     ) -> CaptureResult<(Counts, WriteSummary)> {
         stream(input, writer)
@@ -417,7 +417,7 @@ pub(crate) fn run_route(
 
 /// Reads lackey text from `input` into `writer` until end-of-file.
 fn stream(
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     mut writer: Writer<BufWriter<File>>,
 ) -> CaptureResult<(Counts, WriteSummary)> {
     let mut counts = Counts::default();

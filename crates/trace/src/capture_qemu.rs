@@ -31,6 +31,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 
 use crate::capture::{
     resolve_command, run_route, shell_words, CaptureError, CaptureOptions, CaptureResult,
@@ -161,7 +162,7 @@ impl Route for Qemu<'_> {
 
     fn decode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         writer: Writer<BufWriter<File>>,
     ) -> CaptureResult<(Counts, WriteSummary)> {
         decode_raw(input, writer)
@@ -200,58 +201,104 @@ fn escape_commas(s: &OsStr) -> OsString {
 
 /// Bytes read from the pipe at a time.
 const CHUNK: usize = 1 << 20;
+/// Chunks read ahead of the writer (64 MiB at most).
+const QUEUE: usize = 64;
 
 /// Reads the plugin's raw little-endian records from `input` into `writer`
 /// until end-of-file, checking each one.
+///
+/// A reader thread drains the pipe into a bounded queue of chunks while
+/// this thread checks and compresses them: qemu then keeps running while a
+/// frame is compressed instead of blocking on a full pipe (on two cores the
+/// capture runs at the slower of the two rather than at their sum).
 fn decode_raw(
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     mut writer: Writer<BufWriter<File>>,
 ) -> CaptureResult<(Counts, WriteSummary)> {
+    let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(QUEUE);
+    let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
     let mut counts = Counts::default();
-    let mut buf = vec![0u8; CHUNK];
-    let mut have = 0usize;
-    let mut offset = 0u64;
-    loop {
-        let n = match input.read(&mut buf[have..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(source) => {
-                return Err(CaptureError::Io {
-                    what: "reading the qemu plugin's output through",
-                    path: PathBuf::from("the FIFO"),
-                    source,
-                })
-            }
-        };
-        if n == 0 {
-            break;
-        }
-        have += n;
-        let whole = have - have % 8;
-        for (i, word) in buf[..whole].chunks_exact(8).enumerate() {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(word);
-            let r = Record::from_raw(u64::from_le_bytes(bytes)).map_err(|e| {
-                CaptureError::MalformedStream {
-                    offset: offset + 8 * i as u64,
-                    reason: e.to_string(),
+    let (consumed, read) = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || read_chunks(input, &full_tx, &empty_rx));
+        let consumed = (|| -> CaptureResult<u64> {
+            let mut offset = 0u64;
+            for chunk in full_rx {
+                for (i, word) in chunk.chunks_exact(8).enumerate() {
+                    let mut bytes = [0u8; 8];
+                    bytes.copy_from_slice(word);
+                    let r = Record::from_raw(u64::from_le_bytes(bytes)).map_err(|e| {
+                        CaptureError::MalformedStream {
+                            offset: offset + 8 * i as u64,
+                            reason: e.to_string(),
+                        }
+                    })?;
+                    counts.add(r);
+                    writer.push(r)?;
                 }
-            })?;
-            counts.add(r);
-            writer.push(r)?;
-        }
-        buf.copy_within(whole..have, 0);
-        have -= whole;
-        offset += whole as u64;
-    }
-    if have != 0 {
+                offset += chunk.len() as u64;
+                let _ = empty_tx.send(chunk);
+            }
+            Ok(offset)
+        })();
+        // on an error `full_rx` is gone: the reader stops at its next chunk
+        (consumed, reader.join())
+    });
+    let offset = consumed?;
+    let leftover = read
+        .map_err(|_| CaptureError::Io {
+            what: "reading the qemu plugin's output through",
+            path: PathBuf::from("the FIFO"),
+            source: io::Error::other("the reader thread panicked"),
+        })?
+        .map_err(|source| CaptureError::Io {
+            what: "reading the qemu plugin's output through",
+            path: PathBuf::from("the FIFO"),
+            source,
+        })?;
+    if leftover != 0 {
         return Err(CaptureError::MalformedStream {
             offset,
-            reason: format!("the stream ends {have} bytes into a record"),
+            reason: format!("the stream ends {leftover} bytes into a record"),
         });
     }
     let (_, written) = writer.finish()?;
     Ok((counts, written))
+}
+
+/// Reads `input` to its end in chunks of whole 8-byte words, sent to
+/// `full` (buffers come back through `empty`); returns the bytes of an
+/// incomplete last word. Stops early when `full`'s receiver is gone.
+fn read_chunks(
+    input: &mut (dyn Read + Send),
+    full: &mpsc::SyncSender<Vec<u8>>,
+    empty: &mpsc::Receiver<Vec<u8>>,
+) -> io::Result<usize> {
+    let mut carry = [0u8; 8];
+    let mut carried = 0usize;
+    loop {
+        let mut buf = empty.try_recv().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(&carry[..carried]);
+        let start = buf.len();
+        buf.resize(CHUNK, 0);
+        let n = loop {
+            match input.read(&mut buf[start..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => break r?,
+            }
+        };
+        if n == 0 {
+            return Ok(carried);
+        }
+        let have = start + n;
+        let whole = have - have % 8;
+        carried = have - whole;
+        carry[..carried].copy_from_slice(&buf[whole..have]);
+        buf.truncate(whole);
+        if !buf.is_empty() && full.send(buf).is_err() {
+            return Ok(0);
+        }
+    }
 }
 
 #[cfg(test)]
