@@ -7,7 +7,7 @@
 //! in a fresh private directory, decode the FIFO into a [`Writer`] and
 //! share the errors ([`CaptureError`]), options ([`CaptureOptions`]), the
 //! summary ([`CaptureSummary`]) and the guarantees below; a route is a
-//! [`Route`]: the command to start, and how to decode its bytes.
+//! `Route`: the command to start, and how to decode its bytes.
 //!
 //! [`capture_lackey`] runs
 //! `valgrind --tool=lackey --trace-mem=yes --log-file=FIFO CMD ARGS...`,
