@@ -107,11 +107,10 @@ pub enum CaptureError {
         status: ExitStatus,
     },
     /// qemu exited without running the program (not an ELF executable of
-    /// this architecture, plugin refused...); qemu's own message went to
-    /// stderr.
-    #[error(
-        "qemu could not run {command} with the cachepart plugin ({status}; its message is above)"
-    )]
+    /// this architecture, plugin refused...); qemu's own message, if any
+    /// (QEMU 7.2 prints none for a file that is not an ELF executable),
+    /// went to stderr.
+    #[error("qemu could not run {command} with the cachepart plugin ({status}): qemu-user runs ELF executables of this machine only, not scripts; any message of qemu's is above")]
     QemuFailed {
         /// The command as given.
         command: String,
