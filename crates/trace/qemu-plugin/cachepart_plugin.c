@@ -84,6 +84,10 @@ typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index,
                                             void *userdata);
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id,
                                                struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_syscall_cb_t)(
+    qemu_plugin_id_t id, unsigned int vcpu_index, int64_t num, uint64_t a1,
+    uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+    uint64_t a7, uint64_t a8);
 typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index,
                                           qemu_plugin_meminfo_t info,
                                           uint64_t vaddr, void *userdata);
@@ -107,6 +111,8 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
                                       enum qemu_plugin_cb_flags flags,
                                       enum qemu_plugin_mem_rw rw,
                                       void *userdata);
+void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id,
+                                          qemu_plugin_vcpu_syscall_cb_t cb);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
                                     qemu_plugin_udata_cb_t cb, void *userdata);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
@@ -286,6 +292,28 @@ static void vcpu_exit(qemu_plugin_id_t id, unsigned int v)
     vcpu_finish(v);
 }
 
+/*
+ * qemu-user runs no plugin exit callback when the program dies of a
+ * signal, so the buffer is written before the signal-sending system calls
+ * a program uses to kill itself (abort(), raise(), kill(getpid())): such a
+ * trace is then complete. Faults (SIGSEGV...) still lose the buffer.
+ */
+static void syscall_entry(qemu_plugin_id_t id, unsigned int v, int64_t num,
+                          uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+                          uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
+{
+    (void)id, (void)a1, (void)a2, (void)a3, (void)a4;
+    (void)a5, (void)a6, (void)a7, (void)a8;
+#if defined(__x86_64__)
+    /* kill, tkill, tgkill */
+    if (num == 62 || num == 200 || num == 234) {
+        vcpu_finish(v);
+    }
+#else
+    (void)v, (void)num;
+#endif
+}
+
 static void tb_exec(unsigned int v, void *udata)
 {
     struct vcpu *c = vcpu_get(v);
@@ -417,6 +445,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
     qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
     qemu_plugin_register_vcpu_exit_cb(id, vcpu_exit);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+    qemu_plugin_register_vcpu_syscall_cb(id, syscall_entry);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     return 0;
 }

@@ -117,10 +117,10 @@ pub enum CaptureError {
         /// qemu's exit status.
         status: ExitStatus,
     },
-    /// The program was killed by a signal before the qemu plugin wrote any
-    /// record: qemu-user does not run plugin exit callbacks on a fatal
-    /// signal, so the records still buffered (up to 1 Mi per thread) are
-    /// lost.
+    /// The program was killed by a signal (a fault, not a kill it sent
+    /// itself) before the qemu plugin wrote any record: qemu-user does not
+    /// run plugin exit callbacks on a fatal signal, so the records still
+    /// buffered (up to 1 Mi per thread) are lost.
     #[error("{command} was killed ({status}) before the qemu plugin wrote any record (qemu-user skips the plugin's exit on a fatal signal; try --tool lackey)")]
     QemuKilled {
         /// The command as given.

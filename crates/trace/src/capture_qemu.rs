@@ -20,9 +20,11 @@
 //! instruction (and gaps of 0, like lackey). Only the started process is
 //! traced, as with lackey: a forked child writes nothing, and qemu-user
 //! runs exec'ed programs natively. qemu-user skips the plugin's exit
-//! callbacks when the program dies of a signal, so such a trace lacks the
-//! records still buffered (up to 1 Mi per thread), and one with none at all
-//! is [`CaptureError::QemuKilled`]. The records of several guest threads
+//! callbacks when the program dies of a signal; the plugin writes its
+//! buffer before the `kill`/`tkill`/`tgkill` system calls, so a program
+//! that kills itself leaves a complete trace, but a fault loses the
+//! records still buffered (up to 1 Mi per thread), and a trace with none
+//! at all is [`CaptureError::QemuKilled`]. The records of several guest threads
 //! come in chunks separated by [`Event::ThreadSwitch`](crate::Event)
 //! escapes (the payload is qemu's vcpu index).
 
