@@ -7,6 +7,7 @@
 #   ./scripts/bench.sh trace      only trace write/read throughput (criterion)
 #   ./scripts/bench.sh sim        only the cachegrind-mode simulator vs a reference loop
 #   ./scripts/bench.sh curves     only exact and SHARDS miss curves vs a reference loop and a bare scan
+#   ./scripts/bench.sh capture    only trace capture speed, qemu and lackey routes (several minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -31,4 +32,8 @@ fi
 if [[ $what == all || $what == curves ]]; then
   echo "== miss-rate curves: exact vs a plain Fenwick loop, SHARDS 0.01 (with and without the reference sample) and a bare scan vs exact, SHARDS error"
   cargo run -q --release -p cachepart-curves --example bench_curves
+fi
+if [[ $what == all || $what == capture ]]; then
+  echo "== trace capture speed: qemu plugin and lackey routes on xz, vs the bare program"
+  cargo run -q --release -p cachepart-trace --example bench_capture -- ${CAPTURE_ARGS:-}
 fi

@@ -13,6 +13,10 @@ need_apt=()
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v xz >/dev/null || need_apt+=(xz-utils)
 command -v sqlite3 >/dev/null || need_apt+=(sqlite3)
+# qemu-user runs programs under cachepart's own TCG plugin (`trace capture --tool qemu`),
+# which gcc builds on first use (qemu-user-static cannot load plugins).
+command -v qemu-x86_64 >/dev/null || need_apt+=(qemu-user)
+command -v gcc >/dev/null || need_apt+=(gcc)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: installing Debian packages: ${need_apt[*]}" >&2

@@ -52,7 +52,9 @@ pub struct ScenarioFile {
     pub name: Option<String>,
     /// A built-in platform name or the path of a platform file.
     pub platform: String,
-    /// Seed of the simulation (allocator aging, random replacement).
+    /// Seed of the simulation: added to the platform's memory-aging seed
+    /// (so it changes which frames, and colors, pages get) and mixed into
+    /// random replacement.
     #[serde(default)]
     pub seed: u64,
     /// Length of a sampling interval, in cycles of simulated time.
@@ -173,8 +175,13 @@ impl Scenario {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| name.clone());
         let err = |field: String, what: String| Error::Input(format!("{whence}: {field}: {what}"));
-        let platform = platforms::resolve(&file.platform, base)
+        let mut platform = platforms::resolve(&file.platform, base)
             .map_err(|e| err("platform".into(), e.to_string()))?;
+        // The scenario's seed also ages memory differently, so another seed
+        // gives other physical pages (and colors).
+        if let Some(a) = &mut platform.memory.aging {
+            a.seed = a.seed.wrapping_add(file.seed);
+        }
         if file.apps.is_empty() {
             return Err(err(
                 "app".into(),

@@ -357,7 +357,89 @@ fn trace_capture_lackey() {
         "{}",
         stderr(&o)
     );
-    let o = cachepart(&[
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["false.cpt", "ls.cpt"]);
+}
+
+#[test]
+fn trace_capture_qemu() {
+    let have = |p: &str| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("qemu-x86_64") || !have("gcc") {
+        eprintln!("SKIPPED: qemu-x86_64 or gcc is not installed (apt-get install qemu-user gcc)");
+        return;
+    }
+    let d = tmpdir("capture-qemu");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cachepart"))
+            .args(args)
+            .env("CACHEPART_CACHE_DIR", d.join("cache"))
+            .output()
+            .expect("run cachepart")
+    };
+    let cpt = d.join("ls.cpt");
+    let o = run(&[
+        "trace",
+        "capture",
+        "--tool",
+        "qemu",
+        "-o",
+        cpt.to_str().unwrap(),
+        "--",
+        "ls",
+        "-la",
+        "/usr",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("bin"));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(" records, ") && err.contains(" M accesses/s"),
+        "{err}"
+    );
+    assert!(d.join("cache/qemu-plugin").is_dir());
+    let o = cachepart(&["trace", "info", cpt.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(info["loads"].as_u64().unwrap() > 10_000, "{info}");
+    assert!(info["stores"].as_u64().unwrap() > 10_000, "{info}");
+    assert_eq!(info["ifetches"], 0);
+    assert!(
+        info["meta"].to_string().contains("\"tool\",\"qemu\""),
+        "{info}"
+    );
+
+    // --ifetch records a fetch per instruction
+    let i = d.join("ifetch.cpt");
+    let o = run(&[
+        "trace",
+        "capture",
+        "--tool",
+        "qemu",
+        "--ifetch",
+        "-o",
+        i.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = cachepart(&["trace", "info", i.to_str().unwrap(), "--format", "json"]);
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(info["ifetches"].as_u64().unwrap() > 10_000, "{info}");
+    assert_eq!(info["instructions"], info["ifetches"]);
+
+    // errors: status 1, no output
+    let m = d.join("missing.cpt");
+    let o = run(&[
         "trace",
         "capture",
         "--tool",
@@ -365,14 +447,28 @@ fn trace_capture_lackey() {
         "-o",
         m.to_str().unwrap(),
         "--",
+        "cachepart-no-such-command",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("command not found: cachepart-no-such-command"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "trace",
+        "capture",
+        "--ifetch",
+        "-o",
+        m.to_str().unwrap(),
+        "--",
         "true",
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not implemented yet"), "{}", stderr(&o));
-    let mut names: Vec<String> = std::fs::read_dir(&d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["false.cpt", "ls.cpt"]);
+    assert!(
+        stderr(&o).contains("--ifetch is for --tool qemu"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!m.exists());
 }

@@ -1,5 +1,13 @@
-//! `trace capture`: record a real program's memory accesses with valgrind
-//! lackey, streamed straight into the binary format.
+//! `trace capture`: record a real program's memory accesses, streamed
+//! straight into the binary format; what both routes share, and the
+//! valgrind lackey route.
+//!
+//! Both routes ([`capture_lackey`] here, [`crate::capture_qemu`] in
+//! `capture_qemu.rs`) run the program under a tool that writes into a FIFO
+//! in a fresh private directory, decode the FIFO into a [`Writer`] and
+//! share the errors ([`CaptureError`]), options ([`CaptureOptions`]), the
+//! summary ([`CaptureSummary`]) and the guarantees below; a route is a
+//! `Route`: the command to start, and how to decode its bytes.
 //!
 //! [`capture_lackey`] runs
 //! `valgrind --tool=lackey --trace-mem=yes --log-file=FIFO CMD ARGS...`,
@@ -19,12 +27,12 @@
 //! [`CaptureSummary::status`] says how it ended and the caller decides
 //! what to make of it (`cachepart trace capture` keeps the trace, warns and
 //! exits with the program's status). A command that does not exist, a
-//! missing valgrind and malformed lackey output are [`CaptureError`]s.
+//! missing tool and malformed tool output are [`CaptureError`]s.
 //!
 //! The pipe never blocks the capture: this process holds a read-write
-//! handle of the FIFO while valgrind runs, so opening the read end does not
-//! wait for valgrind (which never opens its log when it cannot start the
-//! program), and the read end sees end-of-file once valgrind has exited
+//! handle of the FIFO while the tool runs, so opening the read end does not
+//! wait for the tool (valgrind never opens its log when it cannot start the
+//! program), and the read end sees end-of-file once the tool has exited
 //! and that handle is dropped.
 
 use std::ffi::{OsStr, OsString};
@@ -44,7 +52,8 @@ use crate::lackey::LackeyReader;
 use crate::stats::Counts;
 use crate::writer::{WriteSummary, Writer, DEFAULT_LEVEL};
 
-/// Errors of [`capture_lackey`]. After any of them no output file exists.
+/// Errors of [`capture_lackey`] and [`crate::capture_qemu`]. After any of
+/// them no output file exists.
 #[derive(Debug, Error)]
 pub enum CaptureError {
     /// No command was given.
@@ -57,6 +66,30 @@ pub enum CaptureError {
         program: PathBuf,
         /// Why it could not be run.
         source: io::Error,
+    },
+    /// qemu-user cannot be run.
+    #[error("qemu-user not found ({}: {source}): install the Debian package `qemu-user` (apt-get install qemu-user; `qemu-user-static` cannot load plugins)", program.display())]
+    QemuMissing {
+        /// The qemu-user program that was tried.
+        program: PathBuf,
+        /// Why it could not be run.
+        source: io::Error,
+    },
+    /// The C compiler that builds the qemu plugin cannot be run.
+    #[error("C compiler not found ({}: {source}): install the Debian package `gcc` (apt-get install gcc) to build the qemu plugin", program.display())]
+    CompilerMissing {
+        /// The compiler that was tried.
+        program: PathBuf,
+        /// Why it could not be run.
+        source: io::Error,
+    },
+    /// The qemu plugin did not compile.
+    #[error("building the qemu plugin {} failed: {reason}", path.display())]
+    PluginBuild {
+        /// The plugin being built.
+        path: PathBuf,
+        /// The compiler's message, or what else went wrong.
+        reason: String,
     },
     /// The command to capture does not exist (not a file, not on `PATH`).
     #[error("command not found: {command}")]
@@ -73,10 +106,41 @@ pub enum CaptureError {
         /// valgrind's exit status.
         status: ExitStatus,
     },
+    /// qemu exited without running the program (not an ELF executable of
+    /// this architecture, plugin refused...); qemu's own message, if any
+    /// (QEMU 7.2 prints none for a file that is not an ELF executable),
+    /// went to stderr.
+    #[error("qemu could not run {command} with the cachepart plugin ({status}): qemu-user runs ELF executables of this machine only, not scripts; any message of qemu's is above")]
+    QemuFailed {
+        /// The command as given.
+        command: String,
+        /// qemu's exit status.
+        status: ExitStatus,
+    },
+    /// The program was killed by a signal (a fault, not a kill it sent
+    /// itself) before the qemu plugin wrote any record: qemu-user does not
+    /// run plugin exit callbacks on a fatal signal, so the records still
+    /// buffered (up to 1 Mi per thread) are lost.
+    #[error("{command} was killed ({status}) before the qemu plugin wrote any record (qemu-user skips the plugin's exit on a fatal signal; try --tool lackey)")]
+    QemuKilled {
+        /// The command as given.
+        command: String,
+        /// qemu's exit status.
+        status: ExitStatus,
+    },
     /// lackey wrote something that is not a lackey trace; the error names
     /// the line (counted from the start of valgrind's log).
     #[error("malformed lackey output: {0}")]
     Malformed(#[source] TraceError),
+    /// The qemu plugin wrote a word that is not a record, or stopped inside
+    /// a record.
+    #[error("malformed qemu plugin output at byte offset {offset}: {reason}")]
+    MalformedStream {
+        /// Byte offset in the plugin's stream.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
     /// `mkfifo` failed.
     #[error("cannot create the FIFO {}: {reason}", path.display())]
     Fifo {
@@ -100,17 +164,28 @@ pub enum CaptureError {
     Trace(#[from] TraceError),
 }
 
-/// Result alias of [`capture_lackey`].
+/// Result alias of the capture routes.
 pub type CaptureResult<T> = std::result::Result<T, CaptureError>;
 
-/// How to capture.
+/// How to capture (fields of one route are ignored by the other).
 #[derive(Clone, Debug)]
 pub struct CaptureOptions {
     /// The valgrind program (default `valgrind`, looked up on `PATH`).
     pub valgrind: PathBuf,
+    /// The qemu-user program (default `qemu-ARCH` for this machine's
+    /// architecture, e.g. `qemu-x86_64`, looked up on `PATH`).
+    pub qemu: PathBuf,
+    /// The C compiler that builds the qemu plugin (default `gcc`).
+    pub cc: PathBuf,
+    /// Where the built qemu plugin is cached (default: see
+    /// [`crate::default_plugin_dir`]).
+    pub plugin_dir: Option<PathBuf>,
+    /// qemu route: also record an instruction fetch per executed
+    /// instruction (lackey always does).
+    pub ifetch: bool,
     /// The header to start from (frame size, page size hint, extra
     /// metadata); the capture adds `source-format`, `tool`, `command` and
-    /// `valgrind-version`.
+    /// the tool's version.
     pub header: Header,
     /// zstd compression level.
     pub level: i32,
@@ -120,6 +195,10 @@ impl Default for CaptureOptions {
     fn default() -> Self {
         CaptureOptions {
             valgrind: PathBuf::from("valgrind"),
+            qemu: PathBuf::from(format!("qemu-{}", std::env::consts::ARCH)),
+            cc: PathBuf::from("gcc"),
+            plugin_dir: None,
+            ifetch: false,
             header: Header::default(),
             level: DEFAULT_LEVEL,
         }
@@ -133,12 +212,13 @@ pub struct CaptureSummary {
     pub counts: Counts,
     /// What the writer wrote (records, frames, bytes).
     pub written: WriteSummary,
-    /// How the program (valgrind passes its status through) ended.
+    /// How the program (valgrind and qemu pass its status through) ended.
     pub status: ExitStatus,
-    /// Wall-clock seconds from starting valgrind to the finished file.
+    /// Wall-clock seconds from starting the tool to the finished file.
     pub seconds: f64,
-    /// `valgrind --version`, e.g. `valgrind-3.19.0`.
-    pub valgrind_version: String,
+    /// The tool's version: `valgrind --version` (e.g. `valgrind-3.19.0`)
+    /// or the first line of `qemu-x86_64 --version`.
+    pub tool_version: String,
 }
 
 impl CaptureSummary {
@@ -178,7 +258,7 @@ pub fn capture_lackey(
 ) -> CaptureResult<CaptureSummary> {
     let program = command.first().ok_or(CaptureError::EmptyCommand)?;
     let version = valgrind_version(&opts.valgrind)?;
-    if !command_exists(program) {
+    if resolve_command(program).is_none() {
         return Err(CaptureError::CommandNotFound {
             command: program.to_string_lossy().into_owned(),
         });
@@ -190,9 +270,84 @@ pub fn capture_lackey(
         .with_meta("tool", "lackey")
         .with_meta("command", shell_words(command))
         .with_meta("valgrind-version", version.clone());
+    let route = Lackey {
+        valgrind: &opts.valgrind,
+        command,
+    };
+    run_route(&route, program, output, &header, opts.level, version)
+}
 
+/// One capture route: the tool's command line and how to decode what it
+/// writes into the FIFO.
+pub(crate) trait Route {
+    /// The command to start, writing its trace into `fifo`.
+    fn command(&self, fifo: &Path) -> Command;
+    /// The error when the tool cannot be spawned.
+    fn spawn_error(&self, source: io::Error) -> CaptureError;
+    /// The error when the tool wrote nothing and exited with `status`: it
+    /// could not start the program.
+    fn start_error(&self, command: String, status: ExitStatus) -> CaptureError;
+    /// Decodes the FIFO's bytes into `writer` until end-of-file.
+    fn decode(
+        &self,
+        input: &mut (dyn Read + Send),
+        writer: Writer<BufWriter<File>>,
+    ) -> CaptureResult<(Counts, WriteSummary)>;
+}
+
+/// The lackey route.
+struct Lackey<'a> {
+    valgrind: &'a Path,
+    command: &'a [OsString],
+}
+
+impl Route for Lackey<'_> {
+    fn command(&self, fifo: &Path) -> Command {
+        let mut log_arg = OsString::from("--log-file=");
+        log_arg.push(escape_percent(fifo.as_os_str()));
+        let mut cmd = Command::new(self.valgrind);
+        cmd.args(["--tool=lackey", "--trace-mem=yes"])
+            .arg(log_arg)
+            .args(self.command);
+        cmd
+    }
+
+    fn spawn_error(&self, source: io::Error) -> CaptureError {
+        CaptureError::ValgrindMissing {
+            program: self.valgrind.to_path_buf(),
+            source,
+        }
+    }
+
+    fn start_error(&self, command: String, status: ExitStatus) -> CaptureError {
+        if status.code() == Some(127) {
+            CaptureError::CommandNotFound { command }
+        } else {
+            CaptureError::ValgrindFailed { command, status }
+        }
+    }
+
+    fn decode(
+        &self,
+        input: &mut (dyn Read + Send),
+        writer: Writer<BufWriter<File>>,
+    ) -> CaptureResult<(Counts, WriteSummary)> {
+        stream(input, writer)
+    }
+}
+
+/// Runs `route` for `program` with its trace going through a FIFO into
+/// `output` (through a temporary file renamed on success).
+pub(crate) fn run_route(
+    route: &dyn Route,
+    program: &OsStr,
+    output: &Path,
+    header: &Header,
+    level: i32,
+    tool_version: String,
+) -> CaptureResult<CaptureSummary> {
     let work = TempDir::new()?;
-    let fifo = work.path.join("lackey.fifo");
+    let fifo = work.path.join("trace.fifo");
     make_fifo(&fifo)?;
     let mut out = TempOutput::new(output)?;
     let file = File::create(&out.path).map_err(|source| CaptureError::Io {
@@ -200,10 +355,10 @@ pub fn capture_lackey(
         path: out.path.clone(),
         source,
     })?;
-    let writer = Writer::with_level(BufWriter::with_capacity(1 << 20, file), &header, opts.level)?;
+    let writer = Writer::with_level(BufWriter::with_capacity(1 << 20, file), header, level)?;
 
-    // Hold a read-write handle so that neither our open nor valgrind's
-    // blocks, and EOF comes only after valgrind has exited.
+    // Hold a read-write handle so that neither our open nor the tool's
+    // blocks, and EOF comes only after the tool has exited.
     let fifo_err = |what| {
         let path = fifo.clone();
         move |source| CaptureError::Io { what, path, source }
@@ -216,17 +371,10 @@ pub fn capture_lackey(
     let read_end = File::open(&fifo).map_err(fifo_err("opening"))?;
 
     let start = Instant::now();
-    let mut log_arg = OsString::from("--log-file=");
-    log_arg.push(escape_percent(fifo.as_os_str()));
-    let mut child = Command::new(&opts.valgrind)
-        .args(["--tool=lackey", "--trace-mem=yes"])
-        .arg(log_arg)
-        .args(command)
+    let mut child = route
+        .command(&fifo)
         .spawn()
-        .map_err(|source| CaptureError::ValgrindMissing {
-            program: opts.valgrind.clone(),
-            source,
-        })?;
+        .map_err(|e| route.spawn_error(e))?;
     let waiter = std::thread::spawn(move || {
         let status = child.wait();
         drop(keep);
@@ -238,27 +386,22 @@ pub fn capture_lackey(
         bytes: 0,
         short: false,
     };
-    let streamed = stream(&mut input, writer);
+    let streamed = route.decode(&mut input, writer);
     if streamed.is_err() {
-        // Let valgrind run to its end rather than block on a full pipe.
+        // Let the tool run to its end rather than block on a full pipe.
         let _ = io::copy(&mut input, &mut io::sink());
     }
     let status = waiter
         .join()
-        .expect("the valgrind waiter does not panic")
+        .expect("the tool's waiter does not panic")
         .map_err(|source| CaptureError::Io {
-            what: "waiting for valgrind running",
+            what: "waiting for the capture of",
             path: PathBuf::from(program),
             source,
         })?;
     if input.bytes == 0 && !status.success() {
-        // valgrind never opened its log: it could not start the program.
-        let command = program.to_string_lossy().into_owned();
-        return Err(if status.code() == Some(127) {
-            CaptureError::CommandNotFound { command }
-        } else {
-            CaptureError::ValgrindFailed { command, status }
-        });
+        // The tool wrote nothing: it could not start the program.
+        return Err(route.start_error(program.to_string_lossy().into_owned(), status));
     }
     let (counts, written) = streamed?;
     out.commit(output)?;
@@ -267,13 +410,13 @@ pub fn capture_lackey(
         written,
         status,
         seconds: start.elapsed().as_secs_f64(),
-        valgrind_version: version,
+        tool_version,
     })
 }
 
 /// Reads lackey text from `input` into `writer` until end-of-file.
-fn stream<R: Read>(
-    input: R,
+fn stream(
+    input: &mut (dyn Read + Send),
     mut writer: Writer<BufWriter<File>>,
 ) -> CaptureResult<(Counts, WriteSummary)> {
     let mut counts = Counts::default();
@@ -314,28 +457,28 @@ fn valgrind_version(valgrind: &Path) -> CaptureResult<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Whether `program` names an existing file, directly (with a `/`) or as
-/// an executable on `PATH`, as valgrind looks it up.
-fn command_exists(program: &OsStr) -> bool {
+/// The file `program` names, directly (with a `/`) or as an executable on
+/// `PATH` (the first one, as `execvp` and valgrind look it up); `None` if
+/// there is none.
+pub(crate) fn resolve_command(program: &OsStr) -> Option<PathBuf> {
     let p = Path::new(program);
     if program.is_empty() {
-        return false;
+        return None;
     }
     if program.as_encoded_bytes().contains(&b'/') {
-        return p.is_file();
+        return p.is_file().then(|| p.to_path_buf());
     }
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join(p))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(p))
+        .find(|f| {
+            std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// The command line as one string a POSIX shell would split back into the
 /// same words (non-UTF-8 bytes are replaced).
-fn shell_words(command: &[OsString]) -> String {
+pub(crate) fn shell_words(command: &[OsString]) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./,:=+@%".contains(c);
     command
         .iter()
@@ -422,7 +565,7 @@ impl<R: Read> Read for Counted<R> {
 /// Distinguishes the temporary names of captures in one process.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
-fn serial() -> String {
+pub(crate) fn serial() -> String {
     format!(
         "{}-{}",
         std::process::id(),
@@ -543,11 +686,18 @@ mod tests {
 
     #[test]
     fn commands_are_looked_up_like_valgrind_does() {
-        assert!(command_exists(OsStr::new("sh")));
-        assert!(command_exists(OsStr::new("/bin/sh")));
-        assert!(!command_exists(OsStr::new("cachepart-no-such-command")));
-        assert!(!command_exists(OsStr::new("./no/such/file")));
-        assert!(!command_exists(OsStr::new("")));
+        let sh = resolve_command(OsStr::new("sh")).unwrap();
+        assert!(sh.is_absolute() && sh.ends_with("sh"), "{}", sh.display());
+        assert_eq!(
+            resolve_command(OsStr::new("/bin/sh")),
+            Some(PathBuf::from("/bin/sh"))
+        );
+        assert_eq!(
+            resolve_command(OsStr::new("cachepart-no-such-command")),
+            None
+        );
+        assert_eq!(resolve_command(OsStr::new("./no/such/file")), None);
+        assert_eq!(resolve_command(OsStr::new("")), None);
     }
 
     #[test]

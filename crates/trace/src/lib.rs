@@ -18,7 +18,8 @@
 //!   strided and phased applications.
 //! * [`info()`] and [`convert()`]: the library side of `cachepart trace info`
 //!   and `cachepart trace convert`.
-//! * [`capture_lackey`]: records a real program under valgrind lackey,
+//! * [`capture_lackey`] and [`capture_qemu`]: record a real program under
+//!   valgrind lackey or under qemu-user with cachepart's own TCG plugin,
 //!   streamed through a FIFO into the binary format (`cachepart trace capture`).
 //!
 //! Every failure is a [`TraceError`] naming the byte offset (binary) or the
@@ -36,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod capture;
+mod capture_qemu;
 mod convert;
 mod din;
 mod error;
@@ -46,6 +48,7 @@ mod index;
 mod info;
 mod io_util;
 mod lackey;
+mod qemu_plugin;
 mod reader;
 pub mod record;
 mod stats;
@@ -54,6 +57,7 @@ mod text;
 mod writer;
 
 pub use capture::{capture_lackey, CaptureError, CaptureOptions, CaptureResult, CaptureSummary};
+pub use capture_qemu::{capture_qemu, qemu_plugin, QemuPlugin};
 pub use convert::{convert, convert_stream, TraceFormat};
 pub use din::DinReader;
 pub use error::{Result, TraceError};
@@ -62,6 +66,7 @@ pub use header::{Header, DEFAULT_FRAME_RECORDS, MAGIC, VERSION};
 pub use index::FrameInfo;
 pub use info::{info, TraceInfo};
 pub use lackey::LackeyReader;
+pub use qemu_plugin::default_plugin_dir;
 pub use reader::Reader;
 pub use record::{Event, Kind, Record, RecordError};
 pub use stats::{Counts, Footprint};

@@ -1,7 +1,9 @@
-//! `capture_lackey` end to end: real valgrind runs (skipped with a
-//! `SKIPPED` line when valgrind is absent) compared with lackey's text of
-//! a second, separate run of the same program, and a fake valgrind for the
-//! failures a real one rarely produces.
+//! `capture_lackey` and `capture_qemu` end to end: real valgrind runs
+//! (skipped with a `SKIPPED` line when valgrind is absent) compared with
+//! lackey's text of a second, separate run of the same program, a fake
+//! valgrind for the failures a real one rarely produces, and real qemu-user
+//! runs (skipped with a `SKIPPED` line when qemu-user or gcc is absent)
+//! compared with lackey's counts.
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -9,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cachepart_trace::{
-    capture_lackey, convert, info, CaptureError, CaptureOptions, Counts, TraceFormat,
+    capture_lackey, capture_qemu, convert, info, CaptureError, CaptureOptions, Counts, Event,
+    Reader, TraceFormat,
 };
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -184,7 +187,7 @@ fn fake_valgrind_output_is_converted() {
         ),
         (4, 1, 1, 1)
     );
-    assert_eq!(s.valgrind_version, "valgrind-fake");
+    assert_eq!(s.tool_version, "valgrind-fake");
     let i = info(&cpt).unwrap();
     assert!(i
         .meta
@@ -236,4 +239,245 @@ fn valgrind_that_cannot_start_the_program_is_an_error() {
         "{err:?}"
     );
     assert_eq!(listing(&d), ["fake-valgrind"]);
+}
+
+/// Whether qemu-user and gcc can run (the qemu route needs both).
+fn have_qemu() -> bool {
+    let opts = CaptureOptions::default();
+    let runs = |p: &Path| {
+        Command::new(p)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ok = runs(&opts.qemu) && runs(&opts.cc);
+    if !ok {
+        eprintln!(
+            "SKIPPED: {} or {} is not installed (apt-get install qemu-user gcc)",
+            opts.qemu.display(),
+            opts.cc.display()
+        );
+    }
+    ok
+}
+
+/// Options that cache the plugin under the test's target dir.
+fn qemu_opts(ifetch: bool) -> CaptureOptions {
+    CaptureOptions {
+        plugin_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("qemu-plugin")),
+        ifetch,
+        ..CaptureOptions::default()
+    }
+}
+
+fn meta(path: &Path, key: &str) -> Option<String> {
+    info(path)
+        .unwrap()
+        .meta
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+}
+
+#[test]
+fn qemu_capture_of_real_programs_is_plausible() {
+    if !have_qemu() {
+        return;
+    }
+    for (name, cmd) in [("true", &["/bin/true"][..]), ("ls", &["ls", "/usr"][..])] {
+        let d = tmpdir(&format!("qemu-{name}"));
+        let cpt = d.join("q.cpt");
+        let s = capture_qemu(&words(cmd), &cpt, &qemu_opts(false)).unwrap();
+        assert!(s.success(), "{name}: {:?}", s.status);
+        let c = &s.counts;
+        assert!(c.loads > 10_000 && c.stores > 5_000, "{name}: {c:?}");
+        assert_eq!((c.ifetches, c.modifies), (0, 0), "{name}");
+        // loads outnumber stores in compiled code
+        assert!(c.loads > c.stores, "{name}: {c:?}");
+        // a few instructions per access, as in any program
+        let per_access = c.instructions as f64 / s.accesses() as f64;
+        assert!((0.8..4.0).contains(&per_access), "{name}: {per_access}");
+        assert_eq!(info(&cpt).unwrap().counts, s.counts, "{name}");
+        assert_eq!(meta(&cpt, "tool").as_deref(), Some("qemu"));
+        assert_eq!(meta(&cpt, "command"), Some(cmd.join(" ")));
+        assert!(meta(&cpt, "qemu-version").unwrap().contains(" version "));
+        assert_eq!(meta(&cpt, "ifetch").as_deref(), Some("no"));
+        // every record is a valid access of a plausible size, or an escape
+        // for a long gap (single-threaded: no thread switch)
+        for r in Reader::new(std::fs::File::open(&cpt).unwrap()).unwrap() {
+            let r = r.unwrap();
+            match r.as_event() {
+                None => assert!([1, 2, 4, 8, 16, 32, 64].contains(&r.size()), "{r:?}"),
+                Some(e) => assert!(matches!(e, Event::InstrGap(_)), "{e:?}"),
+            }
+        }
+
+        // qemu-user places the guest's memory deterministically: a second
+        // run gives the same file, byte for byte
+        let again = d.join("q-again.cpt");
+        let s1 = capture_qemu(&words(cmd), &again, &qemu_opts(false)).unwrap();
+        assert_eq!(s1.counts, s.counts, "{name}");
+        assert!(
+            std::fs::read(&again).unwrap() == std::fs::read(&cpt).unwrap(),
+            "{name}: two captures differ"
+        );
+
+        // a second run, with instruction fetches: the same instructions,
+        // one fetch each, and the same data accesses
+        let cpt2 = d.join("q-ifetch.cpt");
+        let s2 = capture_qemu(&words(cmd), &cpt2, &qemu_opts(true)).unwrap();
+        assert_eq!(s2.counts.ifetches, s2.counts.instructions, "{name}");
+        assert_eq!(meta(&cpt2, "ifetch").as_deref(), Some("yes"));
+        let near = |a: u64, b: u64| (a as f64 / b as f64 - 1.0).abs() < 0.02;
+        assert!(
+            near(s2.counts.instructions, c.instructions),
+            "{name}: {} vs {}",
+            s2.counts.instructions,
+            c.instructions
+        );
+        assert!(near(s2.counts.loads, c.loads), "{name}");
+        assert!(near(s2.counts.stores, c.stores), "{name}");
+
+        // lackey on the same program: the same order of magnitude
+        if have_valgrind() {
+            let lk = d.join("l.cpt");
+            let l = capture_lackey(&words(cmd), &lk, &CaptureOptions::default()).unwrap();
+            let ratio = c.instructions as f64 / l.instructions() as f64;
+            let data = (c.loads + c.stores) as f64
+                / (l.counts.loads + l.counts.stores + l.counts.modifies) as f64;
+            eprintln!(
+                "{name}: qemu/lackey instructions {} / {} = {ratio:.3}, data accesses ratio {data:.3}",
+                c.instructions,
+                l.instructions()
+            );
+            assert!((0.5..2.0).contains(&ratio), "{name}: {ratio}");
+            assert!((0.5..2.0).contains(&data), "{name}: {data}");
+        }
+    }
+}
+
+#[test]
+fn qemu_failing_program_still_yields_a_trace_with_its_status() {
+    if !have_qemu() {
+        return;
+    }
+    let d = tmpdir("qemu-false");
+    let cpt = d.join("false.cpt");
+    let s = capture_qemu(&words(&["false"]), &cpt, &qemu_opts(false)).unwrap();
+    assert_eq!(s.status.code(), Some(1));
+    assert!(s.accesses() > 1000);
+    assert_eq!(counts(&cpt), s.counts);
+    assert_eq!(listing(&d), ["false.cpt"]);
+}
+
+#[test]
+fn qemu_program_killing_itself_keeps_its_trace() {
+    if !have_qemu() {
+        return;
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let d = tmpdir("qemu-kill");
+    let cpt = d.join("k.cpt");
+    // the plugin writes its buffer before kill(), so the trace is complete
+    let s = capture_qemu(
+        &words(&["sh", "-c", "kill -SEGV $$"]),
+        &cpt,
+        &qemu_opts(false),
+    )
+    .unwrap();
+    assert_eq!(s.status.signal(), Some(11), "{:?}", s.status);
+    assert!(s.counts.loads > 10_000, "{:?}", s.counts);
+    assert_eq!(counts(&cpt), s.counts);
+}
+
+#[test]
+fn qemu_program_crashing_before_any_record_is_a_typed_error() {
+    if !have_qemu() {
+        return;
+    }
+    let d = tmpdir("qemu-crash");
+    // a fault (not a kill) loses the plugin's buffer: qemu-user runs no
+    // plugin exit callback then; no core file either
+    let src = d.join("crash.c");
+    std::fs::write(
+        &src,
+        "#include <sys/resource.h>\n\
+         int main(void) {\n\
+           struct rlimit r = {0, 0};\n\
+           setrlimit(RLIMIT_CORE, &r);\n\
+           *(volatile int *)0 = 1;\n\
+           return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let exe = d.join("crash");
+    let st = Command::new(CaptureOptions::default().cc)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let cpt = d.join("k.cpt");
+    let err = capture_qemu(&[exe.into_os_string()], &cpt, &qemu_opts(false)).unwrap_err();
+    assert!(matches!(err, CaptureError::QemuKilled { .. }), "{err:?}");
+    assert_eq!(listing(&d), ["crash", "crash.c"]);
+}
+
+#[test]
+fn qemu_missing_or_unrunnable_command_is_an_error_and_leaves_nothing() {
+    if !have_qemu() {
+        return;
+    }
+    let d = tmpdir("qemu-missing");
+    let cpt = d.join("m.cpt");
+    for cmd in ["cachepart-no-such-command", "./no/such/program"] {
+        let err = capture_qemu(&words(&[cmd, "x"]), &cpt, &qemu_opts(false)).unwrap_err();
+        assert!(
+            matches!(err, CaptureError::CommandNotFound { .. }),
+            "{err:?}"
+        );
+        assert_eq!(err.to_string(), format!("command not found: {cmd}"));
+    }
+    let err = capture_qemu(&[], &cpt, &qemu_opts(false)).unwrap_err();
+    assert!(matches!(err, CaptureError::EmptyCommand));
+    // qemu-user runs ELF executables only, not scripts
+    let script = d.join("script.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = capture_qemu(&[script.into_os_string()], &cpt, &qemu_opts(false)).unwrap_err();
+    assert!(matches!(err, CaptureError::QemuFailed { .. }), "{err:?}");
+    assert_eq!(listing(&d), ["script.sh"]);
+}
+
+#[test]
+fn qemu_capture_needs_qemu_and_a_compiler() {
+    let d = tmpdir("qemu-none");
+    let cpt = d.join("t.cpt");
+    let opts = CaptureOptions {
+        qemu: d.join("no-qemu"),
+        ..qemu_opts(false)
+    };
+    let err = capture_qemu(&words(&["true"]), &cpt, &opts).unwrap_err();
+    assert!(matches!(err, CaptureError::QemuMissing { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("apt-get install qemu-user"),
+        "{err}"
+    );
+    if have_qemu() {
+        let opts = CaptureOptions {
+            cc: d.join("no-gcc"),
+            plugin_dir: Some(d.join("plugin")),
+            ..qemu_opts(false)
+        };
+        let err = capture_qemu(&words(&["true"]), &cpt, &opts).unwrap_err();
+        assert!(
+            matches!(err, CaptureError::CompilerMissing { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("apt-get install gcc"), "{err}");
+    }
+    assert!(!cpt.exists());
 }

@@ -1,0 +1,186 @@
+//! The qemu-user TCG plugin of the qemu capture route: its C source, the
+//! plugin API version it must declare for a given QEMU, and building it
+//! once into a cache directory.
+//!
+//! The source (`crates/trace/qemu-plugin/cachepart_plugin.c`) is compiled
+//! into this crate and written out, then built with
+//! `gcc -O2 -shared -fPIC -fvisibility=hidden -DCP_PLUGIN_API=N` the first
+//! time a capture needs it. The shared object is named after the API
+//! version and a hash of the source, so a changed source or another QEMU
+//! builds a new one, and it is renamed into place only once complete, so
+//! concurrent captures never load a half-written plugin.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::capture::{serial, CaptureError, CaptureResult};
+
+/// The plugin's C source.
+pub(crate) const SOURCE: &str = include_str!("../qemu-plugin/cachepart_plugin.c");
+
+/// The directory where the built qemu plugin is cached when
+/// [`CaptureOptions::plugin_dir`](crate::CaptureOptions::plugin_dir) is not
+/// set: `$CACHEPART_CACHE_DIR/qemu-plugin`, else
+/// `$XDG_CACHE_HOME/cachepart/qemu-plugin`, else
+/// `$HOME/.cache/cachepart/qemu-plugin`, else `cachepart-qemu-plugin` in
+/// the system temporary directory.
+pub fn default_plugin_dir() -> PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = var("CACHEPART_CACHE_DIR") {
+        return PathBuf::from(d).join("qemu-plugin");
+    }
+    if let Some(d) = var("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("cachepart").join("qemu-plugin");
+    }
+    if let Some(h) = var("HOME") {
+        return PathBuf::from(h)
+            .join(".cache")
+            .join("cachepart")
+            .join("qemu-plugin");
+    }
+    std::env::temp_dir().join("cachepart-qemu-plugin")
+}
+
+/// The `major.minor` of a `qemu-x86_64 --version` first line, e.g.
+/// `qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)`.
+pub(crate) fn qemu_release(version_line: &str) -> Option<(u32, u32)> {
+    let rest = version_line.split(" version ").nth(1)?;
+    let mut parts = rest.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The plugin API version to declare for a QEMU release: QEMU 4.2 to 8.1
+/// accept version 1 (7.2 accepts 0 and 1 only); from 8.2 on, the oldest
+/// version accepted is 2, and the calls this plugin makes are unchanged.
+pub(crate) fn plugin_api(release: (u32, u32)) -> u32 {
+    if release < (8, 2) {
+        1
+    } else {
+        2
+    }
+}
+
+/// FNV-1a, 64 bits: names the plugin after its source.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The plugin for API version `api` in `dir`, built with `cc` if it is not
+/// there yet.
+pub(crate) fn ensure_plugin(cc: &Path, dir: &Path, api: u32) -> CaptureResult<PathBuf> {
+    let stem = format!(
+        "cachepart_plugin-api{api}-{:016x}",
+        fnv1a64(SOURCE.as_bytes())
+    );
+    let so = dir.join(format!("{stem}.so"));
+    if so.is_file() {
+        return Ok(so);
+    }
+    let fail = |reason: String| CaptureError::PluginBuild {
+        path: so.clone(),
+        reason,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("creating {}: {e}", dir.display())))?;
+    let src = dir.join(format!("{stem}.c"));
+    let tmp_src = dir.join(format!(".{stem}-{}.c", serial()));
+    std::fs::write(&tmp_src, SOURCE)
+        .and_then(|()| std::fs::rename(&tmp_src, &src))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp_src);
+            fail(format!("writing {}: {e}", src.display()))
+        })?;
+    let tmp_so = dir.join(format!(".{stem}-{}.so", serial()));
+    let mut define = OsString::from("-DCP_PLUGIN_API=");
+    define.push(api.to_string());
+    let out = Command::new(cc)
+        .args(["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall"])
+        .arg(define)
+        .arg("-o")
+        .arg(&tmp_so)
+        .arg(&src)
+        .arg("-lpthread")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| CaptureError::CompilerMissing {
+            program: cc.to_path_buf(),
+            source,
+        })?;
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&tmp_so);
+        return Err(fail(format!(
+            "{} exited with {}: {}",
+            cc.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    std::fs::rename(&tmp_so, &so).map_err(|e: io::Error| {
+        let _ = std::fs::remove_file(&tmp_so);
+        fail(format!("renaming {}: {e}", tmp_so.display()))
+    })?;
+    Ok(so)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_are_parsed_from_the_version_line() {
+        assert_eq!(
+            qemu_release("qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)"),
+            Some((7, 2))
+        );
+        assert_eq!(qemu_release("qemu-aarch64 version 10.0.2"), Some((10, 0)));
+        assert_eq!(qemu_release("qemu-x86_64 version x"), None);
+        assert_eq!(qemu_release("something else"), None);
+    }
+
+    #[test]
+    fn api_version_follows_the_release() {
+        assert_eq!(plugin_api((7, 2)), 1);
+        assert_eq!(plugin_api((8, 1)), 1);
+        assert_eq!(plugin_api((8, 2)), 2);
+        assert_eq!(plugin_api((10, 0)), 2);
+    }
+
+    #[test]
+    fn a_missing_compiler_is_a_typed_error() {
+        let dir = std::env::temp_dir().join(format!("cachepart-plugin-unit-{}", serial()));
+        let err = ensure_plugin(Path::new("/nonexistent/gcc"), &dir, 1).unwrap_err();
+        assert!(
+            matches!(err, CaptureError::CompilerMissing { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("Debian package `gcc`"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_compiler_failure_carries_its_message() {
+        let dir = std::env::temp_dir().join(format!("cachepart-plugin-unit-{}", serial()));
+        // `false` runs but fails: the build error names the plugin
+        let err = ensure_plugin(Path::new("false"), &dir, 1).unwrap_err();
+        assert!(matches!(err, CaptureError::PluginBuild { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("building the qemu plugin"),
+            "{err}"
+        );
+        // nothing half-built is left behind
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.to_string_lossy().ends_with(".so")),
+            "{names:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
