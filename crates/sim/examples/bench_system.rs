@@ -11,7 +11,7 @@
 //! which stays flat whatever N: state is bounded by the caches, TLBs,
 //! page tables of the apps' footprints and one decoded frame per app.
 //!
-//! Run: `cargo run --release -p cachepart-sim --example bench_system -- [--accesses N] [--in-memory]`.
+//! Run: `cargo run --release -p cachepart-sim --example bench_system -- [--accesses N] [--in-memory] [--mix a,b,c,d] [--trace FILE]`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -101,6 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut target: u64 = 100_000_000;
     let mut in_memory = false;
     let mut mix: Option<Vec<String>> = None;
+    let mut trace: Option<PathBuf> = None;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
@@ -112,6 +113,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map_err(|e| format!("--accesses {v}: {e}"))? as u64;
             }
             "--in-memory" => in_memory = true,
+            "--trace" => {
+                i += 1;
+                trace = Some(args.get(i).ok_or("--trace needs a file")?.into());
+            }
             "--mix" => {
                 i += 1;
                 let v = args.get(i).ok_or("--mix needs 4 app names")?;
@@ -160,6 +165,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .with_limit(u64::MAX / 2, true),
         );
     }
+    if let Some(path) = &trace {
+        specs = (0..4)
+            .map(|c| {
+                AppSpec::new(format!("trace-{c}"), Arc::new(CptFile(path.clone())))
+                    .on_core(c)
+                    .with_timing(AppTiming::new(1.0, 2.0))
+                    .with_limit(u64::MAX / 2, true)
+            })
+            .collect();
+    }
     let rss_before = vm_hwm_kib();
     let t = Instant::now();
     let mut sys = System::new(&p, specs, 1)?;
@@ -184,10 +199,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "sources: {}",
-        if in_memory {
-            "decoded records in memory"
-        } else {
-            ".cpt trace files (zstd decode included)"
+        match (&trace, in_memory) {
+            (Some(t), _) => format!("{} on every core (zstd decode included)", t.display()),
+            (None, true) => "decoded records in memory".into(),
+            (None, false) => ".cpt trace files (zstd decode included)".into(),
         }
     );
     println!("setup (allocator aging, caches): {build:.2} s");
