@@ -643,6 +643,9 @@ impl System {
             // The trace ended: replay it if that makes progress.
             let progressed = app.c.instructions > app.instructions_at_open;
             if app.spec.restart && app.records_since_open > 0 && progressed {
+                // Drop the old reader first: two decoded frames at once
+                // would raise the peak memory at every restart.
+                app.stream = None;
                 let s = app
                     .spec
                     .source
