@@ -52,6 +52,11 @@ pub struct ScenarioFile {
     pub name: Option<String>,
     /// A built-in platform name or the path of a platform file.
     pub platform: String,
+    /// The frame allocator, in place of the platform's
+    /// (`memory.allocator`): `buddy`, `tam` or `coloris`; the latter two
+    /// are needed for page colors.
+    #[serde(default)]
+    pub allocator: Option<AllocatorKind>,
     /// Seed of the simulation: added to the platform's memory-aging seed
     /// (so it changes which frames, and colors, pages get) and mixed into
     /// random replacement.
@@ -177,6 +182,9 @@ impl Scenario {
         let err = |field: String, what: String| Error::Input(format!("{whence}: {field}: {what}"));
         let mut platform = platforms::resolve(&file.platform, base)
             .map_err(|e| err("platform".into(), e.to_string()))?;
+        if let Some(k) = file.allocator {
+            platform.memory.allocator = k;
+        }
         // The scenario's seed also ages memory differently, so another seed
         // gives other physical pages (and colors).
         if let Some(a) = &mut platform.memory.aging {
@@ -315,7 +323,7 @@ impl Scenario {
                     if platform.memory.allocator == AllocatorKind::Buddy {
                         return Err(err(
                             field("colors"),
-                            "page colors need a color-aware allocator: set memory.allocator = \"tam\" or \"coloris\" in the platform".into(),
+                            "page colors need a color-aware allocator: set allocator = \"tam\" or \"coloris\" in the scenario".into(),
                         ));
                     }
                     let set = layout
@@ -400,6 +408,28 @@ base-cpi = 0.5
         assert_eq!(s.apps[0].llc_mask, Some(WayMask(0xf)));
         assert!(s.apps[0].restart && s.apps[0].instructions == Some(5000));
         assert_eq!(s.apps[1].timing.base_cpi, 0.5);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn colors_need_and_get_a_color_aware_allocator() {
+        let d = tmp("colors");
+        write(&d, "light.toml", GEN);
+        let p = write(
+            &d,
+            "s.toml",
+            "platform = \"xeon-e5506\"\nallocator = \"tam\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-15\"\n",
+        );
+        let s = Scenario::load(&p).unwrap();
+        assert_eq!(s.colors[0].as_ref().unwrap().len(), 16);
+        assert_eq!(s.platform.memory.allocator, AllocatorKind::Tam);
+        let p = write(
+            &d,
+            "t.toml",
+            "platform = \"xeon-e5506\"\nallocator = \"tam\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-64\"\n",
+        );
+        let e = Scenario::load(&p).unwrap_err().to_string();
+        assert!(e.contains("app[0] (a).colors") && e.contains("64"), "{e}");
         std::fs::remove_dir_all(&d).ok();
     }
 

@@ -109,10 +109,7 @@ fn a_policy_sets_the_masks() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     // 16 ways split in two: 0xff and 0xff00 (in some order).
-    assert!(
-        out.contains(",0xff,") && out.contains(",0xff00,"),
-        "{out}"
-    );
+    assert!(out.contains(",0xff,") && out.contains(",0xff00,"), "{out}");
 }
 
 #[test]
