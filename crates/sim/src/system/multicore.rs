@@ -720,6 +720,11 @@ impl System {
         if flush {
             core.pc.tlb_mut().flush();
         }
+        // Without a flush, entries are tagged by app (PCIDs), so the next
+        // app never uses the previous one's translations.
+        core.pc
+            .tlb_mut()
+            .set_asid(next.map_or(IDLE_SPACE, |n| n as u32));
         core.running = next;
         if let Some(n) = next {
             let app = &mut self.apps[n];
