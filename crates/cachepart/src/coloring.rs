@@ -756,4 +756,149 @@ mod tests {
             "{e}"
         );
     }
+
+    const PLATFORM: &str = r#"name = "tiny"
+cores = 2
+[core.l1i]
+size-bytes = 8192
+ways = 4
+line-bytes = 64
+[core.l1d]
+size-bytes = 8192
+ways = 4
+line-bytes = 64
+[core.l2]
+size-bytes = 32768
+ways = 4
+line-bytes = 64
+[llc]
+size-bytes = 262144
+ways = 8
+line-bytes = 64
+[memory]
+size-bytes = 67108864
+coloris = { pool-bytes = 33554432 }
+[timing]
+quantum-cycles = 100000
+"#;
+
+    fn scenario(coloring: &str, thresholds: &str) -> crate::scenario::Scenario {
+        let d = std::env::temp_dir().join(format!(
+            "cachepart-coloring-{}-{}",
+            std::process::id(),
+            coloring.len()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("tiny.toml"), PLATFORM).unwrap();
+        let text = format!(
+            r#"platform = "tiny.toml"
+interval-cycles = 200000
+instructions = 600000
+alone = false
+{coloring}
+[[app]]
+name = "hungry"
+synth = {{ seed = 1, accesses = 100000, pattern = {{ class = "cache-sensitive", working-set-bytes = 196608, distribution = "zipf" }} }}
+[[app]]
+name = "light"
+synth = {{ seed = 2, accesses = 100000, pattern = {{ class = "light" }} }}
+{thresholds}
+[[app]]
+name = "stream"
+synth = {{ seed = 3, accesses = 100000, pattern = {{ class = "streaming", array-bytes = 4194304 }} }}
+"#
+        );
+        let p = d.join("s.toml");
+        std::fs::write(&p, text).unwrap();
+        let s = crate::scenario::Scenario::load(&p).unwrap();
+        std::fs::remove_dir_all(&d).ok();
+        s
+    }
+
+    #[test]
+    fn dynamic_coloris_decisions_replay_through_the_monitor() {
+        let s = scenario(
+            "[coloring]\npolicy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nperiod-intervals = 2\n",
+            "thresholds = { low = 0.2, high = 0.9 }",
+        );
+        let c = s.coloring.clone().unwrap();
+        assert_eq!(s.platform.memory.allocator, AllocatorKind::Coloris);
+        let r = crate::sim_run::run_scenario(&s, None).unwrap();
+        let rep = r.coloring.as_ref().unwrap();
+        assert_eq!(rep.initial, vec!["0-3", "4-7", "0-3"]);
+        assert!(!rep.events.is_empty(), "no decision: {:?}", rep.decisions);
+        eprintln!("{}", crate::sim_run::to_table(&r));
+        // Replay every decision through a fresh manager.
+        let mut m = ColorManager::new(ColorisConfig {
+            colors: 8,
+            cores: 2,
+            unit: 1,
+            thresholds: c.thresholds,
+            min_references: 0,
+        })
+        .unwrap();
+        for (i, a) in s.apps.iter().enumerate() {
+            m.add_app(Some(a.core), c.app_thresholds[i]).unwrap();
+        }
+        let mut events = rep.events.iter();
+        for d in &rep.decisions {
+            let (app, change) = match *d {
+                Decision::Monitor(call) => {
+                    // The inputs are the period's samples.
+                    let (mut refs, mut misses) = (0.0, 0.0);
+                    for row in &r.samples {
+                        if row.app == call.app
+                            && row.interval + c.period_intervals > call.interval
+                            && row.interval <= call.interval
+                        {
+                            refs += row.sample.llc_references;
+                            misses += row.sample.llc_misses;
+                        }
+                    }
+                    assert_eq!((call.references, call.misses), (refs as u64, misses as u64));
+                    (
+                        call.app,
+                        m.monitor(call.app, call.references, call.misses).unwrap(),
+                    )
+                }
+                Decision::Exhausted(app) => (
+                    app,
+                    cachepart_policy::ColorChange {
+                        added: m.alloc_colors(app, 1).unwrap(),
+                        removed: IdSet::new(),
+                    },
+                ),
+            };
+            if change.is_empty() {
+                continue;
+            }
+            let e = events.next().expect("an event per change");
+            assert_eq!(
+                (e.app, e.added.clone(), e.removed.clone(), e.colors.clone()),
+                (
+                    app,
+                    change.added.to_string(),
+                    change.removed.to_string(),
+                    m.colors_of(app).to_string()
+                )
+            );
+        }
+        assert!(events.next().is_none());
+        // Final colors are the manager's; pages moved are counted.
+        for (i, a) in r.apps.iter().enumerate() {
+            assert_eq!(a.colors, m.colors_of(i).to_string());
+        }
+        let moved: u64 = r.apps.iter().map(|a| a.totals.pages_recolored).sum();
+        let sampled: f64 = r.samples.iter().map(|x| x.sample.pages_recolored).sum();
+        assert_eq!(moved, sampled as u64);
+    }
+
+    #[test]
+    fn static_policies_assign_sections_and_sizes() {
+        let s = scenario("[coloring]\npolicy = \"coloris-static\"\n", "");
+        let r = crate::sim_run::run_scenario(&s, None).unwrap();
+        let colors: Vec<&str> = r.apps.iter().map(|a| a.colors.as_str()).collect();
+        assert_eq!(colors, vec!["0-3", "4-7", "0-3"]);
+        assert!(r.coloring.unwrap().events.is_empty());
+    }
 }

@@ -596,5 +596,33 @@ fn exhausted_colors_name_the_app_or_call_the_hook() {
     // Page-outs make room first: the app keeps running in its color.
     let t = &sys.totals()[0];
     assert!(t.page_outs > 0 && t.paging_stall_cycles > 0.0, "{t:?}");
-    assert_eq!(sys.app_colors(0), Some(one));
+    assert_eq!(sys.app_colors(0), Some(one.clone()));
+    // b holds every frame of color 0 when a, sharing it, first faults: a
+    // has no page to page out. Without a hook that is an error naming a;
+    // with one, a gets color 1 and runs.
+    p.timing.quantum_cycles = 5_000_000;
+    let two = || {
+        vec![
+            AppSpec::new("b", sensitive(1, 100_000, 1600 << 10)),
+            AppSpec::new("a", sensitive(2, 20_000, 64 << 10)),
+        ]
+    };
+    let mut sys = System::new(&p, two(), 1).unwrap();
+    sys.set_app_colors(0, &one).unwrap();
+    sys.set_app_colors(1, &one).unwrap();
+    let e = sys.run_to_end(1_000_000, |_| {}).unwrap_err().to_string();
+    assert!(e.contains("app a") && e.contains("colors 0"), "{e}");
+    let mut sys = System::new(&p, two(), 1).unwrap();
+    sys.set_app_colors(0, &one).unwrap();
+    sys.set_app_colors(1, &one).unwrap();
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = asked.clone();
+    sys.set_exhausted_hook(Box::new(move |app| {
+        log.lock().unwrap().push(app);
+        Some("0-1".parse().unwrap())
+    }));
+    sys.run_to_end(1_000_000, |_| {}).unwrap();
+    assert_eq!(*asked.lock().unwrap(), vec![1]);
+    assert_eq!(sys.app_colors(1), Some("0-1".parse().unwrap()));
+    assert!(sys.totals().iter().all(|t| t.done));
 }
