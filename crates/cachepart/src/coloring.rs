@@ -900,5 +900,28 @@ synth = {{ seed = 3, accesses = 100000, pattern = {{ class = "streaming", array-
         let colors: Vec<&str> = r.apps.iter().map(|a| a.colors.as_str()).collect();
         assert_eq!(colors, vec!["0-3", "4-7", "0-3"]);
         assert!(r.coloring.unwrap().events.is_empty());
+        // Tam: curves from alone runs, a split of all 8 colors in
+        // contiguous ranges, the hungry app no smaller than the light one.
+        let s = scenario(
+            "[coloring]\npolicy = \"tam-static\"\ncurve = \"stall-rate\"\nsweep-step = 2\n",
+            "",
+        );
+        assert_eq!(s.platform.memory.allocator, AllocatorKind::Tam);
+        let r = crate::sim_run::run_scenario(&s, None).unwrap();
+        let rep = r.coloring.unwrap();
+        assert_eq!(rep.curves.len(), 3);
+        assert!(rep.curves.iter().all(|c| c.len() == 6));
+        let sizes: Vec<u32> = rep
+            .initial
+            .iter()
+            .map(|c| c.parse::<IdSet>().unwrap().len() as u32)
+            .collect();
+        assert_eq!(sizes.iter().sum::<u32>(), 8);
+        assert_eq!(
+            sizes,
+            size_partitions(&rep.curves, 8, 1).unwrap(),
+            "{:?}",
+            rep.curves
+        );
     }
 }

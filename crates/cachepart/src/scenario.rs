@@ -513,6 +513,13 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "app[1].name"),
             ("platform = \"xeon-e5506\"\nbogus = 1\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "bogus"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nmlp=0.5\n", "app[0] (a).timing"),
+            ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "coloring.policy"),
+            ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris-dynamic\"\nlow = 0.5\nhigh = 0.2\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "coloring.low"),
+            ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris-static\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-3\"\n", "app[0] (a).colors"),
+            ("platform = \"xeon-e5506\"\nallocator = \"buddy\"\n[coloring]\npolicy = \"coloris-static\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "allocator"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nthresholds = { low = 0.1, high = 0.2 }\n", "app[0] (a).thresholds"),
+            ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.2\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nthresholds = { low = 0.3, high = 0.2 }\n", "app[0] (a).thresholds"),
+            ("platform = \"xeon-e5506\"\nallocator = \"coloris\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-64\"\n", "app[0] (a).colors"),
         ];
         for (i, (text, want)) in cases.iter().enumerate() {
             let p = write(&d, &format!("s{i}.toml"), text);
