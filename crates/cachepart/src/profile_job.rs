@@ -287,7 +287,10 @@ pub fn sweep_many(
     }
     let platform = sweep_platform(&opts.platform, axis);
     let sizes = sweep_sizes(&platform, axis)?;
-    let colors = color_count(&platform)?;
+    let colors = match axis {
+        Axis::Colors => color_count(&platform)?,
+        Axis::Ways => 0,
+    };
     let jobs: Vec<(usize, u32)> = (0..apps.len())
         .flat_map(|a| sizes.iter().map(move |&s| (a, s)))
         .collect();
