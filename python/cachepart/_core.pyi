@@ -23,11 +23,13 @@ def profile_evaluate(
     lfoc_max_streaming: int = 5,
     lfoc_gaps_per_streaming: int = 3,
     timings: bool = False,
+    builtin: str = "debian",
 ) -> str: ...
 def profile_classify(
     metrics: Optional[str] = None,
     workloads: Optional[str] = None,
     mixes: Optional[list[list[str]]] = None,
+    builtin: str = "debian",
 ) -> str: ...
 def curves(
     trace: str,
@@ -44,8 +46,26 @@ def curves(
     max_lines: Optional[int] = None,
     adjust: bool = True,
 ) -> str: ...
-def builtin_metrics_csv() -> str: ...
-def builtin_workloads() -> str: ...
+def stall_curve(
+    trace: str,
+    platform: str,
+    axis: str = "ways",
+    base_cpi: float = 1.0,
+    mlp: float = 1.0,
+    instructions: Optional[int] = None,
+    seed: int = 0,
+) -> str: ...
+def profile_from_traces(
+    traces: list[str],
+    platform: str,
+    names: Optional[list[str]] = None,
+    base_cpi: float = 1.0,
+    mlp: float = 1.0,
+    instructions: Optional[int] = None,
+    seed: int = 0,
+) -> str: ...
+def builtin_metrics_csv(set: str = "debian") -> str: ...
+def builtin_workloads(set: str = "debian") -> str: ...
 def algorithms() -> list[str]: ...
 def sim_run(
     scenario: str,

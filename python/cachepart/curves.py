@@ -4,6 +4,7 @@
 >>> df = cc.miss_curve("app.cpt")                       # exact, fully associative
 >>> ways = cc.miss_curve("app.cpt", kind="set-associative", sets=2048, ways=16)
 >>> est = cc.miss_curve("app.cpt", kind="shards", rate=0.01)
+>>> src = cc.stall_curve("app.cpt", platform="power5", axis="colors")   # Tam et al.'s SRC
 """
 
 from __future__ import annotations
@@ -67,6 +68,58 @@ def miss_curve(
     return df
 
 
+#: Axes of stall-rate curves: CAT way counts or page-color counts.
+AXES = ("ways", "colors")
+
+
+def stall_curve(
+    trace: PathLike,
+    platform: str,
+    axis: str = "ways",
+    *,
+    base_cpi: float = 1.0,
+    mlp: float = 1.0,
+    instructions: Optional[int] = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """The stall-rate curve of a binary trace (Tam et al.): the trace runs
+    alone on the simulated ``platform`` (a built-in name or a platform
+    file) at every way count (``axis="ways"``) or page-color count
+    (``axis="colors"``).
+
+    Returns one row per size with ``size`` (ways or colors), ``size_bytes``,
+    ``stall_rate`` (memory-stall cycles per 10^9 cycles), ``ipc``,
+    ``llc_mpki``, ``llc_misses_per_gcycle``, ``instructions``, ``cycles``
+    and ``memory_stall_cycles``; ``df.attrs`` holds ``app``, ``platform``
+    and ``axis``. Plot it with ``plot_curves({...}, y="stall_rate")``.
+    """
+    doc = json.loads(
+        _core.stall_curve(
+            os.fspath(trace),
+            platform,
+            axis=axis,
+            base_cpi=base_cpi,
+            mlp=mlp,
+            instructions=instructions,
+            seed=seed,
+        )
+    )
+    cols = [
+        "size",
+        "size_bytes",
+        "stall_rate",
+        "ipc",
+        "llc_mpki",
+        "llc_misses_per_gcycle",
+        "instructions",
+        "cycles",
+        "memory_stall_cycles",
+    ]
+    df = pd.DataFrame.from_records(doc["points"], columns=cols)
+    df.attrs.update(app=doc["app"], platform=doc["platform"], axis=doc["axis"])
+    return df
+
+
 def plot_curves(curves: dict[str, pd.DataFrame], path: Optional[PathLike] = None, y: str = "miss_ratio"):
     """Plots several curves (label -> DataFrame from :func:`miss_curve`)
     against cache size on a log2 axis. Saves a PNG when ``path`` is given;
@@ -99,4 +152,4 @@ def mean_absolute_error(a: pd.DataFrame, b: pd.DataFrame, column: str = "miss_ra
     return float((m[f"{column}_a"] - m[f"{column}_b"]).abs().mean())
 
 
-__all__: Iterable[str] = ["KINDS", "miss_curve", "plot_curves", "mean_absolute_error"]
+__all__: Iterable[str] = ["AXES", "KINDS", "miss_curve", "stall_curve", "plot_curves", "mean_absolute_error"]

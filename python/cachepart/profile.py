@@ -2,8 +2,10 @@
 plot the STP-versus-unfairness trade-off.
 
 Every function takes either files (``metrics``, ``workloads``) or inline
-``mixes`` (lists of program names); with neither, the built-in default table
-and workloads are used. Errors are raised as cachepart's own exception classes
+``mixes`` (lists of program names); with neither, a built-in table and its
+workloads are used: ``builtin="debian"`` (the default: seven Debian programs
+profiled on the simulator, see docs/profiles.md) or ``builtin="parametric"``.
+Errors are raised as cachepart's own exception classes
 (:class:`cachepart.InputError`, :class:`cachepart.UsageError`, ...).
 """
 
@@ -48,6 +50,7 @@ def evaluate(
     lfoc_max_streaming: int = 5,
     lfoc_gaps_per_streaming: int = 3,
     timings: bool = False,
+    builtin: str = "debian",
 ) -> pd.DataFrame:
     """Evaluates algorithms on workloads.
 
@@ -71,6 +74,7 @@ def evaluate(
         lfoc_max_streaming=lfoc_max_streaming,
         lfoc_gaps_per_streaming=lfoc_gaps_per_streaming,
         timings=timings,
+        builtin=builtin,
     )
     return pd.DataFrame.from_records(json.loads(text))
 
@@ -79,6 +83,7 @@ def classify(
     metrics: Optional[PathLike] = None,
     workloads: Optional[PathLike] = None,
     mixes: Optional[Sequence[Sequence[str]]] = None,
+    builtin: str = "debian",
 ) -> pd.DataFrame:
     """LFOC class (light, streaming, sensitive) of each program, with the
     numbers that decided it. Without workloads or mixes, every program of
@@ -87,6 +92,7 @@ def classify(
         metrics=_path(metrics),
         workloads=_path(workloads),
         mixes=None if mixes is None else [list(m) for m in mixes],
+        builtin=builtin,
     )
     return pd.DataFrame.from_records(json.loads(text))
 
@@ -139,6 +145,40 @@ def plot_tradeoff(df: pd.DataFrame, path: Optional[PathLike] = None, title: str 
     return fig
 
 
-def builtin_metrics_csv() -> str:
-    """The built-in metrics table as PBBCache-format CSV text."""
-    return _core.builtin_metrics_csv()
+def from_traces(
+    traces: Sequence[PathLike],
+    platform: str,
+    names: Optional[Sequence[str]] = None,
+    *,
+    base_cpi: float = 1.0,
+    mlp: float = 1.0,
+    instructions: Optional[int] = None,
+    seed: int = 0,
+    path: Optional[PathLike] = None,
+) -> pd.DataFrame:
+    """A PBBCache metrics table made from binary traces: each runs alone on
+    the simulated ``platform`` at every way count (as ``cachepart profile
+    from-trace``). Returns one row per (program, way count) with the
+    columns ``BENCH, NR_WAYS, ipc, llcrpki, ..., stalls_store_buf``; with
+    ``path``, also writes the CSV there (usable as ``metrics=path``)."""
+    import io
+
+    text = _core.profile_from_traces(
+        [os.fspath(t) for t in traces],
+        platform,
+        names=None if names is None else list(names),
+        base_cpi=base_cpi,
+        mlp=mlp,
+        instructions=instructions,
+        seed=seed,
+    )
+    if path is not None:
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            f.write(text)
+    return pd.read_csv(io.StringIO(text))
+
+
+def builtin_metrics_csv(set: str = "debian") -> str:
+    """A built-in metrics table (``"debian"`` or ``"parametric"``) as
+    PBBCache-format CSV text."""
+    return _core.builtin_metrics_csv(set)

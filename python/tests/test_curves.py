@@ -61,3 +61,35 @@ def test_errors(tmp_path):
         cc.miss_curve(bad)
     with pytest.raises(cachepart.UsageError, match="curve kind"):
         cc.miss_curve(bad, kind="bogus")
+
+
+TINY_PLATFORM = """name = "tiny"
+cores = 1
+core.l1i = { size-bytes = 4096, ways = 4, line-bytes = 64 }
+core.l1d = { size-bytes = 4096, ways = 4, line-bytes = 64 }
+llc = { size-bytes = 131072, ways = 8, line-bytes = 64 }
+memory = { size-bytes = 67108864 }
+"""
+
+
+def test_stall_curve_and_from_traces(trace, tmp_path):
+    import cachepart.profile as cp
+
+    plat = tmp_path / "tiny.toml"
+    plat.write_text(TINY_PLATFORM)
+    src = cc.stall_curve(trace, str(plat), instructions=100000)
+    assert len(src) == 8 and src.attrs["axis"] == "ways"
+    # 256 KiB working set, LLC of 16..128 KiB: fewer stalls with more ways
+    assert src["stall_rate"].iloc[0] > src["stall_rate"].iloc[-1] > 0
+    colors = cc.stall_curve(trace, str(plat), axis="colors", instructions=100000)
+    assert list(colors["size"]) == [1, 2, 3, 4]
+    out = tmp_path / "m.csv"
+    df = cp.from_traces([trace], str(plat), names=["ws"], instructions=100000, path=out)
+    assert list(df["NR_WAYS"]) == list(range(1, 9))
+    assert (df["stalls_l2_miss"] <= 1).all()
+    ev = cp.evaluate(["stock", "lfoc"], metrics=out, mixes=[["ws"]])
+    assert set(ev["app"]) == {"ws"}
+    with pytest.raises(cachepart.InputError, match="nowhere"):
+        cc.stall_curve(trace, "nowhere")
+    with pytest.raises(cachepart.UsageError, match="axis"):
+        cc.stall_curve(trace, str(plat), axis="sets")

@@ -32,7 +32,7 @@ def test_deterministic():
 
 
 def test_classify_builtin():
-    df = cp.classify()
+    df = cp.classify(builtin="parametric")
     assert set(df["class"]) <= {"light", "streaming", "sensitive"}
     cls = dict(zip(df["app"], df["class"]))
     assert cls["stream-hi"] == "streaming"
@@ -44,7 +44,9 @@ def test_errors_are_cachepart_exceptions(tmp_path):
     with pytest.raises(cachepart.UsageError, match="unknown algorithm"):
         cp.evaluate(["nope"])
     with pytest.raises(cachepart.InputError, match="unknown program"):
-        cp.evaluate(["stock"], mixes=[["stream-hi", "nosuchapp"]])
+        cp.evaluate(["stock"], mixes=[["stream-hi", "nosuchapp"]], builtin="parametric")
+    with pytest.raises(cachepart.UsageError, match="built-in data set"):
+        cp.evaluate(["stock"], builtin="nosuchset")
     bad = tmp_path / "m.csv"
     bad.write_text("BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\na,1,x,1,1,1\n")
     with pytest.raises(cachepart.InputError, match=r"m\.csv:2 column ipc"):
@@ -55,7 +57,9 @@ def test_errors_are_cachepart_exceptions(tmp_path):
 
 
 def test_user_plan():
-    df = cp.evaluate(["user"], mixes=[["stream-hi", "sens-mid", "light-a"]], plan="0x1=0;0x7fe=1,2")
+    df = cp.evaluate(
+        ["user"], mixes=[["stream-hi", "sens-mid", "light-a"]], plan="0x1=0;0x7fe=1,2", builtin="parametric"
+    )
     assert list(df["ways"]) == [1, 10, 10]
     assert df["cluster"].tolist() == [0, 1, 1]
 
@@ -80,6 +84,14 @@ def test_reference_rows(pbb):
         o = df[df["algorithm"] == alg]
         assert o["ways"].tolist() == r["ways"].tolist()
         assert (abs(o["slowdown"].to_numpy() - r["slowdown"].to_numpy()) < 6e-6).all()
+
+
+def test_builtin_sets():
+    debian = {line.split(",")[0] for line in cp.builtin_metrics_csv("debian").splitlines()[1:]}
+    parametric = {line.split(",")[0] for line in cp.builtin_metrics_csv("parametric").splitlines()[1:]}
+    assert "xz" in debian and "sens-mid" in parametric and not debian & parametric
+    df = cp.evaluate(["stock", "lfoc"], builtin="parametric")
+    assert set(df["app"]) <= parametric
 
 
 @settings(max_examples=25, deadline=None)

@@ -1,9 +1,19 @@
-//! The built-in default scenario: a small metrics table of cachepart's own
-//! making, from parametric curves, and a default workload over it.
+//! The built-in default data of the table-driven machine: two metrics
+//! tables, each with default workloads ([`BuiltinSet`]).
 //!
-//! The platform is an 11-way, 27.5 MiB LLC (2.5 MiB per way) at 2 GHz, as in
-//! the LFOC paper. Each program is described by its LLC accesses per
-//! kilo-instruction, its working set and its access pattern:
+//! * [`BuiltinSet::Debian`] (the default): seven Debian programs (xz,
+//!   sort, sqlite3, bzip2, md5sum, grep, python3) captured with
+//!   valgrind lackey and profiled alone on the simulator at every way count
+//!   of the `xeon-gold-6138-small` platform (`cachepart profile
+//!   from-trace`); `data/profiles/debian.csv` and
+//!   `data/profiles/debian-workloads.csv`, remade by
+//!   `scripts/make-builtin-profiles.sh`; see `docs/profiles.md`.
+//! * [`BuiltinSet::Parametric`]: eight made-up programs from parametric
+//!   curves, below.
+//!
+//! The parametric platform is an 11-way, 27.5 MiB LLC (2.5 MiB per way) at
+//! 2 GHz, as in the LFOC paper. Each program is described by its LLC
+//! accesses per kilo-instruction, its working set and its access pattern:
 //!
 //! * `skewed`: accesses over the working set with a skewed popularity; a
 //!   cache of `C` bytes misses a fraction `1 - (C / WS)^alpha` of them
@@ -15,11 +25,85 @@
 //! Misses cost `penalty` cycles of which a fraction `mlp` overlaps with
 //! other work; IPC follows `1 / (CPI_base + mpki / 1000 * penalty * (1 - mlp))`.
 //! Bandwidth is 64 bytes per miss. The numbers are illustrative, not
-//! measurements; real profiles made from traces will replace them.
+//! measurements.
 
+use crate::error::Error;
 use cachepart_profile::{parse_text, MetricsTable, ProfileError, Workload};
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::path::Path;
+
+/// The Debian programs' metrics table (PBBCache CSV).
+pub const DEBIAN_METRICS: &str = include_str!("../../../data/profiles/debian.csv");
+/// The Debian programs' default workloads (one mix per line).
+pub const DEBIAN_WORKLOADS: &str = include_str!("../../../data/profiles/debian-workloads.csv");
+
+/// A built-in data set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BuiltinSet {
+    /// Real programs profiled on the simulator (the default).
+    #[default]
+    Debian,
+    /// Made-up programs from parametric curves.
+    Parametric,
+}
+
+impl BuiltinSet {
+    /// Every set, the default first.
+    pub const ALL: [BuiltinSet; 2] = [BuiltinSet::Debian, BuiltinSet::Parametric];
+
+    /// Parses a name (`debian`, `parametric`).
+    pub fn from_name(s: &str) -> Result<BuiltinSet, Error> {
+        BuiltinSet::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "built-in data set {s:?}: expected \"debian\" or \"parametric\""
+                ))
+            })
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltinSet::Debian => "debian",
+            BuiltinSet::Parametric => "parametric",
+        }
+    }
+
+    /// Its metrics table as PBBCache CSV text.
+    pub fn metrics_csv(self) -> Cow<'static, str> {
+        match self {
+            BuiltinSet::Debian => Cow::Borrowed(DEBIAN_METRICS),
+            BuiltinSet::Parametric => Cow::Owned(parametric_metrics_csv()),
+        }
+    }
+
+    /// Its workloads as text (one mix per line).
+    pub fn workloads_text(self) -> &'static str {
+        match self {
+            BuiltinSet::Debian => DEBIAN_WORKLOADS,
+            BuiltinSet::Parametric => PARAMETRIC_WORKLOADS,
+        }
+    }
+
+    /// Its metrics table.
+    pub fn table(self) -> Result<MetricsTable, ProfileError> {
+        MetricsTable::from_csv_str(
+            &self.metrics_csv(),
+            Path::new(&format!("<builtin {} metrics>", self.name())),
+        )
+    }
+
+    /// Its workloads.
+    pub fn workloads(self) -> Result<Vec<Workload>, ProfileError> {
+        parse_text(
+            self.workloads_text(),
+            Path::new(&format!("<builtin {} workloads>", self.name())),
+        )
+    }
+}
 
 /// Ways of the built-in platform.
 pub const WAYS: usize = 11;
@@ -121,13 +205,21 @@ const PROGRAMS: [Program; 8] = [
     },
 ];
 
-/// The built-in default workloads (one per line, program names).
-pub const WORKLOADS: &str = "stream-hi,sens-mid,light-a,sens-small,stream-lo,light-b\n\
+/// The default set's workloads (one per line, program names).
+pub const WORKLOADS: &str = DEBIAN_WORKLOADS;
+
+/// The parametric set's workloads (one per line, program names).
+pub const PARAMETRIC_WORKLOADS: &str = "stream-hi,sens-mid,light-a,sens-small,stream-lo,light-b\n\
 stream-hi,stream-lo,sens-large,sens-mid,light-c\n\
 sens-small,sens-mid,sens-large,light-a\n";
 
-/// The built-in metrics table as PBBCache-format CSV text.
+/// The default set's metrics table as PBBCache-format CSV text.
 pub fn metrics_csv() -> String {
+    BuiltinSet::default().metrics_csv().into_owned()
+}
+
+/// The parametric set's metrics table as PBBCache-format CSV text.
+pub fn parametric_metrics_csv() -> String {
     let mut s = String::from(
         "BENCH,NR_WAYS,ipc,llcrpki,llcmpki,llcrpkc,llcmpkc,llc_usage_kb,bandwidth_mbps,stalls_l2_miss,stalls_l3_miss,stalls_total,stalls_store_buf\n",
     );
@@ -164,14 +256,14 @@ pub fn metrics_csv() -> String {
     s
 }
 
-/// The built-in metrics table.
+/// The default set's metrics table.
 pub fn table() -> Result<MetricsTable, ProfileError> {
-    MetricsTable::from_csv_str(&metrics_csv(), Path::new("<builtin metrics>"))
+    BuiltinSet::default().table()
 }
 
-/// The built-in workloads.
+/// The default set's workloads.
 pub fn workloads() -> Result<Vec<Workload>, ProfileError> {
-    parse_text(WORKLOADS, Path::new("<builtin workloads>"))
+    BuiltinSet::default().workloads()
 }
 
 #[cfg(test)]
@@ -179,11 +271,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_table_is_consistent() {
-        let t = table().unwrap();
+    fn parametric_table_is_consistent() {
+        let t = BuiltinSet::Parametric.table().unwrap();
         assert_eq!(t.ways(), WAYS);
         assert_eq!(t.apps().len(), PROGRAMS.len());
-        for w in workloads().unwrap() {
+        for w in BuiltinSet::Parametric.workloads().unwrap() {
             w.resolve(&t).unwrap();
         }
         // a cache-sensitive program gains from ways; a streaming one does not
@@ -191,5 +283,31 @@ mod tests {
         assert!(sens[10] > 1.3 * sens[0]);
         let st = t.column("stream-hi", "ipc").unwrap();
         assert!((st[10] - st[0]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn debian_table_is_the_default_and_consistent() {
+        assert_eq!(BuiltinSet::default(), BuiltinSet::Debian);
+        assert_eq!(metrics_csv(), DEBIAN_METRICS);
+        let t = table().unwrap();
+        assert_eq!(t.ways(), WAYS);
+        assert_eq!(t.apps().len(), 7);
+        for w in workloads().unwrap() {
+            w.resolve(&t).unwrap();
+        }
+        // every column of from-trace's output is there
+        for c in crate::from_trace::HEADER.iter().skip(2) {
+            assert!(t.column_index(c).is_some(), "{c}");
+        }
+        // the set has programs that gain from ways and programs that do not
+        let gain = |a: &str| {
+            let m = t.column(a, "llcmpki").unwrap();
+            m[0] / m[WAYS - 1].max(1e-9)
+        };
+        let gains: Vec<f64> = t.apps().iter().map(|a| gain(&a.name)).collect();
+        assert!(gains.iter().any(|&g| g > 2.0), "{gains:?}");
+        assert!(gains.iter().any(|&g| g < 1.5), "{gains:?}");
+        assert!(BuiltinSet::from_name("parametric").is_ok());
+        assert!(BuiltinSet::from_name("spec").is_err());
     }
 }

@@ -13,6 +13,9 @@
 //! * [`coloring`]: page-color policies on the simulator (COLORIS, Tam);
 //! * [`samples`]: per-app, per-interval samples of a simulated run as CSV
 //!   or Parquet.
+//! * [`profile_job`]: alone runs of a trace over way or color counts on
+//!   the simulator, and Tam et al.'s stall-rate curves;
+//! * [`from_trace`]: PBBCache metrics tables made from traces that way.
 //!
 //! ```no_run
 //! use cachepart::{run_profile, Algorithm, RunOptions};
@@ -35,11 +38,15 @@ mod curve_job;
 
 mod error;
 mod experiment;
+pub mod from_trace;
 pub mod platforms;
+pub mod profile_job;
 pub mod report;
 pub mod samples;
 pub mod scenario;
 pub mod sim_run;
+#[cfg(test)]
+mod test_traces;
 
 pub use algorithm::Algorithm;
 pub use curve_job::{compute_curve, CurveKind, CurveRequest, CurveResult, SamplingInfo};

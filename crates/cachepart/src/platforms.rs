@@ -9,7 +9,7 @@ use cachepart_sim::system::PlatformConfig;
 use crate::error::Error;
 
 /// Built-in platforms: name, the paper whose machine it models, file text.
-pub const BUILTIN: [(&str, &str, &str); 5] = [
+pub const BUILTIN: [(&str, &str, &str); 6] = [
     (
         "xeon-5160",
         "Zhang et al. (execution throttling): 2 cores, 4 MiB 16-way shared L2",
@@ -29,6 +29,11 @@ pub const BUILTIN: [(&str, &str, &str); 5] = [
         "xeon-gold-6138",
         "LFOC / PBBCache: 20 cores, 27.5 MiB 11-way LLC in 20 slices",
         include_str!("../../../platforms/xeon-gold-6138.toml"),
+    ),
+    (
+        "xeon-gold-6138-small",
+        "the Gold 6138 with L2 and LLC scaled by 1/8 (3.4375 MiB, 11 ways): the built-in Debian profiles",
+        include_str!("../../../platforms/xeon-gold-6138-small.toml"),
     ),
     (
         "power5",

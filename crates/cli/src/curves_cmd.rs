@@ -1,8 +1,12 @@
 //! `cachepart curves TRACE`: miss-rate curves of a binary trace, exact or
-//! sampled, printed as a table, CSV or JSON.
+//! sampled, or its stall-rate curve on a simulated platform
+//! (`--kind stall-rate --platform NAME`), printed as a table, CSV or JSON.
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use cachepart::curves::Curve;
+use cachepart::profile_job::{
+    stall_curve_csv, stall_rate_curve, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
+};
 use cachepart::{compute_curve, CurveKind as Kind, CurveRequest};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -50,9 +54,38 @@ pub struct CurvesArgs {
     /// count (no SHARDS_adj).
     #[arg(long)]
     pub no_adjust: bool,
+    /// Stall-rate curves: the simulated platform (a built-in name or a
+    /// platform file).
+    #[arg(long, short = 'p')]
+    pub platform: Option<String>,
+    /// Stall-rate curves: sweep CAT way counts 1..=W or page colors 1..=C.
+    #[arg(long, value_enum, default_value = "ways")]
+    pub axis: AxisArg,
+    /// Stall-rate curves: cycles per instruction when every access hits the L1.
+    #[arg(long, default_value_t = 1.0)]
+    pub base_cpi: f64,
+    /// Stall-rate curves: memory-level parallelism (>= 1).
+    #[arg(long, default_value_t = 1.0)]
+    pub mlp: f64,
+    /// Stall-rate curves: run this many instructions, replaying the trace
+    /// if shorter (default: the whole trace once).
+    #[arg(long)]
+    pub instructions: Option<u64>,
+    /// Stall-rate curves: seed of the simulation.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CurvesFormat,
+}
+
+/// What a stall-rate curve sweeps.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AxisArg {
+    /// CAT masks of the first 1..=W ways.
+    Ways,
+    /// The first 1..=C page colors (color-aware allocator).
+    Colors,
 }
 
 /// The curves `cachepart curves` can make.
@@ -66,6 +99,9 @@ pub enum CurveKind {
     Colors,
     /// SHARDS estimate of the fully associative curve.
     Shards,
+    /// Memory-stall cycles per 10^9 cycles at every way or color count
+    /// (Tam et al.), from alone runs on the simulator (needs --platform).
+    StallRate,
 }
 
 /// Output formats of `cachepart curves`.
@@ -81,13 +117,20 @@ pub enum CurvesFormat {
 
 /// Runs `cachepart curves`.
 pub fn run(args: CurvesArgs) -> Result<()> {
+    let kind = match args.kind {
+        CurveKind::FullyAssociative => Kind::FullyAssociative,
+        CurveKind::SetAssociative => Kind::SetAssociative,
+        CurveKind::Colors => Kind::Colors,
+        CurveKind::Shards => Kind::Shards,
+        CurveKind::StallRate => return stall_rate(&args),
+    };
+    if args.platform.is_some() {
+        bail!(
+            "--platform is for --kind stall-rate; the miss-rate curves take --sets/--ways/--line"
+        );
+    }
     let req = CurveRequest {
-        kind: match args.kind {
-            CurveKind::FullyAssociative => Kind::FullyAssociative,
-            CurveKind::SetAssociative => Kind::SetAssociative,
-            CurveKind::Colors => Kind::Colors,
-            CurveKind::Shards => Kind::Shards,
-        },
+        kind,
         line_bytes: args.line,
         include_ifetch: args.ifetch,
         min_size: args.min_size,
@@ -155,4 +198,54 @@ fn human(bytes: u64) -> String {
         }
     }
     format!("{bytes} B")
+}
+
+fn stall_rate(args: &CurvesArgs) -> Result<()> {
+    let Some(platform) = &args.platform else {
+        bail!("--kind stall-rate needs --platform NAME|FILE (see `cachepart platform list`)");
+    };
+    let opts = ProfileOptions {
+        platform: cachepart::platforms::resolve(platform, None)?,
+        timing: AppTiming::new(args.base_cpi, args.mlp),
+        instructions: args.instructions,
+        seed: args.seed,
+    };
+    let axis = match args.axis {
+        AxisArg::Ways => Axis::Ways,
+        AxisArg::Colors => Axis::Colors,
+    };
+    let app = TraceApp::from_path(&args.trace)?;
+    let curve = stall_rate_curve(&app, axis, &opts)?;
+    print!("{}", render_stall(&curve, args.format)?);
+    Ok(())
+}
+
+fn render_stall(c: &StallCurve, format: CurvesFormat) -> Result<String> {
+    Ok(match format {
+        CurvesFormat::Json => serde_json::to_string_pretty(c)? + "\n",
+        CurvesFormat::Csv => stall_curve_csv(c),
+        CurvesFormat::Table => {
+            let mut s = format!(
+                "{} on {}: memory-stall cycles per 10^9 cycles\n{:>6}  {:>10}  {:>14}  {:>8}  {:>10}\n",
+                c.app,
+                c.platform,
+                c.axis.name(),
+                "size",
+                "stall rate",
+                "IPC",
+                "LLC MPKI"
+            );
+            for p in &c.points {
+                s += &format!(
+                    "{:>6}  {:>10}  {:>14.0}  {:>8.4}  {:>10.4}\n",
+                    p.size,
+                    human(p.size_bytes),
+                    p.stall_rate,
+                    p.ipc,
+                    p.llc_mpki
+                );
+            }
+            s
+        }
+    })
 }

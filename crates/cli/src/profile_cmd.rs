@@ -3,6 +3,7 @@
 use crate::output::emit;
 use anyhow::{bail, Context, Result};
 use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
+use cachepart::profile_job::{AppTiming, ProfileOptions, TraceApp};
 use cachepart::report::{self, ReportOptions};
 use cachepart::{builtin, classify, Algorithm, RunOptions};
 use clap::{Args, Subcommand, ValueEnum};
@@ -19,11 +20,17 @@ pub enum ProfileCommand {
     Eval(EvalArgs),
     /// Print the LFOC class of each program with the numbers that decided it.
     Classify(ClassifyArgs),
-    /// Print the built-in metrics table (PBBCache CSV format) and workloads.
+    /// Make a metrics table (PBBCache CSV format) from traces: each trace
+    /// runs alone on the simulator at every way count 1..=W.
+    FromTrace(FromTraceArgs),
+    /// Print a built-in metrics table (PBBCache CSV format) or its workloads.
     Builtin {
         /// Print the workloads instead of the metrics.
         #[arg(long)]
         workloads: bool,
+        /// Which built-in data set.
+        #[arg(long, value_enum, default_value = "debian")]
+        set: BuiltinArg,
     },
 }
 
@@ -47,12 +54,34 @@ pub enum BwArg {
     Stalls,
 }
 
+/// The built-in data sets.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BuiltinArg {
+    /// Seven Debian programs captured with lackey and profiled on the
+    /// simulator (xeon-gold-6138-small), see docs/profiles.md.
+    Debian,
+    /// Eight made-up programs from parametric curves.
+    Parametric,
+}
+
+impl BuiltinArg {
+    fn set(self) -> builtin::BuiltinSet {
+        match self {
+            BuiltinArg::Debian => builtin::BuiltinSet::Debian,
+            BuiltinArg::Parametric => builtin::BuiltinSet::Parametric,
+        }
+    }
+}
+
 /// Where programs' tables and the mixes come from.
 #[derive(Args)]
 pub struct DataArgs {
-    /// Metrics CSV (PBBCache format); default: the built-in table.
+    /// Metrics CSV (PBBCache format); default: a built-in table (--builtin).
     #[arg(long, short = 'm')]
     metrics: Option<PathBuf>,
+    /// The built-in data set used when no --metrics is given.
+    #[arg(long, value_enum, default_value = "debian", conflicts_with = "metrics")]
+    builtin: BuiltinArg,
     /// Workloads file (.csv/.txt lines, .toml or .json); default: built-in
     /// workloads when no --metrics is given.
     #[arg(long, short = 'w')]
@@ -129,16 +158,48 @@ pub struct ClassifyArgs {
     output: Option<PathBuf>,
 }
 
+/// Arguments of `profile from-trace`.
+#[derive(Args)]
+pub struct FromTraceArgs {
+    /// The traces (.cpt); each program is named after its file stem.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+    /// The simulated platform: a built-in name (`cachepart platform list`)
+    /// or a platform file.
+    #[arg(long, short = 'p')]
+    platform: String,
+    /// Program names, comma-separated, one per trace (default: file stems).
+    #[arg(long, value_delimiter = ',')]
+    name: Vec<String>,
+    /// Cycles per instruction when every access hits the L1.
+    #[arg(long, default_value_t = 1.0)]
+    base_cpi: f64,
+    /// Memory-level parallelism (>= 1): LLC and memory latencies are divided by it.
+    #[arg(long, default_value_t = 1.0)]
+    mlp: f64,
+    /// Run each trace for this many instructions, replaying it if shorter
+    /// (default: the whole trace once).
+    #[arg(long)]
+    instructions: Option<u64>,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the table to FILE instead of stdout.
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+}
+
 /// Runs a `profile` subcommand.
 pub fn run(cmd: ProfileCommand) -> Result<()> {
     match cmd {
         ProfileCommand::Eval(a) => eval(a),
         ProfileCommand::Classify(a) => classify_cmd(a),
-        ProfileCommand::Builtin { workloads } => {
+        ProfileCommand::FromTrace(a) => from_trace(a),
+        ProfileCommand::Builtin { workloads, set } => {
             if workloads {
-                print!("{}", builtin::WORKLOADS);
+                print!("{}", set.set().workloads_text());
             } else {
-                print!("{}", builtin::metrics_csv());
+                print!("{}", set.set().metrics_csv());
             }
             Ok(())
         }
@@ -148,7 +209,7 @@ pub fn run(cmd: ProfileCommand) -> Result<()> {
 fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Workload>)> {
     let table = match &data.metrics {
         Some(p) => MetricsTable::from_path(p)?,
-        None => builtin::table()?,
+        None => data.builtin.set().table()?,
     };
     let workloads = if let Some(apps) = &data.apps {
         let names: Vec<&str> = apps.split(',').map(str::trim).collect();
@@ -156,7 +217,7 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     } else if let Some(p) = &data.workloads {
         read_workloads(p)?
     } else if data.metrics.is_none() {
-        builtin::workloads()?
+        data.builtin.set().workloads()?
     } else if need_workloads {
         bail!("--metrics was given without --workloads or --apps: say which mixes to run");
     } else {
@@ -264,4 +325,32 @@ fn classify_cmd(a: ClassifyArgs) -> Result<()> {
         Format::Json => classify::to_json(&rows),
     };
     emit(&text, a.output.as_deref())
+}
+
+fn from_trace(a: FromTraceArgs) -> Result<()> {
+    let platform = cachepart::platforms::resolve(&a.platform, None)?;
+    if !a.name.is_empty() && a.name.len() != a.traces.len() {
+        bail!(
+            "--name gives {} names for {} traces: give one per trace",
+            a.name.len(),
+            a.traces.len()
+        );
+    }
+    let apps = a
+        .traces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match a.name.get(i) {
+            Some(n) => Ok(TraceApp::named(n.clone(), p)),
+            None => TraceApp::from_path(p),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let opts = ProfileOptions {
+        platform,
+        timing: AppTiming::new(a.base_cpi, a.mlp),
+        instructions: a.instructions,
+        seed: a.seed,
+    };
+    let csv = cachepart::from_trace::profile_traces(&apps, &opts)?;
+    emit(&csv, a.output.as_deref())
 }

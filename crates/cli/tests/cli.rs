@@ -99,7 +99,7 @@ fn unknown_program_names_file_line_item_and_suggests() {
     std::fs::write(&w, "stream-hi,sens-mid\nlight-a,sens-midd\n").unwrap();
     let out = d.join("out.csv");
     let m = d.join("m.csv");
-    let builtin = cachepart(&["profile", "builtin"]);
+    let builtin = cachepart(&["profile", "builtin", "--set", "parametric"]);
     std::fs::write(&m, builtin.stdout).unwrap();
     let o = cachepart(&[
         "profile",
@@ -155,6 +155,8 @@ fn user_plan_errors_name_the_problem() {
     let o = cachepart(&[
         "profile",
         "eval",
+        "--builtin",
+        "parametric",
         "--apps",
         "stream-hi,sens-mid",
         "-a",
@@ -168,6 +170,8 @@ fn user_plan_errors_name_the_problem() {
     let o = cachepart(&[
         "profile",
         "eval",
+        "--builtin",
+        "parametric",
         "--apps",
         "stream-hi,sens-mid",
         "-a",
@@ -183,6 +187,8 @@ fn time_limit_flags_unproven_plans() {
     let o = cachepart(&[
         "profile",
         "eval",
+        "--builtin",
+        "parametric",
         "--apps",
         apps,
         "-a",
@@ -202,7 +208,14 @@ fn time_limit_flags_unproven_plans() {
 
 #[test]
 fn classify_prints_the_evidence() {
-    let o = cachepart(&["profile", "classify", "--format", "csv"]);
+    let o = cachepart(&[
+        "profile",
+        "classify",
+        "--builtin",
+        "parametric",
+        "--format",
+        "csv",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(
@@ -471,4 +484,130 @@ fn trace_capture_qemu() {
         stderr(&o)
     );
     assert!(!m.exists());
+}
+
+const TINY_PLATFORM: &str = r#"name = "tiny"
+cores = 1
+core.l1i = { size-bytes = 4096, ways = 4, line-bytes = 64 }
+core.l1d = { size-bytes = 4096, ways = 4, line-bytes = 64 }
+llc = { size-bytes = 131072, ways = 8, line-bytes = 64 }
+memory = { size-bytes = 67108864 }
+"#;
+
+/// Generates `d/NAME.cpt` from a pattern (TOML lines).
+fn gen_trace(d: &std::path::Path, name: &str, pattern: &str) -> PathBuf {
+    let cfg = d.join(format!("{name}.toml"));
+    std::fs::write(
+        &cfg,
+        format!("seed = 2\naccesses = 30000\n[pattern]\n{pattern}\n"),
+    )
+    .unwrap();
+    let cpt = d.join(format!("{name}.cpt"));
+    let o = cachepart(&[
+        "trace",
+        "generate",
+        cfg.to_str().unwrap(),
+        cpt.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    cpt
+}
+
+#[test]
+fn from_trace_table_feeds_profile_eval() {
+    let d = tmpdir("from-trace");
+    let platform = d.join("tiny.toml");
+    std::fs::write(&platform, TINY_PLATFORM).unwrap();
+    let sens = gen_trace(
+        &d,
+        "sens",
+        "class = \"cache-sensitive\"\nworking-set-bytes = 98304",
+    );
+    let stream = gen_trace(&d, "stream", "class = \"streaming\"\narray-bytes = 4194304");
+    let light = gen_trace(&d, "light", "class = \"light\"\nworking-set-bytes = 8192");
+    let metrics = d.join("m.csv");
+    let args = |out: &PathBuf| {
+        vec![
+            "profile".to_string(),
+            "from-trace".into(),
+            "--platform".into(),
+            platform.to_str().unwrap().into(),
+            "--base-cpi".into(),
+            "0.7".into(),
+            "--mlp".into(),
+            "1.5".into(),
+            sens.to_str().unwrap().into(),
+            stream.to_str().unwrap().into(),
+            light.to_str().unwrap().into(),
+            "-o".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let a: Vec<String> = args(&metrics);
+    let o = cachepart(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    assert!(text.starts_with("BENCH,NR_WAYS,ipc,llcrpki,llcmpki,llcrpkc,llcmpkc,llc_usage_kb,bandwidth_mbps,llcm_bandwidth,stalls_l2_miss,stalls_l3_miss,stalls_total,stalls_store_buf\n"), "{text}");
+    assert_eq!(text.lines().count(), 1 + 3 * 8);
+    // byte-identical on a second run
+    let again = d.join("m2.csv");
+    let a: Vec<String> = args(&again);
+    let o = cachepart(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&again).unwrap(), text.as_bytes());
+    let o = cachepart(&[
+        "profile",
+        "eval",
+        "-m",
+        metrics.to_str().unwrap(),
+        "--apps",
+        "sens,stream,light",
+        "-a",
+        "lfoc,ucp,optc-stp",
+        "--format",
+        "csv",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.lines().count(), 1 + 3 * 3, "{out}");
+    // errors name the trace and the platform
+    let o = cachepart(&[
+        "profile",
+        "from-trace",
+        "--platform",
+        "tiny-nope",
+        sens.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("tiny-nope"), "{}", stderr(&o));
+    let ghost = d.join("ghost.cpt");
+    let o = cachepart(&[
+        "profile",
+        "from-trace",
+        "--platform",
+        platform.to_str().unwrap(),
+        ghost.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("ghost.cpt"), "{}", stderr(&o));
+    // the stall-rate curve of the sensitive trace falls with ways
+    let o = cachepart(&[
+        "curves",
+        sens.to_str().unwrap(),
+        "--kind",
+        "stall-rate",
+        "--platform",
+        platform.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let rate = |line: &str| line.split(',').nth(2).unwrap().parse::<f64>().unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1 + 8, "{out}");
+    assert!(rate(lines[1]) > rate(lines[8]), "{out}");
+    let o = cachepart(&["curves", sens.to_str().unwrap(), "--kind", "stall-rate"]);
+    assert!(stderr(&o).contains("--platform"), "{}", stderr(&o));
 }

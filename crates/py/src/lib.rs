@@ -13,12 +13,14 @@
 
 mod sim;
 
+use cachepart::builtin::BuiltinSet;
 use cachepart::profile::{
     read_workloads, BwModel, MetricsTable, ModelConfig, ProfileError, Workload,
 };
+use cachepart::profile_job::{stall_rate_curve, AppTiming, Axis, ProfileOptions, TraceApp};
 use cachepart::report::{self, ReportOptions};
 use cachepart::{
-    builtin, classify, compute_curve, Algorithm, CurveKind, CurveRequest, Error, RunOptions,
+    classify, compute_curve, from_trace, Algorithm, CurveKind, CurveRequest, Error, RunOptions,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -84,10 +86,11 @@ fn load(
     workloads: Option<PathBuf>,
     mixes: Option<Vec<Vec<String>>>,
     need_workloads: bool,
+    set: BuiltinSet,
 ) -> Result<(MetricsTable, Vec<Workload>), Error> {
     let table = match &metrics {
         Some(p) => MetricsTable::from_path(p)?,
-        None => builtin::table()?,
+        None => set.table()?,
     };
     let wl = if let Some(m) = mixes {
         if workloads.is_some() {
@@ -105,7 +108,7 @@ fn load(
     } else if let Some(p) = &workloads {
         read_workloads(p)?
     } else if metrics.is_none() {
-        builtin::workloads()?
+        set.workloads()?
     } else if need_workloads {
         return Err(Error::Usage(
             "metrics were given without workloads or mixes: say which mixes to run".into(),
@@ -119,7 +122,7 @@ fn load(
 
 /// Evaluates algorithms; returns the per-app rows as JSON text.
 #[pyfunction]
-#[pyo3(signature = (algorithms, metrics=None, workloads=None, mixes=None, ways=None, bw_model="simple", max_bw=None, plan=None, time_limit=None, threads=None, lfoc_max_streaming=5, lfoc_gaps_per_streaming=3, timings=false))]
+#[pyo3(signature = (algorithms, metrics=None, workloads=None, mixes=None, ways=None, bw_model="simple", max_bw=None, plan=None, time_limit=None, threads=None, lfoc_max_streaming=5, lfoc_gaps_per_streaming=3, timings=false, builtin="debian"))]
 fn profile_evaluate(
     py: Python<'_>,
     algorithms: Vec<String>,
@@ -135,7 +138,9 @@ fn profile_evaluate(
     lfoc_max_streaming: usize,
     lfoc_gaps_per_streaming: usize,
     timings: bool,
+    builtin: &str,
 ) -> PyResult<String> {
+    let set = BuiltinSet::from_name(builtin).map_err(to_py)?;
     let bw = BwModel::from_name(bw_model).ok_or_else(|| {
         UsageError::new_err(format!(
             "bw_model {bw_model:?}: expected \"simple\" or \"stalls\""
@@ -149,7 +154,7 @@ fn profile_evaluate(
         }
     }
     py.allow_threads(move || {
-        let (table, wl) = load(metrics, workloads, mixes, true)?;
+        let (table, wl) = load(metrics, workloads, mixes, true, set)?;
         let algos = Algorithm::parse_list(&algorithms.join(","))?;
         let opts = RunOptions {
             model: ModelConfig {
@@ -175,15 +180,17 @@ fn profile_evaluate(
 
 /// Classifies programs (LFOC Table 1); returns rows as JSON text.
 #[pyfunction]
-#[pyo3(signature = (metrics=None, workloads=None, mixes=None))]
+#[pyo3(signature = (metrics=None, workloads=None, mixes=None, builtin="debian"))]
 fn profile_classify(
     py: Python<'_>,
     metrics: Option<PathBuf>,
     workloads: Option<PathBuf>,
     mixes: Option<Vec<Vec<String>>>,
+    builtin: &str,
 ) -> PyResult<String> {
+    let set = BuiltinSet::from_name(builtin).map_err(to_py)?;
     py.allow_threads(move || {
-        let (table, wl) = load(metrics, workloads, mixes, false)?;
+        let (table, wl) = load(metrics, workloads, mixes, false, set)?;
         let rows = classify::classify_workloads(&table, &wl)?;
         Ok::<_, Error>(classify::to_json(&rows))
     })
@@ -248,16 +255,101 @@ fn curves(
     .map_err(to_py)
 }
 
-/// The built-in metrics table (PBBCache CSV text).
-#[pyfunction]
-fn builtin_metrics_csv() -> String {
-    builtin::metrics_csv()
+fn profile_options(
+    platform: &str,
+    base_cpi: f64,
+    mlp: f64,
+    instructions: Option<u64>,
+    seed: u64,
+) -> Result<ProfileOptions, Error> {
+    Ok(ProfileOptions {
+        platform: cachepart::platforms::resolve(platform, None)?,
+        timing: AppTiming::new(base_cpi, mlp),
+        instructions,
+        seed,
+    })
 }
 
-/// The built-in workloads (one mix per line).
+/// The stall-rate curve of a trace on a simulated platform (memory-stall
+/// cycles per 10^9 cycles at every way or color count); returns the
+/// curve as JSON.
 #[pyfunction]
-fn builtin_workloads() -> &'static str {
-    builtin::WORKLOADS
+#[pyo3(signature = (trace, platform, axis="ways", base_cpi=1.0, mlp=1.0, instructions=None, seed=0))]
+fn stall_curve(
+    py: Python<'_>,
+    trace: PathBuf,
+    platform: &str,
+    axis: &str,
+    base_cpi: f64,
+    mlp: f64,
+    instructions: Option<u64>,
+    seed: u64,
+) -> PyResult<String> {
+    let axis = Axis::from_name(axis).map_err(to_py)?;
+    let platform = platform.to_string();
+    py.allow_threads(move || {
+        let opts = profile_options(&platform, base_cpi, mlp, instructions, seed)?;
+        let app = TraceApp::from_path(&trace)?;
+        let curve = stall_rate_curve(&app, axis, &opts)?;
+        serde_json::to_string(&curve).map_err(|e| Error::Input(e.to_string()))
+    })
+    .map_err(to_py)
+}
+
+/// A PBBCache metrics table made from traces (each alone on the simulator
+/// at every way count); returns the CSV text.
+#[pyfunction]
+#[pyo3(signature = (traces, platform, names=None, base_cpi=1.0, mlp=1.0, instructions=None, seed=0))]
+fn profile_from_traces(
+    py: Python<'_>,
+    traces: Vec<PathBuf>,
+    platform: &str,
+    names: Option<Vec<String>>,
+    base_cpi: f64,
+    mlp: f64,
+    instructions: Option<u64>,
+    seed: u64,
+) -> PyResult<String> {
+    let platform = platform.to_string();
+    py.allow_threads(move || {
+        let opts = profile_options(&platform, base_cpi, mlp, instructions, seed)?;
+        let apps = match names {
+            Some(n) if n.len() != traces.len() => {
+                return Err(Error::Usage(format!(
+                    "names gives {} names for {} traces: give one per trace",
+                    n.len(),
+                    traces.len()
+                )))
+            }
+            Some(n) => n
+                .into_iter()
+                .zip(&traces)
+                .map(|(n, p)| TraceApp::named(n, p))
+                .collect(),
+            None => traces
+                .iter()
+                .map(|p| TraceApp::from_path(p))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        from_trace::profile_traces(&apps, &opts)
+    })
+    .map_err(to_py)
+}
+
+/// A built-in metrics table (PBBCache CSV text): `debian` or `parametric`.
+#[pyfunction]
+#[pyo3(signature = (set="debian"))]
+fn builtin_metrics_csv(set: &str) -> PyResult<String> {
+    let set = BuiltinSet::from_name(set).map_err(to_py)?;
+    Ok(set.metrics_csv().into_owned())
+}
+
+/// A built-in set's workloads (one mix per line).
+#[pyfunction]
+#[pyo3(signature = (set="debian"))]
+fn builtin_workloads(set: &str) -> PyResult<&'static str> {
+    let set = BuiltinSet::from_name(set).map_err(to_py)?;
+    Ok(set.workloads_text())
 }
 
 /// Every algorithm name.
@@ -283,6 +375,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(curves, m)?)?;
     sim::register(m)?;
+    m.add_function(wrap_pyfunction!(stall_curve, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_from_traces, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

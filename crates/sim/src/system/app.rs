@@ -104,6 +104,14 @@ pub struct AppTotals {
     pub llc_misses: u64,
     /// Cycles stalled on accesses served by memory.
     pub memory_stall_cycles: f64,
+    /// Cycles stalled on accesses that left the private levels (served
+    /// by the LLC or by memory).
+    #[serde(default)]
+    pub l2_miss_stall_cycles: f64,
+    /// Every stall cycle: cycles beyond `instructions x base-cpi` (private
+    /// cache, LLC and memory latencies, page walks).
+    #[serde(default)]
+    pub stall_cycles: f64,
     /// Bytes it moved to and from memory.
     pub memory_bytes: u64,
     /// Its page walks (STLB misses).
@@ -157,6 +165,8 @@ pub(crate) struct Counters {
     pub instructions: u64,
     pub ticks: u64,
     pub mem_stall_ticks: u64,
+    pub l2_miss_stall_ticks: u64,
+    pub stall_ticks: u64,
     pub llc_refs: u64,
     pub llc_misses: u64,
     pub mem_lines: u64,
@@ -174,6 +184,8 @@ impl Counters {
             instructions: self.instructions - o.instructions,
             ticks: self.ticks - o.ticks,
             mem_stall_ticks: self.mem_stall_ticks - o.mem_stall_ticks,
+            l2_miss_stall_ticks: self.l2_miss_stall_ticks - o.l2_miss_stall_ticks,
+            stall_ticks: self.stall_ticks - o.stall_ticks,
             llc_refs: self.llc_refs - o.llc_refs,
             llc_misses: self.llc_misses - o.llc_misses,
             mem_lines: self.mem_lines - o.mem_lines,

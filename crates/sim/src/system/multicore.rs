@@ -203,6 +203,8 @@ fn run_records(
     let mut instr = app.c.instructions;
     let mut mem_stall = 0u64;
     let mut paging = 0u64;
+    let mut beyond_private = 0u64;
+    let mut all_stall = 0u64;
     let mut pos = app.pos;
     let buf = &app.buf[..];
     let result = loop {
@@ -236,12 +238,16 @@ fn run_records(
             let served = pc.hierarchy_mut().access(llc, r);
             let s = stalls.stall(store, served);
             stall += s;
-            if served == Served::Memory {
-                mem_stall += s;
+            if served >= Served::Llc {
+                beyond_private += s;
+                if served == Served::Memory {
+                    mem_stall += s;
+                }
             }
         }
         let n = rec.instructions();
         instr += n;
+        all_stall += stall;
         t += n * stalls.cpi + stall;
     };
     app.pos = pos;
@@ -249,6 +255,8 @@ fn run_records(
     app.c.ticks += t - start;
     app.c.mem_stall_ticks += mem_stall;
     app.c.paging_ticks += paging;
+    app.c.l2_miss_stall_ticks += beyond_private;
+    app.c.stall_ticks += all_stall;
     *clock = t;
     result
 }
@@ -696,6 +704,8 @@ impl System {
                     llc_references: c.llc_refs,
                     llc_misses: c.llc_misses,
                     memory_stall_cycles: c.mem_stall_cycles(),
+                    l2_miss_stall_cycles: c.l2_miss_stall_ticks as f64 / TICKS_PER_CYCLE as f64,
+                    stall_cycles: c.stall_ticks as f64 / TICKS_PER_CYCLE as f64,
                     memory_bytes: c.mem_lines * self.line,
                     tlb_misses: c.walks,
                     context_switches: c.switches,

@@ -48,7 +48,7 @@ pub fn curves_from_totals(name: &str, freq_ghz: f64, runs: &[AppTotals]) -> AppC
         runs.iter()
             .map(|t| {
                 if t.cycles > 0.0 {
-                    t.memory_stall_cycles / t.cycles
+                    t.l2_miss_stall_cycles / t.cycles
                 } else {
                     0.0
                 }
