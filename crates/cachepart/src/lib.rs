@@ -12,6 +12,8 @@
 //! * [`chart`]: the STP-versus-unfairness chart normalised to `stock` (PNG).
 //! * [`samples`]: per-app, per-interval samples of a simulated run as CSV
 //!   or Parquet.
+//! * [`experiments`]: sweeps of simulator scenarios that reproduce the
+//!   papers' figures (table, plot and write-up per experiment file).
 //!
 //! ```no_run
 //! use cachepart::{run_profile, Algorithm, RunOptions};
@@ -33,6 +35,7 @@ mod curve_job;
 
 mod error;
 mod experiment;
+pub mod experiments;
 pub mod platforms;
 pub mod report;
 pub mod samples;
