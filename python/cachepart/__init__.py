@@ -17,7 +17,7 @@ from cachepart._core import (
     __version__,
     algorithms,
 )
-from cachepart import curves, profile
+from cachepart import curves, profile, sim
 
 __all__ = [
     "CachepartError",
@@ -30,4 +30,5 @@ __all__ = [
     "algorithms",
     "curves",
     "profile",
+    "sim",
 ]

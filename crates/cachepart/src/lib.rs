@@ -10,6 +10,7 @@
 //!   or JSON;
 //! * [`classify`]: the LFOC class of each program with the numbers behind it;
 //! * [`chart`]: the STP-versus-unfairness chart normalised to `stock` (PNG).
+//! * [`coloring`]: page-color policies on the simulator (COLORIS, Tam);
 //! * [`samples`]: per-app, per-interval samples of a simulated run as CSV
 //!   or Parquet.
 //! * [`experiments`]: sweeps of simulator scenarios that reproduce the
@@ -31,6 +32,7 @@ mod algorithm;
 pub mod builtin;
 pub mod chart;
 pub mod classify;
+pub mod coloring;
 mod curve_job;
 
 mod error;

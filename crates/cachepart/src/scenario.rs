@@ -19,6 +19,12 @@
 //! ways = "0x00f"                 # CAT mask, unless a policy decides
 //! ```
 //!
+//! A `[coloring]` section runs a page-color policy (`coloris-static`,
+//! `coloris-dynamic`, `tam-static`; see [`crate::coloring`]); apps may then
+//! carry `thresholds = { low = .., high = .. }` and no `colors`. Without
+//! an `allocator`, the policy's allocator is used (`coloris`, or `tam` for
+//! `tam-static`).
+//!
 //! Relative paths are taken from the scenario file's directory. Every
 //! check happens at load time, before anything runs, and each error names
 //! the file and the field (`app[1] (mcf).core`) and what was expected.
@@ -33,8 +39,10 @@ use cachepart_units::{IdSet, WayMask};
 use serde::{Deserialize, Serialize};
 
 use crate::algorithm::Algorithm;
+use crate::coloring::{Coloring, ColoringFile};
 use crate::error::Error;
 use crate::platforms;
+use cachepart_policy::Thresholds;
 
 fn default_interval() -> u64 {
     10_000_000
@@ -82,6 +90,9 @@ pub struct ScenarioFile {
     /// The plan of the `user` policy (`MASK=APPS;...`).
     #[serde(default)]
     pub plan: Option<String>,
+    /// A page-color policy (section `[coloring]`).
+    #[serde(default)]
+    pub coloring: Option<ColoringFile>,
     /// The apps.
     #[serde(rename = "app")]
     pub apps: Vec<AppEntry>,
@@ -125,6 +136,10 @@ pub struct AppEntry {
     /// Superpages: `never` (default) or `always`.
     #[serde(default)]
     pub huge_pages: Option<HugePages>,
+    /// This app's Low/High miss-rate thresholds (QoS) for
+    /// `coloris-dynamic`.
+    #[serde(default)]
+    pub thresholds: Option<Thresholds>,
 }
 
 /// A loaded, checked scenario, ready to run.
@@ -144,6 +159,8 @@ pub struct Scenario {
     pub file: ScenarioFile,
     /// The policy, if any.
     pub policy: Option<Algorithm>,
+    /// The page-color policy, if any.
+    pub coloring: Option<Coloring>,
 }
 
 fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Error> {
@@ -184,6 +201,25 @@ impl Scenario {
             .map_err(|e| err("platform".into(), e.to_string()))?;
         if let Some(k) = file.allocator {
             platform.memory.allocator = k;
+        }
+        if let Some(c) = &file.coloring {
+            match file.allocator {
+                Some(AllocatorKind::Buddy) => {
+                    return Err(err(
+                        "allocator".into(),
+                        "a [coloring] policy needs a color-aware allocator (tam or coloris)".into(),
+                    ))
+                }
+                Some(_) => {}
+                None if platform.memory.allocator == AllocatorKind::Buddy => {
+                    // The policy's own allocator.
+                    platform.memory.allocator = match c.policy.as_str() {
+                        "tam-static" => AllocatorKind::Tam,
+                        _ => AllocatorKind::Coloris,
+                    };
+                }
+                None => {}
+            }
         }
         // The scenario's seed also ages memory differently, so another seed
         // gives other physical pages (and colors).
@@ -319,6 +355,13 @@ impl Scenario {
             };
             let color_set = match &a.colors {
                 None => None,
+                Some(_) if file.coloring.is_some() => {
+                    return Err(err(
+                        field("colors"),
+                        "the [coloring] policy decides the colors; remove colors or the policy"
+                            .into(),
+                    ))
+                }
                 Some(text) => {
                     if platform.memory.allocator == AllocatorKind::Buddy {
                         return Err(err(
@@ -348,7 +391,28 @@ impl Scenario {
             });
             colors.push(color_set);
         }
+        let coloring = match &file.coloring {
+            None => {
+                if let Some(i) = file.apps.iter().position(|a| a.thresholds.is_some()) {
+                    return Err(err(
+                        format!("app[{i}] ({}).thresholds", file.apps[i].name),
+                        "thresholds need a [coloring] section with policy coloris-dynamic".into(),
+                    ));
+                }
+                None
+            }
+            Some(c) => {
+                let per_app: Vec<(String, Option<Thresholds>)> = file
+                    .apps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| (format!("app[{i}] ({}).thresholds", a.name), a.thresholds))
+                    .collect();
+                Some(c.check(layout.colors() as u32, platform.cores, &per_app, &err)?)
+            }
+        };
         Ok(Scenario {
+            coloring,
             name,
             path: path.map(Path::to_path_buf),
             platform,

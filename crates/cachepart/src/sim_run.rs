@@ -5,6 +5,11 @@
 //! per-app totals, slowdowns, the mix metrics (STP, ANTT, unfairness, ...)
 //! and the samples.
 //!
+//! A `[coloring]` policy ([`crate::coloring`]) gives the initial colors
+//! and is the loop's dynamic hook: called after each interval with its
+//! samples, it may recolor apps; its decisions are in
+//! [`SimReport::coloring`].
+//!
 //! Everything is deterministic for a scenario and seed: the alone runs
 //! go in parallel but each is its own simulation.
 
@@ -14,6 +19,7 @@ use cachepart_sim::system::{run_alone, AppTotals, SimMachine};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::coloring::{ColorDriver, ColoringReport};
 use crate::error::Error;
 use crate::experiment::{policy_for, RunOptions};
 use crate::samples::SampleRow;
@@ -31,6 +37,8 @@ pub struct AppResult {
     pub core: u32,
     /// Its CAT mask (hex), `all` when unrestricted.
     pub ways: String,
+    /// Its page colors at the end (range syntax), `all` when unrestricted.
+    pub colors: String,
     /// Its whole-run counters in the mix.
     pub totals: AppTotals,
     /// Its IPC alone with the whole LLC, when alone runs were made.
@@ -58,6 +66,8 @@ pub struct SimReport {
     pub intervals: u64,
     /// Simulated cycles of the whole run.
     pub simulated_cycles: u64,
+    /// The page-color policy's decisions, if one ran.
+    pub coloring: Option<ColoringReport>,
     /// Every sample, interval-major.
     #[serde(skip)]
     pub samples: Vec<SampleRow>,
@@ -73,13 +83,28 @@ pub fn run_scenario(
     progress: Option<SimProgress<'_>>,
 ) -> Result<SimReport, Error> {
     let file = &scenario.file;
+    let mut apps = scenario.apps.clone();
+    let mut driver = match &scenario.coloring {
+        None => None,
+        Some(c) => {
+            let pinned: Vec<bool> = file.apps.iter().map(|a| a.core.is_some()).collect();
+            Some(
+                ColorDriver::new(c, &scenario.platform, &mut apps, &pinned, file.seed)
+                    .map_err(|e| sim_err(scenario, e))?,
+            )
+        }
+    };
     let mut machine = SimMachine::new(
         scenario.platform.clone(),
-        scenario.apps.clone(),
+        apps.clone(),
         file.seed,
         file.interval_cycles,
     )
     .map_err(|e| sim_err(scenario, e))?;
+    if let Some(d) = &driver {
+        d.install(machine.system_mut())
+            .map_err(|e| sim_err(scenario, e))?;
+    }
     for (i, c) in scenario.colors.iter().enumerate() {
         if let Some(set) = c {
             machine
@@ -123,6 +148,10 @@ pub fn run_scenario(
             .run_interval(interval_cycles)
             .map_err(|e| sim_err(scenario, e))?;
         let end = (interval + 1) * interval_cycles;
+        if let Some(d) = driver.as_mut() {
+            d.after_interval(interval, sys, &s)
+                .map_err(|e| sim_err(scenario, e))?;
+        }
         for x in s {
             retired += x.instructions as u64;
             samples.push(SampleRow {
@@ -139,6 +168,9 @@ pub fn run_scenario(
         }
     }
     let totals = sys.totals();
+    let final_colors: Vec<String> = (0..apps.len())
+        .map(|i| sys.app_colors(i).map_or("all".into(), |c| c.to_string()))
+        .collect();
     let alone: Option<Vec<AppTotals>> = if file.alone {
         Some(
             scenario
@@ -178,8 +210,9 @@ pub fn run_scenario(
                 }
             });
             AppResult {
-                core: scenario.apps[i].core,
+                core: apps[i].core,
                 ways: masks[i].clone(),
+                colors: final_colors[i].clone(),
                 totals: t,
                 ipc_alone,
                 slowdown,
@@ -200,6 +233,7 @@ pub fn run_scenario(
         metrics,
         intervals: interval,
         simulated_cycles: interval * interval_cycles,
+        coloring: driver.as_ref().map(ColorDriver::report),
         samples,
     })
 }
@@ -214,6 +248,7 @@ pub fn to_table(r: &SimReport) -> String {
         "app",
         "core",
         "ways",
+        "colors",
         "instructions",
         "cycles",
         "IPC",
@@ -223,6 +258,7 @@ pub fn to_table(r: &SimReport) -> String {
         "LLC miss %",
         "mem MB",
         "LLC KiB",
+        "recolored",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -238,6 +274,7 @@ pub fn to_table(r: &SimReport) -> String {
             t.name.clone(),
             a.core.to_string(),
             a.ways.clone(),
+            a.colors.clone(),
             t.instructions.to_string(),
             format!("{:.0}", t.cycles),
             format!("{:.3}", t.ipc),
@@ -247,6 +284,7 @@ pub fn to_table(r: &SimReport) -> String {
             format!("{miss:.1}"),
             format!("{:.1}", t.memory_bytes as f64 / 1e6),
             format!("{}", t.llc_occupancy_bytes / 1024),
+            t.pages_recolored.to_string(),
         ]);
     }
     let widths: Vec<usize> = (0..rows[0].len())
@@ -278,6 +316,26 @@ pub fn to_table(r: &SimReport) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
+    if let Some(c) = &r.coloring {
+        out.push_str(&format!(
+            "coloring {}: {} recoloring decisions\n",
+            c.policy,
+            c.events.len()
+        ));
+        for e in &c.events {
+            out.push_str(&format!(
+                "  interval {} {} ({}): +[{}] -[{}] -> {} ({} pages moved, {} marked)\n",
+                e.interval,
+                e.name,
+                e.reason,
+                e.added,
+                e.removed,
+                e.colors,
+                e.pages_moved,
+                e.pages_marked
+            ));
+        }
+    }
     if let Some(m) = &r.metrics {
         out.push_str(&format!(
             "STP {:.3}  ANTT {:.3}  unfairness {:.3}  CoV {:.3}  Jain {:.3}\n",
@@ -290,14 +348,14 @@ pub fn to_table(r: &SimReport) -> String {
 /// The report as CSV: one row per app, the mix metrics repeated.
 pub fn to_csv(r: &SimReport) -> String {
     let mut out = String::from(
-        "scenario,platform,policy,app,core,ways,instructions,cycles,ipc,ipc_alone,slowdown,llc_references,llc_misses,llc_mpki,memory_stall_cycles,memory_bytes,tlb_misses,context_switches,restarts,llc_occupancy_bytes,stp,antt,unfairness,unfairness_cov\n",
+        "scenario,platform,policy,app,core,ways,instructions,cycles,ipc,ipc_alone,slowdown,llc_references,llc_misses,llc_mpki,memory_stall_cycles,memory_bytes,tlb_misses,context_switches,restarts,llc_occupancy_bytes,stp,antt,unfairness,unfairness_cov,colors,pages_recolored,page_outs,page_ins,fallbacks,paging_stall_cycles\n",
     );
     let m = r.metrics;
     let f = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
     for a in &r.apps {
         let t = &a.totals;
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{}\n",
             r.scenario,
             r.platform,
             r.policy.clone().unwrap_or_default(),
@@ -322,6 +380,12 @@ pub fn to_csv(r: &SimReport) -> String {
             f(m.map(|m| m.antt)),
             f(m.map(|m| m.unfairness)),
             f(m.map(|m| m.unfairness_cov)),
+            a.colors,
+            t.pages_recolored,
+            t.page_outs,
+            t.page_ins,
+            t.fallbacks,
+            t.paging_stall_cycles,
         ));
     }
     out

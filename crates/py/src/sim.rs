@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use cachepart::platforms;
 use cachepart::samples;
 use cachepart::scenario::Scenario;
-use cachepart::sim_run;
+use cachepart::sim_run as runner;
 use cachepart::Error;
 use pyo3::prelude::*;
 
@@ -40,8 +40,8 @@ fn sim_run(
             let base = scenario.parent().map(|p| p.to_path_buf());
             s = Scenario::from_file(file, s.name, base.as_deref(), Some(scenario.as_path()))?;
         }
-        let report = sim_run::run_scenario(&s, None)?;
-        Ok::<_, Error>((sim_run::to_json(&report), samples::to_csv(&report.samples)))
+        let report = runner::run_scenario(&s, None)?;
+        Ok::<_, Error>((runner::to_json(&report), samples::to_csv(&report.samples)))
     })
     .map_err(to_py)
 }

@@ -419,3 +419,210 @@ proptest! {
         prop_assert_eq!(llc_refs, sys.llc().stats().total_refs());
     }
 }
+
+fn colored_platform(cores: u32) -> PlatformConfig {
+    // 256 KiB, 8 ways, 4 KiB pages: 8 colors; 64 MiB of memory.
+    let mut p = platform(cores, small_llc());
+    p.memory.allocator = cachepart_sim::memory::AllocatorKind::Coloris;
+    p.memory.coloris.pool_bytes = 32 << 20;
+    p.timing.quantum_cycles = 100_000;
+    p
+}
+
+/// Every app's resident and paged-out pages, and the frames of all of
+/// them: no frame mapped twice.
+fn check_mappings(sys: &System) -> Vec<std::collections::BTreeSet<u64>> {
+    let mut frames = std::collections::BTreeSet::new();
+    let mut pages = Vec::new();
+    for i in 0..sys.n_apps() {
+        let mut set = std::collections::BTreeSet::new();
+        if let Some(s) = sys.address_space(i) {
+            for (size, vpn, f) in s.mappings() {
+                assert_eq!(size, cachepart_sim::memory::PageSize::Small);
+                assert!(frames.insert(f.0), "frame {} mapped twice", f.0);
+                assert!(set.insert(vpn));
+            }
+            for vpn in s.swapped_pages() {
+                assert!(set.insert(vpn), "page {vpn} both resident and swapped");
+            }
+        }
+        pages.push(set);
+    }
+    pages
+}
+
+/// Every frame of a colored app is of its colors, or its page is marked
+/// for a lazy move, or counted as a fallback.
+fn check_colors(sys: &System) {
+    let layout = *sys.allocator().color_layout().unwrap();
+    for i in 0..sys.n_apps() {
+        let (Some(s), Some(colors)) = (sys.address_space(i), sys.app_colors(i)) else {
+            continue;
+        };
+        let fallbacks = sys.allocator().app_stats(i as u32).fallbacks;
+        let outside = s
+            .small_pages()
+            .into_iter()
+            .filter(|&(v, f)| !colors.contains(layout.color_of_frame(f)) && !s.is_marked(v))
+            .count() as u64;
+        assert!(
+            outside <= fallbacks,
+            "app {i}: {outside} frames out of {colors}"
+        );
+    }
+}
+
+#[test]
+fn recoloring_moves_pages_charges_copies_and_loses_none() {
+    use cachepart_sim::memory::{ExpandPolicy, RecolorConfig};
+    let p = colored_platform(2);
+    let apps = vec![
+        AppSpec::new("a", sensitive(1, 400_000, 96 << 10)).on_core(1),
+        AppSpec::new("b", sensitive(2, 400_000, 64 << 10)).on_core(0),
+        AppSpec::new("c", sensitive(3, 400_000, 64 << 10)).on_core(0),
+    ];
+    let mut sys = System::new(&p, apps, 1).unwrap();
+    let set = |s: &str| s.parse::<cachepart_units::IdSet>().unwrap();
+    sys.set_app_colors(0, &set("0-1")).unwrap();
+    sys.set_app_colors(1, &set("2-4")).unwrap();
+    sys.set_app_colors(2, &set("5-7")).unwrap();
+    let mut recolored_samples = 0.0;
+    for _ in 0..3 {
+        for s in sys.run_interval(300_000).unwrap() {
+            recolored_samples += s.pages_recolored;
+        }
+    }
+    check_colors(&sys);
+    let before = check_mappings(&sys);
+    assert!(before[0].len() > 16, "a touched {} pages", before[0].len());
+    // Selective Moving of the installed app: pages move at once, their
+    // copies are charged to its cycles.
+    let cyc0 = sys.totals()[0].cycles;
+    let sm = RecolorConfig::default();
+    let sum = sys.recolor(0, &set("0-3"), &sm).unwrap();
+    assert!(sum.installed && sum.moved > 0 && sum.removed.is_empty());
+    assert_eq!(sum.added, set("2-3"));
+    let t = &sys.totals()[0];
+    // moved x page-copy-us x freq-ghz x 1000 cycles.
+    let want = sum.moved as f64 * 3.0 * p.timing.freq_ghz * 1000.0;
+    assert!(
+        (t.cycles - cyc0 - want).abs() < 1.0,
+        "{} vs {want}",
+        t.cycles - cyc0
+    );
+    assert_eq!(t.pages_recolored, sum.moved);
+    assert!(t.paging_stall_cycles >= want);
+    assert_eq!(check_mappings(&sys), before);
+    check_colors(&sys);
+    // A parked app (c or b, whichever is not installed) shrinks lazily.
+    let parked = if sys.core(0).unwrap().address_space().app() == 1 {
+        2
+    } else {
+        1
+    };
+    let old = sys.app_colors(parked).unwrap();
+    let keep: cachepart_units::IdSet = old.iter().take(1).collect();
+    let sum = sys.recolor(parked, &keep, &sm).unwrap();
+    assert!(!sum.installed, "{sum:?}");
+    assert!(sum.marked > 0 && sum.moved == 0, "{sum:?}");
+    check_colors(&sys);
+    assert_eq!(check_mappings(&sys), before);
+    // The installed app b/c expands by Redistribution with a short window.
+    let rd = RecolorConfig {
+        expand: ExpandPolicy::Redistribution,
+        win_us: 20.0,
+    };
+    let other = 3 - parked;
+    let sum = sys.recolor(other, &old.union(&set("0-1")), &rd).unwrap();
+    assert!(sum.flushed_tlb);
+    let before_moves: Vec<u64> = (0..3)
+        .map(|i| sys.paging_stats(i).pages_recolored)
+        .collect();
+    for _ in 0..4 {
+        let pages = check_mappings(&sys);
+        for (i, s) in before.iter().enumerate() {
+            assert!(s.is_subset(&pages[i]), "app {i} lost pages");
+        }
+        for s in sys.run_interval(300_000).unwrap() {
+            recolored_samples += s.pages_recolored;
+        }
+        check_colors(&sys);
+    }
+    let after: Vec<u64> = (0..3)
+        .map(|i| sys.paging_stats(i).pages_recolored)
+        .collect();
+    assert!(
+        after[parked] > before_moves[parked],
+        "lazy moves of the parked app"
+    );
+    assert!(
+        after[other] > before_moves[other],
+        "redistribution moved nothing"
+    );
+    while !sys.is_done() {
+        for s in sys.run_interval(1_000_000).unwrap() {
+            recolored_samples += s.pages_recolored;
+        }
+    }
+    let t = sys.totals();
+    let total: u64 = t.iter().map(|a| a.pages_recolored).sum();
+    assert_eq!(recolored_samples as u64, total);
+    for a in &t {
+        let ns = a.pages_recolored as f64 * 3000.0
+            + a.page_outs as f64 * 20_000.0
+            + a.page_ins as f64 * 100_000.0;
+        assert!(
+            (a.paging_stall_cycles - ns * p.timing.freq_ghz).abs() < 2.0,
+            "{a:?}"
+        );
+    }
+}
+
+#[test]
+fn exhausted_colors_name_the_app_or_call_the_hook() {
+    // 4 MiB of memory: 128 frames per color; app a touches ~400 pages.
+    let mut p = colored_platform(1);
+    p.memory = cachepart_sim::memory::MemoryConfig {
+        size_bytes: 4 << 20,
+        aging: None,
+        ..p.memory.clone()
+    };
+    p.memory.coloris.pool_bytes = 4 << 20;
+    let app = || vec![AppSpec::new("a", sensitive(1, 200_000, 1600 << 10))];
+    let one: cachepart_units::IdSet = "0".parse().unwrap();
+    let mut sys = System::new(&p, app(), 1).unwrap();
+    sys.set_app_colors(0, &one).unwrap();
+    sys.run_to_end(1_000_000, |_| {}).unwrap();
+    // Page-outs make room first: the app keeps running in its color.
+    let t = &sys.totals()[0];
+    assert!(t.page_outs > 0 && t.paging_stall_cycles > 0.0, "{t:?}");
+    assert_eq!(sys.app_colors(0), Some(one.clone()));
+    // b holds every frame of color 0 when a, sharing it, first faults: a
+    // has no page to page out. Without a hook that is an error naming a;
+    // with one, a gets color 1 and runs.
+    p.timing.quantum_cycles = 5_000_000;
+    let two = || {
+        vec![
+            AppSpec::new("b", sensitive(1, 100_000, 1600 << 10)),
+            AppSpec::new("a", sensitive(2, 20_000, 64 << 10)),
+        ]
+    };
+    let mut sys = System::new(&p, two(), 1).unwrap();
+    sys.set_app_colors(0, &one).unwrap();
+    sys.set_app_colors(1, &one).unwrap();
+    let e = sys.run_to_end(1_000_000, |_| {}).unwrap_err().to_string();
+    assert!(e.contains("app a") && e.contains("colors 0"), "{e}");
+    let mut sys = System::new(&p, two(), 1).unwrap();
+    sys.set_app_colors(0, &one).unwrap();
+    sys.set_app_colors(1, &one).unwrap();
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = asked.clone();
+    sys.set_exhausted_hook(Box::new(move |app| {
+        log.lock().unwrap().push(app);
+        Some("0-1".parse().unwrap())
+    }));
+    sys.run_to_end(1_000_000, |_| {}).unwrap();
+    assert_eq!(*asked.lock().unwrap(), vec![1]);
+    assert_eq!(sys.app_colors(1), Some("0-1".parse().unwrap()));
+    assert!(sys.totals().iter().all(|t| t.done));
+}

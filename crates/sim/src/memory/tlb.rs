@@ -123,7 +123,21 @@ pub struct Tlb {
     stlb: TlbArray,
     walk_cycles: u64,
     stats: TlbStats,
+    /// The page of the last first-level hit, per kind (data, instruction):
+    /// virtual base, offset mask, physical base. Looking the same page up
+    /// again is a first-level hit that changes no LRU order (the page is
+    /// already the most recent of its set), so it is answered here
+    /// without searching the arrays. Cleared by every fill, invalidation
+    /// and flush.
+    last: [Option<(u64, u64, u64)>; 2],
+    /// Address-space id mixed into every virtual page number (tagged
+    /// TLBs: entries of several apps coexist, as with PCIDs).
+    asid: u64,
 }
+
+/// Bit where the address-space id starts in tagged page numbers (above
+/// any 4 KiB page number of a 48-bit address).
+const ASID_SHIFT: u32 = 40;
 
 fn idx(size: PageSize) -> usize {
     usize::from(size == PageSize::Huge)
@@ -144,7 +158,17 @@ impl Tlb {
             stlb: TlbArray::new("stlb", cfg.stlb)?,
             walk_cycles: u64::from(cfg.walk_cycles),
             stats: TlbStats::default(),
+            last: [None; 2],
+            asid: 0,
         })
+    }
+
+    /// Tags the translations looked up, filled and invalidated from now
+    /// on with address space `asid` (its low 16 bits; a context switch on a CPU with
+    /// PCIDs: the other spaces' entries stay, but never match).
+    pub fn set_asid(&mut self, asid: u32) {
+        self.asid = (u64::from(asid) & 0xffff) << ASID_SHIFT;
+        self.last = [None; 2];
     }
 
     /// The counters.
@@ -163,15 +187,26 @@ impl Tlb {
         } else {
             (&mut self.l1d, &mut self.stats.l1d)
         };
-        for size in [PageSize::Small, PageSize::Huge] {
-            if let Some(frame) = l1[idx(size)].lookup(size, size.page_of(vaddr)) {
+        let last = &mut self.last[usize::from(instr)];
+        if let Some((vbase, mask, pbase)) = *last {
+            if vaddr & !mask == vbase {
                 st.hits += 1;
-                return Some(frame | (vaddr & (size.bytes() - 1)));
+                return Some(pbase | (vaddr & mask));
             }
         }
+        let asid = self.asid;
+        for size in [PageSize::Small, PageSize::Huge] {
+            if let Some(frame) = l1[idx(size)].lookup(size, size.page_of(vaddr) | asid) {
+                st.hits += 1;
+                let mask = size.bytes() - 1;
+                *last = Some((vaddr & !mask, mask, frame));
+                return Some(frame | (vaddr & mask));
+            }
+        }
+        *last = None;
         st.misses += 1;
         for size in [PageSize::Small, PageSize::Huge] {
-            let vpn = size.page_of(vaddr);
+            let vpn = size.page_of(vaddr) | asid;
             if let Some(frame) = self.stlb.lookup(size, vpn) {
                 self.stats.stlb.hits += 1;
                 l1[idx(size)].insert(size, vpn, frame);
@@ -187,6 +222,8 @@ impl Tlb {
     /// Installs the walked translation of page `vpn` of `size` (frame at
     /// physical address `frame_addr`) in the STLB and the first level.
     pub fn fill(&mut self, instr: bool, size: PageSize, vpn: u64, frame_addr: u64) {
+        self.last = [None; 2];
+        let vpn = vpn | self.asid;
         self.stlb.insert(size, vpn, frame_addr);
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         l1[idx(size)].insert(size, vpn, frame_addr);
@@ -194,6 +231,8 @@ impl Tlb {
 
     /// Drops the translation of page `vpn` of `size` everywhere.
     pub fn invalidate(&mut self, size: PageSize, vpn: u64) {
+        self.last = [None; 2];
+        let vpn = vpn | self.asid;
         for a in self.l1d.iter_mut().chain(self.l1i.iter_mut()) {
             a.invalidate(size, vpn);
         }
@@ -203,6 +242,7 @@ impl Tlb {
     /// Drops every translation (a context switch without ASIDs, or a
     /// large unmap).
     pub fn flush(&mut self) {
+        self.last = [None; 2];
         for a in self.l1d.iter_mut().chain(self.l1i.iter_mut()) {
             a.flush();
         }
@@ -214,6 +254,24 @@ impl Tlb {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn tagged_entries_never_match_another_space() {
+        let mut t = Tlb::new(&TlbConfig::default()).unwrap();
+        t.set_asid(1);
+        assert_eq!(t.lookup(false, 0x5000), None);
+        t.fill(false, PageSize::Small, 5, 0x9000);
+        assert_eq!(t.lookup(false, 0x5008), Some(0x9008));
+        // The last-page shortcut answers again, counted as a hit.
+        assert_eq!(t.lookup(false, 0x5010), Some(0x9010));
+        assert_eq!(t.stats().l1d.hits, 2);
+        t.set_asid(2);
+        assert_eq!(t.lookup(false, 0x5008), None);
+        t.set_asid(1);
+        assert_eq!(t.lookup(false, 0x5008), Some(0x9008));
+        t.invalidate(PageSize::Small, 5);
+        assert_eq!(t.lookup(false, 0x5008), None);
+    }
 
     #[test]
     fn skylake_defaults_build() {

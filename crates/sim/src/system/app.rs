@@ -116,6 +116,19 @@ pub struct AppTotals {
     pub llc_occupancy_bytes: u64,
     /// Whether it has finished.
     pub done: bool,
+    /// Pages moved to frames of other colors (recoloring).
+    pub pages_recolored: u64,
+    /// 4 KiB pages paged out to make room (memory or its colors
+    /// exhausted).
+    pub page_outs: u64,
+    /// Paged-out pages paged back in.
+    pub page_ins: u64,
+    /// Frames it got outside its colors (the `tam` allocator's MaxTry
+    /// fallback; each breaks isolation).
+    pub fallbacks: u64,
+    /// Cycles charged for page copies, page-outs and page-ins (part of
+    /// `cycles`).
+    pub paging_stall_cycles: f64,
 }
 
 impl AppTotals {
@@ -150,6 +163,8 @@ pub(crate) struct Counters {
     pub walks: u64,
     pub switches: u64,
     pub restarts: u64,
+    /// Ticks of paging and recoloring stalls (part of `ticks`).
+    pub paging_ticks: u64,
 }
 
 impl Counters {
@@ -165,6 +180,7 @@ impl Counters {
             walks: self.walks - o.walks,
             switches: self.switches - o.switches,
             restarts: self.restarts - o.restarts,
+            paging_ticks: self.paging_ticks - o.paging_ticks,
         }
     }
 
@@ -174,5 +190,9 @@ impl Counters {
 
     pub fn mem_stall_cycles(&self) -> f64 {
         self.mem_stall_ticks as f64 / TICKS_PER_CYCLE as f64
+    }
+
+    pub fn paging_cycles(&self) -> f64 {
+        self.paging_ticks as f64 / TICKS_PER_CYCLE as f64
     }
 }

@@ -54,7 +54,7 @@ pub use alone::{alone_sweep, run_alone};
 pub use app::{AppSpec, AppTotals};
 pub use dram::{queued_latency, Dram};
 pub use error::SystemError;
-pub use multicore::{System, BATCH};
+pub use multicore::{ExhaustedHook, RecolorSummary, System, BATCH};
 pub use platform::PlatformConfig;
 pub use sim_machine::{curves_from_totals, SimMachine};
 pub use source::{CptFile, RecordStream, RecordsSource, TraceSource};

@@ -25,6 +25,25 @@
 //! cores, the blocks one core evicts from it are back-invalidated in the
 //! other cores at the end of that core's run slice (a short delay:
 //! slices end as soon as the core passes the next one).
+//!
+//! **Paging and recoloring.** Every address space gets the platform's
+//! memory costs ([`crate::memory::PagingCosts`]). The time of page-outs,
+//! page-ins and page copies ([`PagingStats::stall_ns`]) is charged to the
+//! app's clock and cycles, checked only on the page-walk path (a fault, a
+//! page-in or a lazy move happens only there) and when
+//! [`System::recolor`] moves pages at once. An app whose colors run out
+//! ([`MemoryError::ColorsExhausted`] with no page of its own left to page
+//! out) asks the hook set by [`System::set_exhausted_hook`] for more colors
+//! (COLORIS's ALLOC_COLORS) and retries; without a hook it is an error
+//! naming the app.
+//!
+//! **Recoloring** ([`System::recolor`]) changes an app's colors in the
+//! allocator and runs the [`RecolorEngine`] on its address space, installed
+//! on its core or parked (time slicing): a shrink marks pages for lazy
+//! moves, an expansion moves pages at once (Selective Moving) or opens a
+//! Redistribution window, polled at the end of each of the app's run
+//! slices against its core's clock (cycles to microseconds by
+//! `freq-ghz`).
 
 use cachepart_machine::Sample;
 use cachepart_trace::{Kind, Record};
@@ -40,8 +59,8 @@ use crate::cache::Cache;
 use crate::error::SimError;
 use crate::hierarchy::{Hierarchy, Inclusion, Served};
 use crate::memory::{
-    AddressSpace, ColorLayout, FrameAllocator, HugePages, MemoryError, PhysicalCore, PhysicalStats,
-    Tlb, FRAME_BYTES,
+    AddressSpace, ColorLayout, ExpandPolicy, FrameAllocator, HugePages, MemoryError, PagingStats,
+    PhysicalCore, PhysicalStats, RecolorConfig, RecolorEngine, Tlb, FRAME_BYTES,
 };
 use crate::splitmix::SplitMix64;
 
@@ -96,6 +115,39 @@ struct App {
     /// Records and instructions read since the trace was (re)opened.
     records_since_open: u64,
     instructions_at_open: u64,
+    /// Paging and recoloring nanoseconds already charged to its time.
+    stall_ns: u64,
+    /// Its recoloring engine (created by the first [`System::recolor`]).
+    engine: Option<RecolorEngine>,
+    /// A Redistribution window is open.
+    window: bool,
+    /// Its paging counters once it finished (its space is released).
+    paging_final: Option<PagingStats>,
+    /// Pages recolored at the last sample.
+    sampled_recolored: u64,
+}
+
+/// Asked for more colors when an app's colors are exhausted: returns the
+/// app's whole new color set (`None`: no more colors to give).
+pub type ExhaustedHook = Box<dyn FnMut(usize) -> Option<IdSet> + Send>;
+
+/// What [`System::recolor`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecolorSummary {
+    /// Colors added to the app's set.
+    pub added: IdSet,
+    /// Colors removed from it.
+    pub removed: IdSet,
+    /// Pages moved at once (Selective Moving).
+    pub moved: u64,
+    /// Pages marked for a lazy move (shrink).
+    pub marked: u64,
+    /// Translations dropped from the TLBs of the app's core.
+    pub invalidated: u64,
+    /// Whether the TLBs of the app's core were flushed (Redistribution).
+    pub flushed_tlb: bool,
+    /// Whether the app was installed on its core (else parked).
+    pub installed: bool,
 }
 
 /// A multicore machine running a mix of apps on one shared LLC.
@@ -113,6 +165,14 @@ pub struct System {
     line: u64,
     inclusive_shared: bool,
     evicted: Vec<u64>,
+    /// Ticks per nanosecond (`freq-ghz` x ticks per cycle).
+    ticks_per_ns: f64,
+    ways: u32,
+    on_exhausted: Option<ExhaustedHook>,
+}
+
+fn idle_space() -> AddressSpace {
+    AddressSpace::new(IDLE_SPACE, HugePages::Never)
 }
 
 fn mixed_seed(seed: u64, cfg_seed: u64, salt: u64) -> u64 {
@@ -134,6 +194,7 @@ fn run_records(
     app: &mut App,
     clock: &mut u64,
     stop: u64,
+    ticks_per_ns: f64,
 ) -> Result<(), MemoryError> {
     let stalls = app.stalls;
     let limit = app.limit;
@@ -141,6 +202,7 @@ fn run_records(
     let mut t = start;
     let mut instr = app.c.instructions;
     let mut mem_stall = 0u64;
+    let mut paging = 0u64;
     let mut pos = app.pos;
     let buf = &app.buf[..];
     let result = loop {
@@ -150,13 +212,25 @@ fn run_records(
         let Some(&rec) = buf.get(pos) else {
             break Ok(());
         };
-        pos += 1;
         let walks = pc.tlb().stats().walks;
         let tr = match pc.translate(rec, alloc) {
             Ok(tr) => tr,
+            // The record is retried (after more colors, say).
             Err(e) => break Err(e),
         };
-        let mut stall = (pc.tlb().stats().walks - walks) * stalls.walk;
+        pos += 1;
+        let walked = pc.tlb().stats().walks - walks;
+        let mut stall = walked * stalls.walk;
+        if walked > 0 {
+            // Faults, page-ins and lazy moves happen only on a walk.
+            let ns = pc.address_space().stats().stall_ns();
+            if ns != app.stall_ns {
+                let d = ns_ticks(ns, ticks_per_ns) - ns_ticks(app.stall_ns, ticks_per_ns);
+                app.stall_ns = ns;
+                stall += d;
+                paging += d;
+            }
+        }
         let store = rec.kind() == Kind::Store;
         for &r in tr.records() {
             let served = pc.hierarchy_mut().access(llc, r);
@@ -174,8 +248,14 @@ fn run_records(
     app.c.instructions = instr;
     app.c.ticks += t - start;
     app.c.mem_stall_ticks += mem_stall;
+    app.c.paging_ticks += paging;
     *clock = t;
     result
+}
+
+/// Ticks of `ns` nanoseconds (cumulative counts convert exactly).
+fn ns_ticks(ns: u64, ticks_per_ns: f64) -> u64 {
+    (ns as f64 * ticks_per_ns).round() as u64
 }
 
 impl System {
@@ -228,7 +308,7 @@ impl System {
             let tlb = Tlb::new(&platform.tlb)
                 .map_err(|source| SystemError::Memory { app: None, source })?;
             cores.push(Core {
-                pc: PhysicalCore::new(hier, tlb, AddressSpace::new(IDLE_SPACE, HugePages::Never)),
+                pc: PhysicalCore::new(hier, tlb, idle_space()),
                 clock: 0,
                 queue: Vec::new(),
                 running: None,
@@ -240,6 +320,11 @@ impl System {
         let rules = platform.mask_rules();
         let full = WayMask(llc.full_mask());
         let mut states = Vec::with_capacity(apps.len());
+        platform
+            .memory
+            .costs
+            .check()
+            .map_err(|source| SystemError::Memory { app: None, source })?;
         for (i, spec) in apps.into_iter().enumerate() {
             let field = |f: &str| format!("app {}: {f}", spec.name);
             if spec.core >= platform.cores {
@@ -266,11 +351,18 @@ impl System {
                 source,
             })?;
             cores[spec.core as usize].queue.push(i);
+            let mut space = AddressSpace::new(i as u32, spec.huge_pages);
+            space
+                .set_costs(&platform.memory.costs)
+                .map_err(|source| SystemError::Memory {
+                    app: Some(spec.name.clone()),
+                    source,
+                })?;
             states.push(App {
                 stalls: StallTable::new(&spec.timing, &platform.timing, dram.latency_cycles()),
                 limit: spec.instructions.unwrap_or(u64::MAX),
                 mask: spec.llc_mask.unwrap_or(full),
-                space: Some(AddressSpace::new(i as u32, spec.huge_pages)),
+                space: Some(space),
                 spec,
                 stream: Some(stream),
                 buf: Vec::with_capacity(BATCH),
@@ -280,6 +372,11 @@ impl System {
                 sampled: Counters::default(),
                 records_since_open: 0,
                 instructions_at_open: 0,
+                stall_ns: 0,
+                engine: None,
+                window: false,
+                paging_final: None,
+                sampled_recolored: 0,
             });
         }
         let t = &platform.timing;
@@ -297,6 +394,9 @@ impl System {
             quantum_ticks: t.quantum_cycles.saturating_mul(TICKS_PER_CYCLE),
             inclusive_shared,
             evicted: Vec::new(),
+            ticks_per_ns: t.freq_ghz * TICKS_PER_CYCLE as f64,
+            ways: platform.llc.ways,
+            on_exhausted: None,
         };
         for c in 0..n_cores {
             if let Some(&first) = sys.cores[c].queue.first() {
@@ -398,6 +498,156 @@ impl System {
         &*self.alloc
     }
 
+    /// The colors of `app` (`None`: any color).
+    pub fn app_colors(&self, app: usize) -> Option<IdSet> {
+        self.alloc.app_colors(app as u32).cloned()
+    }
+
+    /// Sets the hook asked for more colors when an app's colors are
+    /// exhausted (COLORIS's ALLOC_COLORS); without one that is an error.
+    pub fn set_exhausted_hook(&mut self, hook: ExhaustedHook) {
+        self.on_exhausted = Some(hook);
+    }
+
+    /// App `app`'s address space, installed on its core or parked; `None`
+    /// once it finished (its frames were released).
+    pub fn address_space(&self, app: usize) -> Option<&AddressSpace> {
+        let a = self.apps.get(app)?;
+        let core = &self.cores[a.spec.core as usize];
+        if core.running == Some(app) {
+            Some(core.pc.address_space())
+        } else {
+            a.space.as_ref()
+        }
+    }
+
+    /// App `app`'s paging counters (kept after it finished).
+    pub fn paging_stats(&self, app: usize) -> PagingStats {
+        match self.address_space(app) {
+            Some(s) => *s.stats(),
+            None => self
+                .apps
+                .get(app)
+                .and_then(|a| a.paging_final)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Gives `app` the colors `new` and moves its pages as COLORIS does:
+    /// removed colors are recolored lazily (pages marked, their TLB
+    /// entries dropped), added colors by `cfg`'s expansion policy
+    /// (Selective Moving now, or a Redistribution window of `win-us` of
+    /// its core's clock). Works whether the app is installed on its core
+    /// or parked; page copies done at once are charged to its time.
+    pub fn recolor(
+        &mut self,
+        app: usize,
+        new: &IdSet,
+        cfg: &RecolorConfig,
+    ) -> Result<RecolorSummary, SystemError> {
+        let n = self.apps.len();
+        let a = self.apps.get_mut(app).ok_or(SystemError::NoSuchApp {
+            index: app,
+            apps: n,
+        })?;
+        let name = a.spec.name.clone();
+        let mem = |source| SystemError::Memory {
+            app: Some(name.clone()),
+            source,
+        };
+        if new.is_empty() {
+            return Err(cfg_err(
+                format!("app {name}: colors"),
+                "recoloring to an empty color set".into(),
+            ));
+        }
+        let layout = self.alloc.color_layout().copied();
+        let old = match (self.alloc.app_colors(app as u32), layout) {
+            (Some(c), _) => c.clone(),
+            (None, Some(l)) => l.all_colors(),
+            (None, None) => IdSet::new(),
+        };
+        self.alloc.set_app_colors(app as u32, new).map_err(&mem)?;
+        let mut sum = RecolorSummary {
+            added: new.difference(&old),
+            removed: old.difference(new),
+            ..RecolorSummary::default()
+        };
+        if a.engine.as_ref().map(|e| e.config()) != Some(cfg) {
+            a.engine = Some(RecolorEngine::new(*cfg).map_err(&mem)?);
+            a.window = false;
+        }
+        let b = a.spec.core as usize;
+        let core = &mut self.cores[b];
+        sum.installed = core.running == Some(app);
+        let now_us = core.clock as f64 / (self.ticks_per_ns * 1000.0);
+        let space = if sum.installed {
+            core.pc.address_space_mut()
+        } else {
+            match a.space.as_mut() {
+                Some(s) => s,
+                None => return Ok(sum), // finished: nothing to move
+            }
+        };
+        let engine = a.engine.as_mut().expect("created above");
+        let mut inval = Vec::new();
+        if !sum.removed.is_empty() {
+            let act = engine.shrink(space, &*self.alloc);
+            sum.marked += act.marked;
+            inval.extend(act.invalidate);
+        }
+        if !sum.added.is_empty() {
+            let act = engine
+                .expand(space, &mut *self.alloc, &sum.added, self.ways, now_us)
+                .map_err(&mem)?;
+            sum.moved += act.moved;
+            sum.marked += act.marked;
+            sum.flushed_tlb |= act.flush_tlb;
+            inval.extend(act.invalidate);
+            if cfg.expand == ExpandPolicy::Redistribution {
+                a.window = engine.window_open(app as u32);
+            }
+        }
+        let ns = space.stats().stall_ns();
+        let tlb = core.pc.tlb_mut();
+        // Without address-space ids the core's TLBs hold the installed
+        // app's translations; a parked app's are dropped too, in case the
+        // TLBs are not flushed on switches.
+        if sum.flushed_tlb {
+            tlb.flush();
+        } else {
+            for &v in &inval {
+                tlb.invalidate(crate::memory::PageSize::Small, v);
+            }
+        }
+        sum.invalidated = inval.len() as u64;
+        if sum.installed && ns != a.stall_ns {
+            let d = ns_ticks(ns, self.ticks_per_ns) - ns_ticks(a.stall_ns, self.ticks_per_ns);
+            a.stall_ns = ns;
+            core.clock = core.clock.saturating_add(d);
+            a.c.ticks += d;
+            a.c.paging_ticks += d;
+        }
+        Ok(sum)
+    }
+
+    /// Closes app `a`'s Redistribution window on core `b` if its time has
+    /// come (`a` is installed there).
+    fn poll_window(&mut self, b: usize, a: usize) {
+        let core = &mut self.cores[b];
+        let app = &mut self.apps[a];
+        let Some(engine) = app.engine.as_mut() else {
+            app.window = false;
+            return;
+        };
+        let now_us = core.clock as f64 / (self.ticks_per_ns * 1000.0);
+        let act = engine.poll(core.pc.address_space_mut(), now_us);
+        app.window = engine.window_open(a as u32);
+        for (s, v) in act.tlb_entries() {
+            core.pc.tlb_mut().invalidate(s, v);
+        }
+    }
+
     /// Runs `cycles` more cycles of global time and returns one sample per
     /// app (deltas over the interval; occupancy at its end).
     pub fn run_interval(&mut self, cycles: u64) -> Result<Vec<Sample>, SystemError> {
@@ -431,6 +681,7 @@ impl System {
         (0..self.apps.len())
             .map(|i| {
                 let c = self.counters_now(i);
+                let p = self.paging_stats(i);
                 let a = &self.apps[i];
                 let cycles = c.cycles();
                 AppTotals {
@@ -451,6 +702,11 @@ impl System {
                     restarts: c.restarts,
                     llc_occupancy_bytes: self.llc.occupancy_of(i as u16) * self.line,
                     done: a.done,
+                    pages_recolored: p.pages_recolored,
+                    page_outs: p.page_outs,
+                    page_ins: p.page_ins,
+                    fallbacks: self.alloc.app_stats(i as u32).fallbacks,
+                    paging_stall_cycles: c.paging_cycles(),
                 }
             })
             .collect()
@@ -477,6 +733,9 @@ impl System {
                 let now = self.counters_now(i);
                 let d = now.since(&self.apps[i].sampled);
                 self.apps[i].sampled = now;
+                let moved = self.paging_stats(i).pages_recolored;
+                let recolored = moved - self.apps[i].sampled_recolored;
+                self.apps[i].sampled_recolored = moved;
                 Sample {
                     app: i,
                     instructions: d.instructions as f64,
@@ -487,7 +746,7 @@ impl System {
                     llc_occupancy_bytes: (self.llc.occupancy_of(i as u16) * self.line) as f64,
                     memory_bytes: (d.mem_lines * self.line) as f64,
                     tlb_misses: d.walks as f64,
-                    pages_recolored: 0.0,
+                    pages_recolored: recolored as f64,
                 }
             })
             .collect()
@@ -578,24 +837,39 @@ impl System {
                 continue;
             }
             let core = &mut self.cores[b];
-            run_records(
+            let r = run_records(
                 &mut core.pc,
                 &mut self.llc,
                 &mut *self.alloc,
                 app,
                 &mut core.clock,
                 stop,
-            )
-            .map_err(|source| SystemError::Memory {
-                app: Some(app.spec.name.clone()),
-                source,
-            })?;
+                self.ticks_per_ns,
+            );
+            match r {
+                Ok(()) => {}
+                Err(source @ MemoryError::ColorsExhausted { .. }) => {
+                    self.more_colors(a, source)?;
+                    continue;
+                }
+                Err(source) => {
+                    return Err(SystemError::Memory {
+                        app: Some(app.spec.name.clone()),
+                        source,
+                    })
+                }
+            }
+            let core = &mut self.cores[b];
+            let app = &mut self.apps[a];
             if core.clock >= stop {
                 if app.c.instructions >= app.limit {
                     self.finish(b)?;
                 }
                 break;
             }
+        }
+        if self.apps[a].window && self.cores[b].running == Some(a) {
+            self.poll_window(b, a);
         }
         if self.inclusive_shared {
             self.cores[b]
@@ -612,6 +886,27 @@ impl System {
             self.evicted.clear();
         }
         Ok(())
+    }
+
+    /// App `a`'s colors are exhausted: the hook gives it more (its
+    /// allocation is then retried), else `source` is the error.
+    fn more_colors(&mut self, a: usize, source: MemoryError) -> Result<(), SystemError> {
+        let name = self.apps[a].spec.name.clone();
+        let old = self.alloc.app_colors(a as u32).cloned();
+        let new = self.on_exhausted.as_mut().and_then(|h| h(a));
+        match new {
+            Some(set) if Some(&set) != old.as_ref() && !set.is_empty() => self
+                .alloc
+                .set_app_colors(a as u32, &set)
+                .map_err(|source| SystemError::Memory {
+                    app: Some(name),
+                    source,
+                }),
+            _ => Err(SystemError::Memory {
+                app: Some(name),
+                source,
+            }),
+        }
     }
 
     /// Decodes the next batch of app `a`'s records, reopening its trace
@@ -695,7 +990,7 @@ impl System {
     ) -> Result<(), SystemError> {
         let new_space = next
             .and_then(|n| self.apps[n].space.take())
-            .unwrap_or_else(|| AddressSpace::new(IDLE_SPACE, HugePages::Never));
+            .unwrap_or_else(idle_space);
         let core = &mut self.cores[b];
         let old = core.pc.replace_address_space(new_space);
         let mut flush = self.platform.timing.tlb_flush_on_switch;
@@ -708,6 +1003,7 @@ impl System {
             app.c.walks += s.walks - core.base.walks;
             if app.done {
                 let mut old = old;
+                app.paging_final = Some(*old.stats());
                 old.release(&mut *self.alloc);
                 flush = true;
             } else {
@@ -720,9 +1016,23 @@ impl System {
         if flush {
             core.pc.tlb_mut().flush();
         }
+        // Without a flush, entries are tagged by app (PCIDs), so the next
+        // app never uses the previous one's translations.
+        core.pc
+            .tlb_mut()
+            .set_asid(next.map_or(IDLE_SPACE, |n| n as u32));
         core.running = next;
         if let Some(n) = next {
             let app = &mut self.apps[n];
+            // Page copies done while it was parked.
+            let ns = core.pc.address_space().stats().stall_ns();
+            if ns != app.stall_ns {
+                let d = ns_ticks(ns, self.ticks_per_ns) - ns_ticks(app.stall_ns, self.ticks_per_ns);
+                app.stall_ns = ns;
+                core.clock = core.clock.saturating_add(d);
+                app.c.ticks += d;
+                app.c.paging_ticks += d;
+            }
             core.pc.hierarchy_mut().set_llc_mask(app.mask, &self.llc)?;
             core.quantum_end = core.clock.saturating_add(self.quantum_ticks);
             app.c.switches += u64::from(charge);

@@ -1,0 +1,57 @@
+"""The simulator from Python: scenario runs as DataFrames."""
+
+import pathlib
+
+import pandas as pd
+import pytest
+
+import cachepart
+import cachepart.sim as cs
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TINY = ROOT / "examples" / "scenarios" / "tiny.toml"
+
+
+def test_run_gives_apps_samples_and_metrics():
+    run = cs.run(TINY)
+    assert list(run.apps["app"]) == ["sensitive", "streaming"]
+    assert (run.apps["instructions"] >= 400_000).all()
+    # Slowdown is IPC alone over IPC shared, as the report says.
+    ratio = run.apps["ipc_alone"] / run.apps["ipc"]
+    assert ratio.round(9).tolist() == run.apps["slowdown"].round(9).tolist()
+    assert run.metrics is not None
+    assert run.metrics["stp"] == pytest.approx((1 / run.apps["slowdown"]).sum())
+    # The samples add up to the totals, app by app.
+    per_app = run.samples.groupby("app")["instructions"].sum()
+    assert per_app.tolist() == run.apps["instructions"].tolist()
+    assert {"interval", "llc_misses", "memory_stall_cycles", "ipc"} <= set(run.samples.columns)
+
+
+def test_same_seed_same_result_and_overrides():
+    a = cs.run(TINY)
+    b = cs.run(TINY)
+    pd.testing.assert_frame_equal(a.samples, b.samples)
+    c = cs.run(TINY, policy="equal-part", alone=False)
+    assert c.metrics is None
+    assert sorted(c.apps["ways"]) == ["0xff", "0xff00"]
+
+
+def test_parquet_samples_read_back_with_pandas(tmp_path):
+    import subprocess
+
+    exe = ROOT / "target" / "release" / "cachepart"
+    if not exe.is_file():
+        pytest.skip("release CLI not built (./scripts/setup.sh builds it)")
+    out = tmp_path / "s.parquet"
+    subprocess.run([str(exe), "sim", "run", str(TINY), "-q", "--samples", str(out)], check=True, capture_output=True)
+    df = pd.read_parquet(out)
+    run = cs.run(TINY)
+    pd.testing.assert_frame_equal(df.reset_index(drop=True), run.samples, check_dtype=False)
+
+
+def test_bad_scenario_raises_input_error(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('platform = "xeon-5160"\n[[app]]\nname = "a"\n')
+    with pytest.raises(cachepart.InputError, match=r"app\[0\] \(a\)\.trace"):
+        cs.run(bad)
+    assert ("xeon-e5506", "COLORIS: 4 cores, 4 MiB 16-way L3, 64 colors") in cs.platforms()
