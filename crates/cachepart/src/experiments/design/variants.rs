@@ -7,8 +7,9 @@
 //! cores, COLORIS against no coloring).
 //!
 //! Metrics, per variant V and app A: `ipc:V:A`, `miss:V:A`,
-//! `recolored:V:A` (pages recolored, from the samples), `norm:V:A` (IPC
-//! / IPC in the baseline variant), and per variant `ipc-sum:V`,
+//! `recolored:V:A` (pages recolored), `colors:V:A` (its number of colors
+//! at the end: the stable assignment), `norm:V:A` (IPC / IPC in the
+//! baseline variant), and per variant `ipc-sum:V`,
 //! `recolored:V`, `norm-mean:V` (geometric mean of `norm:V:*`),
 //! `miss-max:V`.
 
@@ -124,6 +125,8 @@ impl Variants {
             "LLC miss rate",
             "LLC MPKI",
             "pages recolored",
+            "colors at the start",
+            "colors at the end",
         ]);
         let mut metrics = BTreeMap::new();
         let mut series: Vec<Series> = self
@@ -137,7 +140,8 @@ impl Variants {
             .collect();
         let mut observations = Vec::new();
         for (vi, (v, r)) in self.variants.iter().zip(results).enumerate() {
-            let recolored = recolored_per_app(r);
+            let recolored: Vec<f64> = r.totals.iter().map(|t| t.pages_recolored as f64).collect();
+            let (start, end) = colors_of(r);
             let mut log_sum = 0.0;
             let mut ipc_sum = 0.0;
             let mut miss_max = 0.0f64;
@@ -150,6 +154,9 @@ impl Variants {
                 metrics.insert(format!("miss:{l}:{a}"), miss);
                 metrics.insert(format!("norm:{l}:{a}"), norm);
                 metrics.insert(format!("recolored:{l}:{a}"), recolored[ai]);
+                if let Some(n) = end.get(ai).and_then(|c| count(c)) {
+                    metrics.insert(format!("colors:{l}:{a}"), n as f64);
+                }
                 log_sum += norm.ln();
                 ipc_sum += t.ipc;
                 miss_max = miss_max.max(miss);
@@ -163,6 +170,8 @@ impl Variants {
                     num(miss, 3),
                     num(t.llc_mpki(), 2),
                     format!("{:.0}", recolored[ai]),
+                    start.get(ai).cloned().unwrap_or_else(|| "all".into()),
+                    end.get(ai).cloned().unwrap_or_else(|| "all".into()),
                 ]);
             }
             let l = &v.label;
@@ -174,11 +183,22 @@ impl Variants {
                 (log_sum / self.apps.len() as f64).exp(),
             );
             metrics.insert(format!("miss-max:{l}"), miss_max);
+            let sizes: Vec<String> = end
+                .iter()
+                .map(|c| count(c).map_or_else(|| c.clone(), |n| n.to_string()))
+                .collect();
+            let events = r
+                .report
+                .as_ref()
+                .and_then(|x| x.coloring.as_ref())
+                .map_or(0, |c| c.events.len());
             observations.push(format!(
-                "**{l}**: IPC sum {ipc_sum:.3}, geometric mean of IPC / {} {:.3}, highest miss rate {:.1}%, {total:.0} pages recolored.",
+                "**{l}**: IPC sum {ipc_sum:.3}, geometric mean of IPC / {} {:.3}, highest miss rate {:.1}%, {events} color changes, {total:.0} pages recolored; colors at the end ({}): ({}).",
                 self.variants[base_i].label,
                 metrics[&format!("norm-mean:{l}")],
-                miss_max * 100.0
+                miss_max * 100.0,
+                self.apps.join(", "),
+                sizes.join(", ")
             ));
         }
         Analysis {
@@ -198,15 +218,23 @@ impl Variants {
     }
 }
 
-/// Pages recolored per app over the run (from the report's samples).
-fn recolored_per_app(r: &RunResult) -> Vec<f64> {
-    let mut v = vec![0.0; r.totals.len()];
-    if let Some(rep) = &r.report {
-        for s in &rep.samples {
-            if let Some(x) = v.get_mut(s.app) {
-                *x += s.sample.pages_recolored;
-            }
+/// Each app's colors at the start and at the end (from the report; empty
+/// without one).
+fn colors_of(r: &RunResult) -> (Vec<String>, Vec<String>) {
+    match &r.report {
+        None => (Vec::new(), Vec::new()),
+        Some(rep) => {
+            let end: Vec<String> = rep.apps.iter().map(|a| a.colors.clone()).collect();
+            let start = rep
+                .coloring
+                .as_ref()
+                .map_or_else(|| end.clone(), |c| c.initial.clone());
+            (start, end)
         }
     }
-    v
+}
+
+/// The number of colors of a set in range syntax, if it is one.
+fn count(text: &str) -> Option<usize> {
+    text.parse::<cachepart_units::IdSet>().ok().map(|s| s.len())
 }
