@@ -55,7 +55,7 @@ const FONT_PATHS: [&str; 3] = [
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
 
-fn ensure_font() -> Result<(), Error> {
+pub(crate) fn ensure_font() -> Result<(), Error> {
     static FONT: OnceLock<Result<(), String>> = OnceLock::new();
     FONT.get_or_init(|| {
         let candidates: Vec<String> = std::env::var("CACHEPART_FONT")

@@ -16,6 +16,8 @@
 //! * [`profile_job`]: alone runs of a trace over way or color counts on
 //!   the simulator, and Tam et al.'s stall-rate curves;
 //! * [`from_trace`]: PBBCache metrics tables made from traces that way.
+//! * [`experiments`]: sweeps of simulator scenarios that reproduce the
+//!   papers' figures (table, plot and write-up per experiment file).
 //!
 //! ```no_run
 //! use cachepart::{run_profile, Algorithm, RunOptions};
@@ -38,6 +40,7 @@ mod curve_job;
 
 mod error;
 mod experiment;
+pub mod experiments;
 pub mod from_trace;
 pub mod platforms;
 pub mod profile_job;

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 mod curves_cmd;
+mod experiment_cmd;
 mod output;
 mod platform_cmd;
 mod profile_cmd;
@@ -35,6 +36,9 @@ enum Command {
     /// Simulator platforms: list, show, page colors.
     #[command(subcommand)]
     Platform(platform_cmd::PlatformCommand),
+    /// Experiments: sweeps of simulator scenarios reproducing the papers.
+    #[command(subcommand)]
+    Experiment(experiment_cmd::ExperimentCommand),
     /// List every algorithm name.
     Algorithms,
 }
@@ -47,6 +51,7 @@ fn main() {
         Command::Curves(args) => curves_cmd::run(args),
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::Platform(cmd) => platform_cmd::run(cmd),
+        Command::Experiment(cmd) => experiment_cmd::run(cmd),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

@@ -1,0 +1,206 @@
+//! Running an experiment: its design makes the runs, every run is built
+//! into a scenario and checked before anything runs, the runs go in
+//! parallel (rayon; each is its own simulation, so the results do not
+//! depend on the order or the number of threads), and the design
+//! analyses them into a table, a chart and named metrics, which
+//! [`write_outputs`] writes as `NAME.csv`, `NAME.png` and `NAME.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cachepart_sim::system::{AppTotals, SimMachine};
+use rayon::prelude::*;
+
+use super::build::{scenario_of, Run, Stop};
+use super::file::Experiment;
+use super::plot::Chart;
+use super::table::Table;
+use super::writeup;
+use crate::error::Error;
+use crate::scenario::Scenario;
+use crate::sim_run::{self, SimReport};
+
+/// What one run gave.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The run's label.
+    pub label: String,
+    /// Per-app totals (at the end, or when the watched app finished).
+    pub totals: Vec<AppTotals>,
+    /// Per-app frames handed out of the app's colors (MaxTry fallbacks).
+    pub fallbacks: Vec<u64>,
+    /// Simulated cycles of the run.
+    pub cycles: u64,
+    /// The full report, for runs made by [`sim_run::run_scenario`].
+    pub report: Option<SimReport>,
+}
+
+/// A design's reading of its runs.
+#[derive(Clone, Debug, Default)]
+pub struct Analysis {
+    /// The result table.
+    pub table: Table,
+    /// The figure.
+    pub chart: Chart,
+    /// Named numbers the claims refer to.
+    pub metrics: BTreeMap<String, f64>,
+    /// Observations computed from the runs (markdown lines).
+    pub observations: Vec<String>,
+}
+
+/// Everything an experiment produced.
+#[derive(Clone, Debug)]
+pub struct ExperimentOutput {
+    /// The experiment.
+    pub experiment: Experiment,
+    /// Every run's result, in design order.
+    pub results: Vec<RunResult>,
+    /// The analysis.
+    pub analysis: Analysis,
+}
+
+fn sim_err(label: &str, e: impl std::fmt::Display) -> Error {
+    Error::Input(format!("run {label}: {e}"))
+}
+
+/// Runs one scenario interval by interval until `stop` says so.
+pub fn simulate(scenario: &Scenario, stop: Stop) -> Result<RunResult, Error> {
+    let label = scenario.name.clone();
+    let mut machine = SimMachine::new(
+        scenario.platform.clone(),
+        scenario.apps.clone(),
+        scenario.file.seed,
+        scenario.file.interval_cycles,
+    )
+    .map_err(|e| sim_err(&label, e))?;
+    for (i, c) in scenario.colors.iter().enumerate() {
+        if let Some(set) = c {
+            machine
+                .system_mut()
+                .set_app_colors(i, set)
+                .map_err(|e| sim_err(&label, e))?;
+        }
+    }
+    let sys = machine.system_mut();
+    let mut intervals = 0u64;
+    loop {
+        let done = match stop {
+            Stop::AppDone(i) => sys.totals().get(i).is_none_or(|t| t.done),
+            Stop::AnyDone => sys.totals().iter().any(|t| t.done),
+            Stop::AllDone => sys.is_done(),
+        };
+        if done {
+            break;
+        }
+        sys.run_interval(scenario.file.interval_cycles)
+            .map_err(|e| sim_err(&label, e))?;
+        intervals += 1;
+    }
+    let totals = sys.totals();
+    let fallbacks = (0..totals.len())
+        .map(|i| sys.allocator().app_stats(i as u32).fallbacks)
+        .collect();
+    Ok(RunResult {
+        label,
+        totals,
+        fallbacks,
+        cycles: intervals * scenario.file.interval_cycles,
+        report: None,
+    })
+}
+
+/// Runs one scenario through [`sim_run::run_scenario`] (policies, the
+/// report with its samples), keeping the totals.
+pub fn simulate_report(scenario: &Scenario) -> Result<RunResult, Error> {
+    let report = sim_run::run_scenario(scenario, None)?;
+    Ok(RunResult {
+        label: scenario.name.clone(),
+        totals: report.apps.iter().map(|a| a.totals.clone()).collect(),
+        fallbacks: vec![0; report.apps.len()],
+        cycles: report.simulated_cycles,
+        report: Some(report),
+    })
+}
+
+/// Builds and checks every run of `exp` (nothing runs yet).
+pub fn scenarios(exp: &Experiment) -> Result<Vec<(Run, Scenario)>, Error> {
+    let runs = exp.file.design.runs(&exp.file);
+    let mut seen = std::collections::BTreeSet::new();
+    runs.into_iter()
+        .map(|r| {
+            if !seen.insert(r.label.clone()) {
+                return Err(Error::Input(format!(
+                    "{}: the design makes two runs labelled {:?}",
+                    exp.path.display(),
+                    r.label
+                )));
+            }
+            let s = scenario_of(
+                &exp.file.scenario,
+                &exp.file.program,
+                &r,
+                exp.base_dir(),
+                &exp.path,
+            )?;
+            Ok((r, s))
+        })
+        .collect()
+}
+
+/// Runs every run of the experiment at `path` in parallel and analyses
+/// them. `progress` is called with each finished run's label.
+pub fn run_experiment(
+    path: &Path,
+    progress: Option<&(dyn Fn(&str) + Sync)>,
+) -> Result<ExperimentOutput, Error> {
+    let experiment = Experiment::load(path)?;
+    let planned = scenarios(&experiment)?;
+    let full = experiment.file.design.wants_reports();
+    let results: Vec<RunResult> = planned
+        .par_iter()
+        .map(|(run, s)| {
+            let r = if full {
+                simulate_report(s)
+            } else {
+                simulate(s, run.stop)
+            };
+            if let (Ok(_), Some(p)) = (&r, progress) {
+                p(&run.label);
+            }
+            r
+        })
+        .collect::<Result<_, _>>()?;
+    let runs: Vec<Run> = planned.into_iter().map(|(r, _)| r).collect();
+    let analysis = experiment.file.design.analyse(&runs, &results);
+    Ok(ExperimentOutput {
+        experiment,
+        results,
+        analysis,
+    })
+}
+
+/// Writes `NAME.csv`, `NAME.png` and `NAME.md` under `dir` and returns
+/// their paths.
+pub fn write_outputs(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let name = &out.experiment.name;
+    let csv = dir.join(format!("{name}.csv"));
+    let png = dir.join(format!("{name}.png"));
+    let md = dir.join(format!("{name}.md"));
+    let write = |p: &Path, text: &str| {
+        std::fs::write(p, text).map_err(|source| Error::Io {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
+    write(&csv, &out.analysis.table.to_csv())?;
+    out.analysis.chart.write_png(&png)?;
+    write(
+        &md,
+        &writeup::markdown(out, &format!("{name}.png"), &format!("{name}.csv")),
+    )?;
+    Ok(vec![csv, png, md])
+}
