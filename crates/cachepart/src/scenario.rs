@@ -35,7 +35,7 @@ use std::sync::Arc;
 use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages};
 use cachepart_sim::system::{AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource};
 use cachepart_trace::synth::SynthConfig;
-use cachepart_units::{IdSet, WayMask};
+use cachepart_units::{check_exclusive, GroupMode, IdSet, WayMask};
 use serde::{Deserialize, Serialize};
 
 use crate::algorithm::Algorithm;
@@ -126,6 +126,10 @@ pub struct AppEntry {
     /// CAT way mask, hex (`0x00f`); not allowed with a scenario policy.
     #[serde(default)]
     pub ways: Option<String>,
+    /// resctrl mode of the app's CAT group: `shareable` (default) or
+    /// `exclusive` (no other app's mask may overlap it).
+    #[serde(default)]
+    pub mask_mode: GroupMode,
     /// Page colors (`0-15,32`); needs a color-aware allocator
     /// (`memory.allocator = "tam"` or `"coloris"` in the platform).
     #[serde(default)]
@@ -411,6 +415,24 @@ impl Scenario {
                 Some(c.check(layout.colors() as u32, platform.cores, &per_app, &err)?)
             }
         };
+        let groups: Vec<(&str, WayMask, GroupMode)> = file
+            .apps
+            .iter()
+            .zip(&apps)
+            .filter_map(|(e, a)| a.llc_mask.map(|m| (e.name.as_str(), m, e.mask_mode)))
+            .collect();
+        check_exclusive(&groups).map_err(|e| err("app.ways".into(), e.to_string()))?;
+        if let Some((i, e)) = file
+            .apps
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.mask_mode == GroupMode::Exclusive && e.ways.is_none())
+        {
+            return Err(err(
+                format!("app[{i}] ({}).mask-mode", e.name),
+                "exclusive needs a way mask (ways = \"0x...\")".into(),
+            ));
+        }
         Ok(Scenario {
             coloring,
             name,
@@ -512,6 +534,8 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\npolicy = \"lfoc\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nways=\"0x3\"\n", "decides the masks"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "app[1].name"),
             ("platform = \"xeon-e5506\"\nbogus = 1\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "bogus"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nways=\"0x00f\"\nmask-mode=\"exclusive\"\n[[app]]\nname=\"b\"\ngenerator=\"light.toml\"\nways=\"0x018\"\n", "Overlaps with exclusive group: b (mask 18) and exclusive a"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nmask-mode=\"exclusive\"\n", "app[0] (a).mask-mode"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nmlp=0.5\n", "app[0] (a).timing"),
             ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "coloring.policy"),
             ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris-dynamic\"\nlow = 0.5\nhigh = 0.2\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "coloring.low"),
