@@ -436,25 +436,34 @@ fn stream(
     Ok((counts, written))
 }
 
-/// `valgrind --version`, or [`CaptureError::ValgrindMissing`].
-fn valgrind_version(valgrind: &Path) -> CaptureResult<String> {
-    let missing = |source| CaptureError::ValgrindMissing {
-        program: valgrind.to_path_buf(),
-        source,
-    };
-    let out = Command::new(valgrind)
+/// The standard output of `program --version`; a program that cannot run
+/// or exits with an error becomes `missing(reason)`.
+pub(crate) fn version_output(
+    program: &Path,
+    missing: impl Fn(io::Error) -> CaptureError,
+) -> CaptureResult<String> {
+    let out = Command::new(program)
         .arg("--version")
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
-        .map_err(missing)?;
+        .map_err(&missing)?;
     if !out.status.success() {
         return Err(missing(io::Error::other(format!(
             "`--version` exited with {}",
             out.status
         ))));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `valgrind --version`, or [`CaptureError::ValgrindMissing`].
+fn valgrind_version(valgrind: &Path) -> CaptureResult<String> {
+    let text = version_output(valgrind, |source| CaptureError::ValgrindMissing {
+        program: valgrind.to_path_buf(),
+        source,
+    })?;
+    Ok(text.trim().to_string())
 }
 
 /// The file `program` names, directly (with a `/`) or as an executable on

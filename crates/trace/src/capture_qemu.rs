@@ -32,12 +32,12 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 
 use crate::capture::{
-    resolve_command, run_route, shell_words, CaptureError, CaptureOptions, CaptureResult,
-    CaptureSummary, Route,
+    resolve_command, run_route, shell_words, version_output, CaptureError, CaptureOptions,
+    CaptureResult, CaptureSummary, Route,
 };
 use crate::qemu_plugin::{default_plugin_dir, ensure_plugin, plugin_api, qemu_release};
 use crate::record::Record;
@@ -173,23 +173,10 @@ impl Route for Qemu<'_> {
 
 /// The first line of `qemu --version`, or [`CaptureError::QemuMissing`].
 fn qemu_version(qemu: &Path) -> CaptureResult<String> {
-    let missing = |source| CaptureError::QemuMissing {
+    let text = version_output(qemu, |source| CaptureError::QemuMissing {
         program: qemu.to_path_buf(),
         source,
-    };
-    let out = Command::new(qemu)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(missing)?;
-    if !out.status.success() {
-        return Err(missing(io::Error::other(format!(
-            "`--version` exited with {}",
-            out.status
-        ))));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    })?;
     Ok(text.lines().next().unwrap_or("").trim().to_string())
 }
 
