@@ -146,6 +146,17 @@ pub struct AppEntry {
     pub thresholds: Option<Thresholds>,
 }
 
+/// What the command line (or Python) may change in a scenario file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// Another seed.
+    pub seed: Option<u64>,
+    /// A policy in place of the file's (masks come from it).
+    pub policy: Option<String>,
+    /// Skip the alone runs.
+    pub no_alone: bool,
+}
+
 /// A loaded, checked scenario, ready to run.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -188,6 +199,29 @@ impl Scenario {
         });
         let base = path.parent().map(Path::to_path_buf);
         Scenario::from_file(file, name, base.as_deref(), Some(path))
+    }
+
+    /// Reads and checks a scenario file with command-line overrides: another
+    /// seed, a policy (which replaces every app's `ways`), or no alone runs.
+    pub fn load_with(path: &Path, overrides: &Overrides) -> Result<Scenario, Error> {
+        let s = Scenario::load(path)?;
+        if overrides.seed.is_none() && overrides.policy.is_none() && !overrides.no_alone {
+            return Ok(s);
+        }
+        let mut file = s.file;
+        if let Some(seed) = overrides.seed {
+            file.seed = seed;
+        }
+        if let Some(p) = &overrides.policy {
+            file.policy = Some(p.clone());
+            for app in &mut file.apps {
+                app.ways = None;
+            }
+        }
+        if overrides.no_alone {
+            file.alone = false;
+        }
+        Scenario::from_file(file, s.name, path.parent(), Some(path))
     }
 
     /// Checks a parsed scenario; relative paths are taken from `base`.

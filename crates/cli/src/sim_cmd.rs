@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use cachepart::samples::SampleFormat;
-use cachepart::scenario::Scenario;
+use cachepart::scenario::{Overrides, Scenario};
 use cachepart::sim_run::{self, SimReport};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -64,29 +64,14 @@ fn run_scenario(a: RunArgs) -> Result<()> {
         .as_deref()
         .map(SampleFormat::from_path)
         .transpose()?;
-    let mut scenario = Scenario::load(&a.scenario)?;
-    if a.seed.is_some() || a.policy.is_some() || a.no_alone {
-        let mut file = scenario.file.clone();
-        if let Some(s) = a.seed {
-            file.seed = s;
-        }
-        if let Some(p) = a.policy {
-            file.policy = Some(p);
-            for app in &mut file.apps {
-                app.ways = None;
-            }
-        }
-        if a.no_alone {
-            file.alone = false;
-        }
-        let base = a.scenario.parent().map(|p| p.to_path_buf());
-        scenario = Scenario::from_file(
-            file,
-            scenario.name,
-            base.as_deref(),
-            Some(a.scenario.as_path()),
-        )?;
-    }
+    let scenario = Scenario::load_with(
+        &a.scenario,
+        &Overrides {
+            seed: a.seed,
+            policy: a.policy,
+            no_alone: a.no_alone,
+        },
+    )?;
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         let pb = ProgressBar::new(1);
         pb.set_style(

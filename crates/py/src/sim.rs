@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use cachepart::platforms;
 use cachepart::samples;
-use cachepart::scenario::Scenario;
+use cachepart::scenario::{Overrides, Scenario};
 use cachepart::sim_run as runner;
 use cachepart::Error;
 use pyo3::prelude::*;
@@ -24,22 +24,12 @@ fn sim_run(
     alone: bool,
 ) -> PyResult<(String, String)> {
     py.allow_threads(move || {
-        let mut s = Scenario::load(&scenario)?;
-        if seed.is_some() || policy.is_some() || !alone {
-            let mut file = s.file.clone();
-            if let Some(x) = seed {
-                file.seed = x;
-            }
-            if let Some(p) = policy {
-                file.policy = Some(p);
-                for a in &mut file.apps {
-                    a.ways = None;
-                }
-            }
-            file.alone = alone;
-            let base = scenario.parent().map(|p| p.to_path_buf());
-            s = Scenario::from_file(file, s.name, base.as_deref(), Some(scenario.as_path()))?;
-        }
+        let overrides = Overrides {
+            seed,
+            policy,
+            no_alone: !alone,
+        };
+        let s = Scenario::load_with(&scenario, &overrides)?;
         let report = runner::run_scenario(&s, None)?;
         Ok::<_, Error>((runner::to_json(&report), samples::to_csv(&report.samples)))
     })
