@@ -20,6 +20,27 @@ pub enum CurveError {
     /// Two curves compared point by point have different sizes.
     #[error("curves differ in their sizes")]
     SizeMismatch,
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// A SHARDS sample index is malformed or stale.
+    #[error("{}: byte {offset}: {reason}", path.display())]
+    Index {
+        /// The index file.
+        path: std::path::PathBuf,
+        /// Byte offset of the bad field or section.
+        offset: u64,
+        /// What is wrong and what was expected.
+        reason: String,
+    },
+    /// A SHARDS sample index cannot serve the requested configuration.
+    #[error("the sample index does not serve this configuration: {0}")]
+    NotServed(String),
     /// Reading the trace failed.
     #[error(transparent)]
     Trace(#[from] cachepart_trace::TraceError),

@@ -17,7 +17,9 @@
 //! * [`shards`] ([`Shards`]; [`shards_slice`] for an in-memory trace):
 //!   SHARDS sampling (Waldspurger et al., FAST 2015) at a fixed rate or in
 //!   fixed memory, with a reference sample for the small sizes, into a
-//!   [`ShardsEstimate`].
+//!   [`ShardsEstimate`]; [`ShardsIndex`] (built by [`build_index`])
+//!   stores a trace's base sample so that SHARDS at rates up to
+//!   [`BASE_RATE`] skips the pass over the trace, with the same estimate.
 //! * [`mean_absolute_error`] and [`log_sizes`]: comparing curves.
 //! * [`UntilError`]: feeds a fallible trace reader to the builders.
 //!
@@ -55,6 +57,7 @@ mod raw;
 mod set_assoc;
 mod set_stacks;
 mod shards;
+pub mod shards_index;
 mod stack;
 mod until_error;
 
@@ -68,7 +71,8 @@ pub use lookback::WINDOW as LOOKBACK_WINDOW;
 pub use options::{Options, Totals};
 pub use set_assoc::{set_associative, SetAssoc, MAX_WAYS};
 pub use shards::{
-    shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, DEFAULT_EXACT_BELOW,
-    DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW,
+    shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, BASE_RATE, BASE_REF_RATE,
+    DEFAULT_EXACT_BELOW, DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW,
 };
+pub use shards_index::{build_index, index_path, IndexSummary, ShardsIndex};
 pub use until_error::UntilError;

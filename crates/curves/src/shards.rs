@@ -41,6 +41,17 @@
 //!   `0.5 / sqrt(k)`, `k` the references sampled. Above `C` the line sample's estimate `S` gives the
 //!   shape, scaled to agree at `C`: `misses(n) = misses(C) S(n) / S(C)`.
 //!
+//! * **Two stages** (rates at or below [`BASE_RATE`]): a line is sampled
+//!   when its hash under a fixed base salt is below the base threshold
+//!   (rate [`BASE_RATE`]) *and* its salted hash is below a second
+//!   threshold (rate `R / BASE_RATE`). Both hashes are independent, so
+//!   this is a uniform sample of rate `R` like the one-stage one; but the
+//!   first stage does not depend on `R` or the salt, so a
+//!   [`crate::ShardsIndex`] that stores a trace's base sample once serves
+//!   every such rate and salt and gives the same estimate as a pass over
+//!   the trace, bit for bit. The reference sample is drawn the same way
+//!   below [`BASE_REF_RATE`].
+//!
 //! Error: above `C` the line sample's variance comes from which lines are
 //! sampled, so it falls roughly as `1 / (R * footprint)`, or is dominated
 //! by the hottest lines. `docs/curves.md` has the measured mean absolute
@@ -122,6 +133,21 @@ pub const DEFAULT_EXACT_BELOW: u32 = 256;
 
 /// Largest [`ShardsConfig::exact_below_lines`].
 pub const MAX_EXACT_BELOW: u32 = 1 << 16;
+
+/// The base sample's line rate: fixed-rate sampling at or below it (or
+/// fixed-size sampling from an initial rate at or below it) samples lines
+/// in two stages, the first of which a [`crate::ShardsIndex`] stores.
+pub const BASE_RATE: f64 = 1.0 / 32.0;
+
+/// The base sample's reference-sample rate: reference samples at rates
+/// (line rate times [`ShardsConfig::reference_fraction`]) at or below it
+/// are drawn in two stages.
+pub const BASE_REF_RATE: f64 = BASE_RATE / 10.0;
+
+/// Salt of the base stage's line hash.
+pub(crate) const BASE_SALT: u64 = 0x4241_5345_4c49_4e45;
+/// Salt of the base stage's record hash.
+pub(crate) const BASE_REF_SALT: u64 = 0x4241_5345_5245_4653;
 
 fn default_exact_below() -> u32 {
     DEFAULT_EXACT_BELOW
@@ -213,7 +239,7 @@ impl ShardsConfig {
 }
 
 /// The largest hash sampled at `rate`.
-fn threshold(rate: f64) -> u64 {
+pub(crate) fn threshold(rate: f64) -> u64 {
     if rate >= 1.0 {
         u64::MAX
     } else {
@@ -222,7 +248,7 @@ fn threshold(rate: f64) -> u64 {
 }
 
 /// The rate of a threshold (hashes `0..=t` are sampled).
-fn rate_of(t: u64) -> f64 {
+pub(crate) fn rate_of(t: u64) -> f64 {
     (t as f64 + 1.0) / 2f64.powi(64)
 }
 
@@ -405,7 +431,7 @@ fn filter(recs: &[Record], start: u64, feed: (u32, bool), s: &Sampler) -> Filter
         let cross = (addr ^ end) > line_mask;
         accesses += u64::from(!is_escape);
         let line = is_escape | cross | (mix64((addr >> shift) ^ s.salt) <= s.t);
-        let refs = !is_escape && s.ref_sampled(start + i as u64);
+        let refs = !is_escape && s.ref_picked(start + i as u64);
         let at = lines.len() as u32;
         if keep_lines && !is_escape {
             lines.push(addr >> shift);
@@ -427,8 +453,10 @@ fn filter(recs: &[Record], start: u64, feed: (u32, bool), s: &Sampler) -> Filter
     }
 }
 
-/// The sampling decisions: line hashes at most `t`; record numbers whose
-/// hash is at most `ref_t` (none when the reference sample is off).
+/// The filter's sampling decisions (a superset of the final ones: the
+/// first stage only when sampling in two stages): line hashes at most
+/// `t`; record numbers whose hash is at most `ref_t` (none when the
+/// reference sample is off).
 #[derive(Clone, Copy, Debug)]
 struct Sampler {
     salt: u64,
@@ -439,10 +467,37 @@ struct Sampler {
 
 impl Sampler {
     #[inline(always)]
-    fn ref_sampled(&self, record: u64) -> bool {
+    fn ref_picked(&self, record: u64) -> bool {
         self.ref_t
             .is_some_and(|t| mix64(record ^ self.ref_salt) <= t)
     }
+}
+
+/// The reference sample's decision on a record number: with a base stage,
+/// its record hash under [`BASE_REF_SALT`] is at most `base`, and its
+/// salted hash at most `t`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RefStage {
+    pub(crate) salt: u64,
+    pub(crate) t: u64,
+    pub(crate) base: Option<u64>,
+}
+
+impl RefStage {
+    /// Whether the second stage keeps record `record` (the filter has
+    /// checked the first).
+    #[inline(always)]
+    pub(crate) fn second(&self, record: u64) -> bool {
+        self.base.is_none() || mix64(record ^ self.salt) <= self.t
+    }
+}
+
+/// What the sampled references go to.
+pub(crate) enum Sink {
+    /// The estimate (the normal case).
+    Estimate,
+    /// A sample index being built.
+    Index(Box<crate::shards_index::Recorder>),
 }
 
 /// Builds a [`ShardsEstimate`] record by record.
@@ -464,38 +519,71 @@ pub struct Shards {
     ring: VecDeque<u64>,
     /// Records handled before `buf`.
     seen: u64,
-    ref_salt: u64,
-    /// Threshold of the reference sample (`None`: off).
-    ref_t: Option<u64>,
-    state: State,
+    /// The reference sample (`None`: off).
+    refs: Option<RefStage>,
+    pub(crate) state: State,
 }
 
-struct State {
+pub(crate) struct State {
     salt: u64,
-    /// Largest sampled hash.
-    t: u64,
+    /// Largest sampled hash (of the second stage with a base stage).
+    pub(crate) t: u64,
+    /// The base stage's threshold (`None`: one stage).
+    base_t: Option<u64>,
     /// `1 / R` for the current threshold.
     inv_rate: f64,
     max_lines: usize,
     stack: LruStack,
     /// Tracked lines by hash, largest first (fixed size only).
     heap: BinaryHeap<(u64, u64)>,
+    /// Fixed size: `weights[d]`, references weighted at the rate of their
+    /// time.
     weights: Vec<f64>,
     cold: f64,
+    /// Fixed rate: references by *sampled* distance, and first
+    /// references (weighted by `1 / R` at the end, so that a sample index
+    /// can add runs of repeats at once).
+    by_sampled: Vec<u64>,
+    cold_refs: u64,
     sampled: u64,
     /// `C` (0: no reference sample).
     exact_below: u64,
     lookback: LookBack,
     ref_counts: Vec<u64>,
     truncated: u64,
+    sink: Sink,
 }
 
 impl State {
+    /// The sampling rate of the current thresholds.
+    fn rate(&self) -> f64 {
+        self.base_t.map_or(1.0, rate_of) * rate_of(self.t)
+    }
+
+    /// Whether `line` passes the base stage (always with one stage).
+    #[inline(always)]
+    fn base_passes(&self, line: u64) -> bool {
+        self.base_t.is_none_or(|t0| mix64(line ^ BASE_SALT) <= t0)
+    }
+
     /// A reference to `line` of the line sample (hash `h`).
     #[inline(never)]
-    fn sampled_ref(&mut self, line: u64, h: u64) {
+    pub(crate) fn sampled_ref(&mut self, line: u64, h: u64) {
+        if let Sink::Index(rec) = &mut self.sink {
+            rec.line(line);
+            return;
+        }
         self.sampled += 1;
+        let fixed_rate = self.max_lines == usize::MAX;
         match self.stack.access(line) {
+            Some(ds) if fixed_rate => {
+                let ds = ds as usize;
+                if ds >= self.by_sampled.len() {
+                    self.by_sampled
+                        .resize((ds + 1).max(2 * self.by_sampled.len()), 0);
+                }
+                self.by_sampled[ds] += 1;
+            }
             Some(ds) => {
                 let d = (ds as f64 * self.inv_rate) as usize;
                 if d >= self.weights.len() {
@@ -504,28 +592,53 @@ impl State {
                 }
                 self.weights[d] += self.inv_rate;
             }
+            None if fixed_rate => self.cold_refs += 1,
             None => {
                 self.cold += self.inv_rate;
-                if self.max_lines != usize::MAX {
-                    self.heap.push((h, line));
-                    if self.stack.len() > self.max_lines {
-                        if let Some((top, evicted)) = self.heap.pop() {
-                            self.stack.remove(evicted);
-                            self.t = top.saturating_sub(1);
-                            self.inv_rate = 1.0 / rate_of(self.t);
-                        }
+                self.heap.push((h, line));
+                if self.stack.len() > self.max_lines {
+                    if let Some((top, evicted)) = self.heap.pop() {
+                        self.stack.remove(evicted);
+                        self.t = top.saturating_sub(1);
+                        self.inv_rate = 1.0 / self.rate();
                     }
                 }
             }
         }
     }
 
-    /// A reference to `line` of the reference sample, after the line
-    /// references `before` (in pieces, oldest first).
+    /// `count - 1` more references to the line just referenced, with no
+    /// other sampled line in between (distance 0): a sample index's run.
+    pub(crate) fn repeats(&mut self, h: u64, count: u64) {
+        if count == 0 || h > self.t {
+            // Sampled out (fixed size: evicted by its own first reference).
+            return;
+        }
+        self.sampled += count;
+        if self.max_lines == usize::MAX {
+            if self.by_sampled.is_empty() {
+                self.by_sampled.push(0);
+            }
+            self.by_sampled[0] += count;
+        } else {
+            for _ in 0..count {
+                self.weights[0] += self.inv_rate;
+            }
+        }
+    }
+
+    /// A reference to `line` of the reference sample, record number
+    /// `record`, after the line references `before` (in pieces, oldest
+    /// first).
     #[inline(never)]
-    fn ref_sample(&mut self, line: u64, before: [&[u64]; 3]) {
+    fn ref_sample(&mut self, line: u64, record: u64, before: [&[u64]; 3]) {
+        let reach = self.lookback.distance(line, before);
+        if let Sink::Index(rec) = &mut self.sink {
+            rec.reference(record, reach);
+            return;
+        }
         let c = self.exact_below;
-        let d = match self.lookback.distance(line, before) {
+        let d = match reach {
             Reach::Exact(d) => d.min(c),
             Reach::AtLeast(_) => c,
             Reach::Truncated(_) => {
@@ -535,11 +648,45 @@ impl State {
         };
         self.ref_counts[d as usize] += 1;
     }
+
+    /// A reference of the reference sample as a sample index stores it
+    /// (see [`crate::shards_index`]): its distance capped at the index's
+    /// `C`, or the distinct lines seen before a truncated look-back.
+    pub(crate) fn stored_ref(&mut self, stored: StoredReach) {
+        let c = self.exact_below;
+        let d = match stored {
+            StoredReach::Capped(d) => d.min(c),
+            StoredReach::Truncated(seen) => {
+                // A walk that stopped at `C` distinct lines would not
+                // have been truncated.
+                if seen < c {
+                    self.truncated += 1;
+                }
+                c
+            }
+        };
+        self.ref_counts[d as usize] += 1;
+    }
+}
+
+/// A reference-sample distance as a sample index stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StoredReach {
+    /// The distance, or the index's `C` when at least that.
+    Capped(u64),
+    /// The look-back reached the window's start after this many distinct
+    /// lines (fewer than the index's `C`).
+    Truncated(u64),
 }
 
 impl Shards {
     /// A builder for `opts` and `cfg` (both checked).
     pub fn new(opts: &Options, cfg: &ShardsConfig) -> Result<Self> {
+        Shards::with_sink(opts, cfg, Sink::Estimate)
+    }
+
+    /// A builder whose sampled references go to `sink`.
+    pub(crate) fn with_sink(opts: &Options, cfg: &ShardsConfig, sink: Sink) -> Result<Self> {
         opts.check()?;
         cfg.check()?;
         let (rate, max_lines) = match cfg.sampling {
@@ -549,8 +696,57 @@ impl Shards {
                 initial_rate,
             } => (initial_rate, max_lines),
         };
-        let t = threshold(rate);
+        let based = rate <= BASE_RATE;
+        let base_t = based.then(|| threshold(BASE_RATE));
+        let t = threshold(if based { rate / BASE_RATE } else { rate });
         let exact_below = u64::from(cfg.exact_below_lines);
+        let ref_rate = rate * cfg.reference_fraction;
+        let refs = (exact_below > 0 && threshold(rate) < u64::MAX).then(|| {
+            // Another salt than the lines': the reference sample is
+            // independent of the line sample.
+            let salt = mix64(cfg.salt ^ 0x5245_4653_414d_504c);
+            if ref_rate <= BASE_REF_RATE {
+                RefStage {
+                    salt,
+                    t: threshold(ref_rate / BASE_REF_RATE),
+                    base: Some(threshold(BASE_REF_RATE)),
+                }
+            } else {
+                RefStage {
+                    salt,
+                    t: threshold(ref_rate),
+                    base: None,
+                }
+            }
+        });
+        let mut state = State {
+            salt: cfg.salt,
+            t,
+            base_t,
+            inv_rate: 1.0,
+            max_lines,
+            stack: LruStack::new(),
+            heap: BinaryHeap::new(),
+            weights: vec![0.0; 1024],
+            cold: 0.0,
+            by_sampled: vec![0; 1024],
+            cold_refs: 0,
+            sampled: 0,
+            exact_below,
+            // The walk stops at `C` distinct lines.
+            lookback: LookBack::new(exact_below),
+            ref_counts: vec![
+                0;
+                if exact_below > 0 {
+                    exact_below as usize + 1
+                } else {
+                    0
+                }
+            ],
+            truncated: 0,
+            sink,
+        };
+        state.inv_rate = 1.0 / state.rate();
         Ok(Shards {
             line_bytes: opts.line_bytes,
             adjust: cfg.adjust,
@@ -560,35 +756,20 @@ impl Shards {
             buf: Vec::with_capacity(CHUNK),
             ring: VecDeque::new(),
             seen: 0,
-            // Another salt than the lines': the reference sample is
-            // independent of the line sample.
-            ref_salt: mix64(cfg.salt ^ 0x5245_4653_414d_504c),
-            ref_t: (exact_below > 0 && t < u64::MAX)
-                .then(|| threshold(rate * cfg.reference_fraction)),
-            state: State {
-                salt: cfg.salt,
-                t,
-                inv_rate: 1.0 / rate_of(t),
-                max_lines,
-                stack: LruStack::new(),
-                heap: BinaryHeap::new(),
-                weights: vec![0.0; 1024],
-                cold: 0.0,
-                sampled: 0,
-                exact_below,
-                // The walk stops at `C` distinct lines.
-                lookback: LookBack::new(exact_below),
-                ref_counts: vec![
-                    0;
-                    if exact_below > 0 {
-                        exact_below as usize + 1
-                    } else {
-                        0
-                    }
-                ],
-                truncated: 0,
-            },
+            refs,
+            state,
         })
+    }
+
+    /// The reference sample's decision (`None`: off).
+    pub(crate) fn ref_stage(&self) -> Option<RefStage> {
+        self.refs
+    }
+
+    /// Sets the reference and instruction counts (a sample index's replay
+    /// feeds no records).
+    pub(crate) fn set_totals(&mut self, totals: Totals) {
+        self.totals = totals;
     }
 
     /// Adds one record.
@@ -614,11 +795,21 @@ impl Shards {
     }
 
     fn sampler(&self) -> Sampler {
+        // With two stages the filter applies the first; `handle` checks
+        // the second.
+        let (salt, t) = match self.state.base_t {
+            Some(t0) => (BASE_SALT, t0),
+            None => (self.state.salt, self.state.t),
+        };
         Sampler {
-            salt: self.state.salt,
-            t: self.state.t,
-            ref_salt: self.ref_salt,
-            ref_t: self.ref_t,
+            salt,
+            t,
+            ref_salt: match self.refs {
+                Some(RefStage { base: Some(_), .. }) => BASE_REF_SALT,
+                Some(r) => r.salt,
+                None => 0,
+            },
+            ref_t: self.refs.map(|r| r.base.unwrap_or(r.t)),
         }
     }
 
@@ -673,11 +864,12 @@ impl Shards {
                 self.totals.instructions += r.instructions() - d.gap_instructions;
                 continue;
             }
-            if p & PICK_REF != 0 {
+            let record = self.seen + pos as u64;
+            if p & PICK_REF != 0 && self.refs.is_some_and(|r| r.second(record)) {
                 for (j, line) in (d.first..=d.last).enumerate() {
                     let (a, b) = self.ring.as_slices();
                     let cur = &f.lines[..at as usize + j];
-                    self.state.ref_sample(line, [a, b, cur]);
+                    self.state.ref_sample(line, record, [a, b, cur]);
                 }
             }
             if p & PICK_LINE != 0 {
@@ -685,10 +877,13 @@ impl Shards {
                 self.totals.accesses += d.last - d.first;
                 for line in d.first..=d.last {
                     // The threshold may have fallen (fixed size) since the
-                    // filter ran: check again.
-                    let h = mix64(line ^ salt);
-                    if h <= self.state.t {
-                        self.state.sampled_ref(line, h);
+                    // filter ran, and the filter tested only the first
+                    // stage and the first line: check again.
+                    if self.state.base_passes(line) {
+                        let h = mix64(line ^ salt);
+                        if h <= self.state.t {
+                            self.state.sampled_ref(line, h);
+                        }
                     }
                 }
             }
@@ -701,18 +896,63 @@ impl Shards {
         }
     }
 
+    /// A builder that records a trace's base sample into `recorder`:
+    /// every line passing the base stage, and every reference passing the
+    /// reference sample's base stage with its distance capped at `c0`.
+    pub(crate) fn index_builder(
+        opts: &Options,
+        c0: u32,
+        recorder: Box<crate::shards_index::Recorder>,
+    ) -> Result<Self> {
+        let cfg = ShardsConfig::fixed_rate(BASE_RATE).with_exact_below(c0);
+        let mut b = Shards::with_sink(opts, &cfg, Sink::Index(recorder))?;
+        b.state.t = u64::MAX;
+        b.refs = (c0 > 0).then(|| RefStage {
+            salt: 0,
+            t: u64::MAX,
+            base: Some(threshold(BASE_REF_RATE)),
+        });
+        Ok(b)
+    }
+
+    /// The recorder and the counts of an [`Shards::index_builder`] fed
+    /// with a whole trace.
+    pub(crate) fn into_recording(mut self) -> (Option<Box<crate::shards_index::Recorder>>, Totals) {
+        self.process();
+        let totals = self.totals;
+        match std::mem::replace(&mut self.state.sink, Sink::Estimate) {
+            Sink::Index(r) => (Some(r), totals),
+            Sink::Estimate => (None, totals),
+        }
+    }
+
     /// The estimate from the records added.
     pub fn finish(mut self) -> ShardsEstimate {
         self.process();
         let s = self.state;
-        let mut weights = s.weights;
+        let (mut weights, cold) = if s.max_lines == usize::MAX {
+            // Fixed rate: weight the counts by sampled distance now.
+            let mut w: Vec<f64> = Vec::new();
+            for (ds, &n) in s.by_sampled.iter().enumerate() {
+                if n > 0 {
+                    let d = (ds as f64 * s.inv_rate) as usize;
+                    if d >= w.len() {
+                        w.resize(d + 1, 0.0);
+                    }
+                    w[d] += n as f64 * s.inv_rate;
+                }
+            }
+            (w, s.cold_refs as f64 * s.inv_rate)
+        } else {
+            (s.weights, s.cold)
+        };
         while weights.last() == Some(&0.0) {
             weights.pop();
         }
         ShardsEstimate {
             line_bytes: self.line_bytes,
             weights,
-            cold: s.cold,
+            cold,
             sampled_refs: s.sampled,
             sampled_lines: s.stack.len() as u64,
             final_rate: 1.0 / s.inv_rate,
