@@ -45,7 +45,9 @@ def curves(
     rate: float = 0.01,
     max_lines: Optional[int] = None,
     adjust: bool = True,
+    use_index: bool = True,
 ) -> str: ...
+def build_shards_index(trace: str, line: int = 64, ifetch: bool = False, exact_below: int = 256) -> str: ...
 def stall_curve(
     trace: str,
     platform: str,

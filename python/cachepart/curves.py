@@ -39,12 +39,19 @@ def miss_curve(
     rate: float = 0.01,
     max_lines: Optional[int] = None,
     adjust: bool = True,
+    use_index: bool = True,
 ) -> pd.DataFrame:
     """The miss-rate curve of a binary trace (``.cpt``).
 
     Returns one row per cache size with ``size_bytes``, ``misses``,
     ``miss_ratio`` and ``mpki``; ``df.attrs`` holds ``accesses``,
-    ``instructions``, ``kind`` and, for SHARDS, ``sampling``.
+    ``instructions``, ``kind`` and, for SHARDS, ``sampling`` (with
+    ``index``, the sample index the estimate came from, if any).
+
+    SHARDS reads the trace's sample index (``TRACE.shards``, see
+    :func:`build_shards_index`) when there is one that serves the request
+    (rate at most 1/32), unless ``use_index=False``; the estimate is the
+    same either way.
     """
     doc = json.loads(
         _core.curves(
@@ -61,11 +68,23 @@ def miss_curve(
             rate=rate,
             max_lines=max_lines,
             adjust=adjust,
+            use_index=use_index,
         )
     )
     df = pd.DataFrame.from_records(doc["points"], columns=["size_bytes", "misses", "miss_ratio", "mpki"])
     df.attrs.update(kind=kind, accesses=doc["accesses"], instructions=doc["instructions"], sampling=doc["sampling"])
     return df
+
+
+def build_shards_index(trace: PathLike, *, line: int = 64, ifetch: bool = False, exact_below: int = 256) -> dict:
+    """Builds the SHARDS sample index of a trace (``TRACE.shards`` next to it).
+
+    :func:`miss_curve` with ``kind="shards"`` then reads the index instead
+    of the trace for rates up to 1/32 (same estimate). Returns the index's
+    summary: ``path``, ``bytes``, ``accesses``, ``sampled_refs``,
+    ``sampled_lines``, ``ref_samples``.
+    """
+    return json.loads(_core.build_shards_index(os.fspath(trace), line=line, ifetch=ifetch, exact_below=exact_below))
 
 
 #: Axes of stall-rate curves: CAT way counts or page-color counts.
@@ -152,4 +171,4 @@ def mean_absolute_error(a: pd.DataFrame, b: pd.DataFrame, column: str = "miss_ra
     return float((m[f"{column}_a"] - m[f"{column}_b"]).abs().mean())
 
 
-__all__: Iterable[str] = ["AXES", "KINDS", "miss_curve", "stall_curve", "plot_curves", "mean_absolute_error"]
+__all__: Iterable[str] = ["AXES", "KINDS", "miss_curve", "build_shards_index", "stall_curve", "plot_curves", "mean_absolute_error"]

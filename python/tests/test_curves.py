@@ -45,6 +45,27 @@ def test_shards_close_to_exact(trace):
     assert cc.mean_absolute_error(exact, est) < 0.05
 
 
+def test_shards_sample_index(trace, tmp_path):
+    # A copy, so the module's trace keeps no index.
+    t = tmp_path / "copy.cpt"
+    t.write_bytes(trace.read_bytes())
+    before = cc.miss_curve(t, kind="shards", rate=0.01)
+    assert before.attrs["sampling"]["index"] is None
+    summary = cc.build_shards_index(t)
+    assert pathlib.Path(summary["path"]) == tmp_path / "copy.cpt.shards"
+    assert 0 < summary["sampled_refs"] < summary["accesses"] == 200000
+    after = cc.miss_curve(t, kind="shards", rate=0.01)
+    assert after.attrs["sampling"]["index"] == summary["path"]
+    # The index gives the pass's estimate exactly.
+    assert after.equals(before)
+    skipped = cc.miss_curve(t, kind="shards", rate=0.1)
+    assert skipped.attrs["sampling"]["index"] is None
+    assert "base rate" in skipped.attrs["sampling"]["index_skipped"]
+    with pytest.raises(Exception, match="copy.cpt.shards"):
+        pathlib.Path(summary["path"]).write_bytes(b"garbage" * 40)
+        cc.miss_curve(t, kind="shards", rate=0.01)
+
+
 def test_way_curve_and_plot(trace, tmp_path):
     ways = cc.miss_curve(trace, kind="set-associative", sets=256, ways=16)
     assert len(ways) == 16

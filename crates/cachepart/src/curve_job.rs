@@ -3,8 +3,8 @@
 
 use crate::error::Error;
 use cachepart_curves::{
-    colored, fully_associative, log_sizes, set_associative, shards, ColorGeometry, Curve, Options,
-    Sampling, SetAssoc, ShardsConfig, UntilError,
+    colored, fully_associative, index_path, log_sizes, set_associative, shards, ColorGeometry,
+    Curve, Options, Sampling, SetAssoc, ShardsConfig, ShardsIndex, UntilError,
 };
 use cachepart_trace::Reader;
 use serde::{Deserialize, Serialize};
@@ -70,6 +70,9 @@ pub struct CurveRequest {
     pub max_lines: Option<usize>,
     /// SHARDS_adj correction.
     pub adjust: bool,
+    /// SHARDS: read the trace's sample index (`TRACE.shards`) when there
+    /// is one and it serves the request.
+    pub use_index: bool,
 }
 
 impl Default for CurveRequest {
@@ -87,12 +90,13 @@ impl Default for CurveRequest {
             rate: 0.01,
             max_lines: None,
             adjust: true,
+            use_index: true,
         }
     }
 }
 
 /// SHARDS' sampling figures.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SamplingInfo {
     /// Sampled references.
     pub sampled_refs: u64,
@@ -100,6 +104,11 @@ pub struct SamplingInfo {
     pub sampled_lines: u64,
     /// Sampling rate at the end.
     pub final_rate: f64,
+    /// The sample index the estimate came from (`None`: a pass over the
+    /// trace).
+    pub index: Option<std::path::PathBuf>,
+    /// Why an index next to the trace was not used.
+    pub index_skipped: Option<String>,
 }
 
 /// A computed curve.
@@ -113,10 +122,70 @@ pub struct CurveResult {
 
 /// Computes the requested curve of the binary trace at `trace`.
 pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Error> {
-    let ctx = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", trace.display()));
     let opts = Options::default()
         .with_line_bytes(req.line_bytes)
         .with_ifetch(req.include_ifetch);
+    if req.kind == CurveKind::Shards {
+        let cfg = shards_config(req)?;
+        let idx = index_path(trace);
+        if req.use_index && idx.exists() {
+            let input = |e: &dyn std::fmt::Display| Error::Input(e.to_string());
+            let index = ShardsIndex::open(&idx).map_err(|e| input(&e))?;
+            index.check_trace(trace).map_err(|e| input(&e))?;
+            match index.serves(&opts, &cfg) {
+                Ok(()) => {
+                    let est = index.estimate(&opts, &cfg).map_err(|e| input(&e))?;
+                    let sizes = log_sizes(req.min_size, req.max_size, req.per_octave)
+                        .map_err(|e| Error::Usage(e.to_string()))?;
+                    return Ok(CurveResult {
+                        curve: est.curve(&sizes).map_err(|e| Error::Usage(e.to_string()))?,
+                        sampling: Some(SamplingInfo {
+                            sampled_refs: est.sampled_refs,
+                            sampled_lines: est.sampled_lines,
+                            final_rate: est.final_rate,
+                            index: Some(idx),
+                            index_skipped: None,
+                        }),
+                    });
+                }
+                Err(why) => return pass(trace, req, &opts, Some(why)),
+            }
+        }
+    }
+    pass(trace, req, &opts, None)
+}
+
+/// The SHARDS configuration of a request.
+fn shards_config(req: &CurveRequest) -> Result<ShardsConfig, Error> {
+    if !(req.rate > 0.0 && req.rate <= 1.0) {
+        return Err(Error::Usage(format!(
+            "SHARDS rate {}: expected 0 < rate <= 1",
+            req.rate
+        )));
+    }
+    let sampling_mode = match req.max_lines {
+        Some(max_lines) => Sampling::FixedSize {
+            max_lines,
+            initial_rate: req.rate,
+        },
+        None => Sampling::FixedRate { rate: req.rate },
+    };
+    Ok(ShardsConfig {
+        sampling: sampling_mode,
+        adjust: req.adjust,
+        ..ShardsConfig::fixed_rate(req.rate)
+    })
+}
+
+/// The curve from one pass over the trace's records.
+fn pass(
+    trace: &Path,
+    req: &CurveRequest,
+    opts: &Options,
+    index_skipped: Option<String>,
+) -> Result<CurveResult, Error> {
+    let ctx = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", trace.display()));
+    let opts = *opts;
     let file = File::open(trace).map_err(|e| ctx(&e))?;
     let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| ctx(&e))?;
     let mut records = UntilError::new(reader);
@@ -145,29 +214,14 @@ pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Er
             cc.by_colors(req.ways).map_err(|e| bad(&e))?
         }
         CurveKind::Shards => {
-            if !(req.rate > 0.0 && req.rate <= 1.0) {
-                return Err(Error::Usage(format!(
-                    "SHARDS rate {}: expected 0 < rate <= 1",
-                    req.rate
-                )));
-            }
-            let sampling_mode = match req.max_lines {
-                Some(max_lines) => Sampling::FixedSize {
-                    max_lines,
-                    initial_rate: req.rate,
-                },
-                None => Sampling::FixedRate { rate: req.rate },
-            };
-            let cfg = ShardsConfig {
-                sampling: sampling_mode,
-                adjust: req.adjust,
-                ..ShardsConfig::fixed_rate(req.rate)
-            };
+            let cfg = shards_config(req)?;
             let est = shards(&mut records, &opts, &cfg).map_err(|e| bad(&e))?;
             sampling = Some(SamplingInfo {
                 sampled_refs: est.sampled_refs,
                 sampled_lines: est.sampled_lines,
                 final_rate: est.final_rate,
+                index: None,
+                index_skipped,
             });
             est.curve(&sizes()?).map_err(|e| bad(&e))?
         }

@@ -74,6 +74,11 @@ pub struct CurvesArgs {
     /// Stall-rate curves: seed of the simulation.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// SHARDS: make a pass over the trace even when its sample index
+    /// (`TRACE.shards`, from `cachepart trace shards-index`) serves the
+    /// request.
+    #[arg(long)]
+    pub no_index: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CurvesFormat,
@@ -142,11 +147,17 @@ pub fn run(args: CurvesArgs) -> Result<()> {
         rate: args.rate,
         max_lines: args.max_lines,
         adjust: !args.no_adjust,
+        use_index: !args.no_index,
     };
     let out = compute_curve(&args.trace, &req)?;
     if let Some(s) = out.sampling {
+        let source = match (&s.index, &s.index_skipped) {
+            (Some(p), _) => format!("from the sample index {}", p.display()),
+            (None, Some(why)) => format!("from a pass over the trace ({why})"),
+            (None, None) => "from a pass over the trace".to_string(),
+        };
         eprintln!(
-            "SHARDS: {} sampled references, {} lines tracked, final rate {}",
+            "SHARDS: {} sampled references, {} lines tracked, final rate {}, {source}",
             s.sampled_refs, s.sampled_lines, s.final_rate
         );
     }

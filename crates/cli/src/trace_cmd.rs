@@ -81,6 +81,26 @@ pub enum TraceCommand {
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
     },
+    /// Build the SHARDS sample index of a trace, `FILE.shards` next to it:
+    /// its base sample (1/32 of the lines, and the reference sample's
+    /// distances). `cachepart curves FILE --kind shards` then reads the
+    /// index instead of the trace for rates up to 1/32, with the same
+    /// estimate. Rebuild it when the trace changes (a stale index is an
+    /// error).
+    ShardsIndex {
+        /// The trace file (.cpt).
+        file: PathBuf,
+        /// Cache line size in bytes (must match the curves' --line).
+        #[arg(long, default_value_t = 64)]
+        line: u64,
+        /// Count instruction fetches as references (must match the curves' --ifetch).
+        #[arg(long)]
+        ifetch: bool,
+        /// Store the reference sample's distances up to this many lines
+        /// (SHARDS' exact-below-lines, at most this when served).
+        #[arg(long, default_value_t = cachepart::curves::DEFAULT_EXACT_BELOW)]
+        exact_below: u32,
+    },
 }
 
 /// Routes of `trace capture`.
@@ -115,6 +135,27 @@ pub enum FromFormat {
 /// Runs a `trace` subcommand.
 pub fn run(cmd: TraceCommand) -> Result<()> {
     match cmd {
+        TraceCommand::ShardsIndex {
+            file,
+            line,
+            ifetch,
+            exact_below,
+        } => {
+            let opts = cachepart::curves::Options::default()
+                .with_line_bytes(line)
+                .with_ifetch(ifetch);
+            let s = cachepart::curves::build_index(&file, &opts, exact_below)?;
+            println!(
+                "{}: {} bytes; {} of {} line references ({} lines) in the base sample, {} in the reference sample",
+                s.path.display(),
+                s.bytes,
+                s.sampled_refs,
+                s.accesses,
+                s.sampled_lines,
+                s.ref_samples
+            );
+            Ok(())
+        }
         TraceCommand::Info { file, format } => {
             let i = info(&file).with_context(|| format!("{}", file.display()))?;
             match format {

@@ -611,3 +611,41 @@ fn from_trace_table_feeds_profile_eval() {
     let o = cachepart(&["curves", sens.to_str().unwrap(), "--kind", "stall-rate"]);
     assert!(stderr(&o).contains("--platform"), "{}", stderr(&o));
 }
+
+#[test]
+fn shards_from_the_sample_index_matches_the_pass() {
+    let d = tmpdir("shards-index");
+    let cpt = gen_trace(
+        &d,
+        "z",
+        "class = \"cache-sensitive\"\nworking-set-bytes = 4194304\ndistribution = \"zipf\"",
+    );
+    let t = cpt.to_str().unwrap();
+    let curve = |extra: &[&str]| {
+        let mut args = vec!["curves", t, "--kind", "shards", "--format", "csv"];
+        args.extend_from_slice(extra);
+        let o = cachepart(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        (String::from_utf8(o.stdout).unwrap(), err)
+    };
+    let (pass, note) = curve(&[]);
+    assert!(note.contains("from a pass over the trace"), "{note}");
+    let o = cachepart(&["trace", "shards-index", t]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let idx = d.join("z.cpt.shards");
+    assert!(idx.exists());
+    let (indexed, note) = curve(&[]);
+    assert!(note.contains("from the sample index"), "{note}");
+    assert_eq!(indexed, pass);
+    let (_, note) = curve(&["--no-index"]);
+    assert!(note.contains("from a pass over the trace"), "{note}");
+    // A rate the index does not serve: a pass, and the reason.
+    let (_, note) = curve(&["--rate", "0.1"]);
+    assert!(note.contains("above the index's base rate"), "{note}");
+    // A stale index is an error that says how to rebuild it.
+    gen_trace(&d, "z", "class = \"streaming\"\narray-bytes = 1048576");
+    let o = cachepart(&["curves", t, "--kind", "shards"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("shards-index"), "{}", stderr(&o));
+}

@@ -18,10 +18,80 @@ mod traces;
 use std::time::Instant;
 
 use cachepart_curves::{
-    fully_associative, log_sizes, mean_absolute_error, shards, shards_slice, Curve, Options,
-    ShardsConfig,
+    build_index, fully_associative, log_sizes, mean_absolute_error, shards, shards_slice, Curve,
+    Options, ShardsConfig, ShardsIndex, UntilError,
 };
-use cachepart_trace::Record;
+use cachepart_trace::{Header, Reader, Record, Writer};
+
+/// Exact and SHARDS from a trace file, and SHARDS from the file's sample
+/// index: the real paths of `cachepart curves`.
+fn from_files(name: &str, recs: &[Record], t_exact_mem: f64) {
+    let opts = Options::default();
+    let dir = std::env::temp_dir().join(format!("cachepart-bench-curves-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join(format!(
+        "{}.cpt",
+        name.split_whitespace().next().unwrap_or("t")
+    ));
+    let f = std::io::BufWriter::new(std::fs::File::create(&trace).unwrap());
+    let mut w = Writer::new(f, &Header::default()).unwrap();
+    w.extend(recs.iter().copied()).unwrap();
+    w.finish().unwrap();
+    let read = || {
+        let f = std::fs::File::open(&trace).unwrap();
+        UntilError::new(Reader::new(std::io::BufReader::with_capacity(1 << 20, f)).unwrap())
+    };
+    let (t_exact, h) = time(3, || {
+        let mut r = read();
+        let h = fully_associative(&mut r, &opts).unwrap();
+        r.finish().unwrap();
+        h
+    });
+    let n = h.accesses as f64;
+    let cfg = ShardsConfig::fixed_rate(0.01);
+    let (t_pass, pass) = time(3, || {
+        let mut r = read();
+        let e = shards(&mut r, &opts, &cfg).unwrap();
+        r.finish().unwrap();
+        e
+    });
+    let (t_build, summary) = time(1, || build_index(&trace, &opts, 256).unwrap());
+    let (t_index, est) = time(5, || {
+        let index = ShardsIndex::open(&summary.path).unwrap();
+        index.check_trace(&trace).unwrap();
+        index.estimate(&opts, &cfg).unwrap()
+    });
+    assert_eq!(est, pass, "the index's estimate differs from the pass's");
+    let trace_bytes = std::fs::metadata(&trace).unwrap().len();
+    println!(
+        "from files: trace {:.1} MB, sample index {:.2} MB ({} base-sample references, {} lines)",
+        trace_bytes as f64 / 1e6,
+        summary.bytes as f64 / 1e6,
+        summary.sampled_refs,
+        summary.sampled_lines
+    );
+    println!(
+        "exact from the file       {:8.1} M accesses/s",
+        n / t_exact / 1e6
+    );
+    println!(
+        "SHARDS 0.01, file pass    {:8.1} M accesses/s  ({:.1}x exact from the file)",
+        n / t_pass / 1e6,
+        t_exact / t_pass
+    );
+    println!(
+        "SHARDS 0.01, sample index {:8.1} M accesses/s  ({:.1}x exact from the file, {:.1}x exact in memory; same estimate as the pass)",
+        n / t_index / 1e6,
+        t_exact / t_index,
+        t_exact_mem / t_index
+    );
+    println!(
+        "building the index        {:8.1} M accesses/s  (once per trace; {:.2}x the exact pass's time)",
+        n / t_build / 1e6,
+        t_build / t_exact
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
 /// Best of `n` runs of `f`, in seconds, and its last result.
 fn time<T>(n: usize, mut f: impl FnMut() -> T) -> (f64, T) {
@@ -129,6 +199,7 @@ fn report(name: &str, recs: &[Record]) {
         n / t_scan / 1e6,
         t_exact / t_scan
     );
+    from_files(name, recs, t_exact);
     for per_octave in [1, 4] {
         let sizes = log_sizes(1024, 64 << 20, per_octave).unwrap();
         let exact = h.curve(&sizes).unwrap();

@@ -20,7 +20,7 @@ fn records(n: u64, seed: u64, lines: u64) -> Vec<Record> {
     let mut out = Vec::with_capacity(n as usize);
     for i in 0..n {
         x = mix64(x ^ i);
-        if x % 97 == 0 {
+        if x.is_multiple_of(97) {
             out.push(Record::event(Event::InstrGap(1000 + x % 50), 0).unwrap());
             continue;
         }
@@ -30,7 +30,11 @@ fn records(n: u64, seed: u64, lines: u64) -> Vec<Record> {
             4..=6 => (x >> 24) % 300,
             _ => (x >> 24) % lines,
         };
-        let offset = if x % 13 == 0 { 60 } else { (x >> 32) % 56 };
+        let offset = if x.is_multiple_of(13) {
+            60
+        } else {
+            (x >> 32) % 56
+        };
         out.push(
             Record::access(kind, 0x1000_0000 + line * 64 + offset, 8, (x % 3) as u32).unwrap(),
         );

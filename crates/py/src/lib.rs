@@ -199,7 +199,7 @@ fn profile_classify(
 
 /// A miss-rate curve of a binary trace; returns `{"points": [...], "sampling": ...}` as JSON.
 #[pyfunction]
-#[pyo3(signature = (trace, kind="fully-associative", line=64, ifetch=false, min_size=1024, max_size=67108864, per_octave=1, sets=2048, ways=16, page=4096, rate=0.01, max_lines=None, adjust=true))]
+#[pyo3(signature = (trace, kind="fully-associative", line=64, ifetch=false, min_size=1024, max_size=67108864, per_octave=1, sets=2048, ways=16, page=4096, rate=0.01, max_lines=None, adjust=true, use_index=true))]
 fn curves(
     py: Python<'_>,
     trace: PathBuf,
@@ -215,6 +215,7 @@ fn curves(
     rate: f64,
     max_lines: Option<usize>,
     adjust: bool,
+    use_index: bool,
 ) -> PyResult<String> {
     let kind = CurveKind::from_name(kind).map_err(to_py)?;
     let req = CurveRequest {
@@ -230,6 +231,7 @@ fn curves(
         rate,
         max_lines,
         adjust,
+        use_index,
     };
     py.allow_threads(move || {
         let out = compute_curve(&trace, &req)?;
@@ -249,6 +251,36 @@ fn curves(
             "accesses": c.accesses,
             "instructions": c.instructions,
             "sampling": out.sampling,
+        });
+        Ok::<_, Error>(doc.to_string())
+    })
+    .map_err(to_py)
+}
+
+/// Builds the SHARDS sample index of a trace (`TRACE.shards`); returns
+/// its summary as JSON.
+#[pyfunction]
+#[pyo3(signature = (trace, line=64, ifetch=false, exact_below=256))]
+fn build_shards_index(
+    py: Python<'_>,
+    trace: PathBuf,
+    line: u64,
+    ifetch: bool,
+    exact_below: u32,
+) -> PyResult<String> {
+    py.allow_threads(move || {
+        let opts = cachepart::curves::Options::default()
+            .with_line_bytes(line)
+            .with_ifetch(ifetch);
+        let s = cachepart::curves::build_index(&trace, &opts, exact_below)
+            .map_err(|e| Error::Input(e.to_string()))?;
+        let doc = serde_json::json!({
+            "path": s.path,
+            "bytes": s.bytes,
+            "accesses": s.accesses,
+            "sampled_refs": s.sampled_refs,
+            "sampled_lines": s.sampled_lines,
+            "ref_samples": s.ref_samples,
         });
         Ok::<_, Error>(doc.to_string())
     })
@@ -374,6 +406,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(curves, m)?)?;
+    m.add_function(wrap_pyfunction!(build_shards_index, m)?)?;
     sim::register(m)?;
     m.add_function(wrap_pyfunction!(stall_curve, m)?)?;
     m.add_function(wrap_pyfunction!(profile_from_traces, m)?)?;
