@@ -111,7 +111,7 @@ fn mae_over_salts(recs: &[Record], cfg: ShardsConfig, exact: &Curve, salts: u64)
     let mut sum = 0.0;
     let mut max: f64 = 0.0;
     for salt in 0..salts {
-        let est = shards_slice(recs, &opts, &cfg.with_salt(salt)).unwrap();
+        let est = shards_slice(recs, &opts, &cfg.with_salt(salt).with_base_salt(salt)).unwrap();
         let e = mean_absolute_error(&est.curve(&exact.sizes_bytes).unwrap(), exact).unwrap();
         sum += e;
         max = max.max(e);

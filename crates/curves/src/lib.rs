@@ -74,5 +74,7 @@ pub use shards::{
     shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, BASE_RATE, BASE_REF_RATE,
     DEFAULT_EXACT_BELOW, DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW,
 };
-pub use shards_index::{build_index, index_path, IndexSummary, ShardsIndex};
+pub use shards_index::{
+    build_index, build_index_with_base_salt, index_path, IndexSummary, ShardsIndex,
+};
 pub use until_error::UntilError;

@@ -99,9 +99,16 @@ pub struct ShardsConfig {
     pub sampling: Sampling,
     /// Divide by the true reference count (`SHARDS_adj`); on by default.
     pub adjust: bool,
-    /// Salt xor-ed into line numbers before hashing: another salt samples
-    /// another set of lines (0 by default).
+    /// Salt of the line hash: the line number is xor-ed with
+    /// `mix64(salt)` before hashing, so every salt, 0, 1, 2..., samples
+    /// an unrelated set of lines (0 by default). With two stages it picks
+    /// the second stage's sample within the base sample.
     pub salt: u64,
+    /// Salt of the base stage (rates at or below [`BASE_RATE`]): another
+    /// base salt draws another base sample. A sample index serves only its
+    /// own base salt; 0 by default.
+    #[serde(default)]
+    pub base_salt: u64,
     /// `C`: the misses of caches of at most `C` lines come from a
     /// sample of *references* (not lines), whose exact distances below `C`
     /// are found by looking back over the recent line references; the
@@ -144,10 +151,23 @@ pub const BASE_RATE: f64 = 1.0 / 32.0;
 /// are drawn in two stages.
 pub const BASE_REF_RATE: f64 = BASE_RATE / 10.0;
 
-/// Salt of the base stage's line hash.
-pub(crate) const BASE_SALT: u64 = 0x4241_5345_4c49_4e45;
-/// Salt of the base stage's record hash.
-pub(crate) const BASE_REF_SALT: u64 = 0x4241_5345_5245_4653;
+/// Tag of the base stage's line hash.
+const BASE_SALT: u64 = 0x4241_5345_4c49_4e45;
+/// Tag of the base stage's record hash.
+const BASE_REF_SALT: u64 = 0x4241_5345_5245_4653;
+
+/// The key xor-ed into line numbers for a (second-stage) salt.
+pub(crate) fn line_key(salt: u64) -> u64 {
+    mix64(salt)
+}
+
+/// The base stage's keys (lines, records) for a base salt.
+pub(crate) fn base_keys(base_salt: u64) -> (u64, u64) {
+    (
+        mix64(base_salt ^ BASE_SALT),
+        mix64(base_salt ^ BASE_REF_SALT),
+    )
+}
 
 fn default_exact_below() -> u32 {
     DEFAULT_EXACT_BELOW
@@ -160,6 +180,7 @@ impl ShardsConfig {
             sampling: Sampling::FixedRate { rate },
             adjust: true,
             salt: 0,
+            base_salt: 0,
             exact_below_lines: DEFAULT_EXACT_BELOW,
             reference_fraction: DEFAULT_REFERENCE_FRACTION,
         }
@@ -176,6 +197,7 @@ impl ShardsConfig {
             },
             adjust: true,
             salt: 0,
+            base_salt: 0,
             exact_below_lines: 0,
             reference_fraction: DEFAULT_REFERENCE_FRACTION,
         }
@@ -184,6 +206,12 @@ impl ShardsConfig {
     /// The same configuration with another salt.
     pub fn with_salt(mut self, salt: u64) -> Self {
         self.salt = salt;
+        self
+    }
+
+    /// The same configuration with another base salt.
+    pub fn with_base_salt(mut self, base_salt: u64) -> Self {
+        self.base_salt = base_salt;
         self
     }
 
@@ -474,13 +502,14 @@ impl Sampler {
 }
 
 /// The reference sample's decision on a record number: with a base stage,
-/// its record hash under [`BASE_REF_SALT`] is at most `base`, and its
-/// salted hash at most `t`.
+/// its record hash under the base key `base_key` is at most `base`, and
+/// its salted hash at most `t`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RefStage {
     pub(crate) salt: u64,
     pub(crate) t: u64,
     pub(crate) base: Option<u64>,
+    pub(crate) base_key: u64,
 }
 
 impl RefStage {
@@ -525,7 +554,10 @@ pub struct Shards {
 }
 
 pub(crate) struct State {
+    /// Key of the (second-stage) line hash.
     salt: u64,
+    /// Key of the base stage's line hash.
+    base_key: u64,
     /// Largest sampled hash (of the second stage with a base stage).
     pub(crate) t: u64,
     /// The base stage's threshold (`None`: one stage).
@@ -563,7 +595,8 @@ impl State {
     /// Whether `line` passes the base stage (always with one stage).
     #[inline(always)]
     fn base_passes(&self, line: u64) -> bool {
-        self.base_t.is_none_or(|t0| mix64(line ^ BASE_SALT) <= t0)
+        self.base_t
+            .is_none_or(|t0| mix64(line ^ self.base_key) <= t0)
     }
 
     /// A reference to `line` of the line sample (hash `h`).
@@ -701,6 +734,7 @@ impl Shards {
         let t = threshold(if based { rate / BASE_RATE } else { rate });
         let exact_below = u64::from(cfg.exact_below_lines);
         let ref_rate = rate * cfg.reference_fraction;
+        let (base_key, base_ref_key) = base_keys(cfg.base_salt);
         let refs = (exact_below > 0 && threshold(rate) < u64::MAX).then(|| {
             // Another salt than the lines': the reference sample is
             // independent of the line sample.
@@ -710,17 +744,20 @@ impl Shards {
                     salt,
                     t: threshold(ref_rate / BASE_REF_RATE),
                     base: Some(threshold(BASE_REF_RATE)),
+                    base_key: base_ref_key,
                 }
             } else {
                 RefStage {
                     salt,
                     t: threshold(ref_rate),
                     base: None,
+                    base_key: base_ref_key,
                 }
             }
         });
         let mut state = State {
-            salt: cfg.salt,
+            salt: line_key(cfg.salt),
+            base_key,
             t,
             base_t,
             inv_rate: 1.0,
@@ -798,14 +835,18 @@ impl Shards {
         // With two stages the filter applies the first; `handle` checks
         // the second.
         let (salt, t) = match self.state.base_t {
-            Some(t0) => (BASE_SALT, t0),
+            Some(t0) => (self.state.base_key, t0),
             None => (self.state.salt, self.state.t),
         };
         Sampler {
             salt,
             t,
             ref_salt: match self.refs {
-                Some(RefStage { base: Some(_), .. }) => BASE_REF_SALT,
+                Some(RefStage {
+                    base: Some(_),
+                    base_key,
+                    ..
+                }) => base_key,
                 Some(r) => r.salt,
                 None => 0,
             },
@@ -902,15 +943,19 @@ impl Shards {
     pub(crate) fn index_builder(
         opts: &Options,
         c0: u32,
+        base_salt: u64,
         recorder: Box<crate::shards_index::Recorder>,
     ) -> Result<Self> {
-        let cfg = ShardsConfig::fixed_rate(BASE_RATE).with_exact_below(c0);
+        let cfg = ShardsConfig::fixed_rate(BASE_RATE)
+            .with_exact_below(c0)
+            .with_base_salt(base_salt);
         let mut b = Shards::with_sink(opts, &cfg, Sink::Index(recorder))?;
         b.state.t = u64::MAX;
         b.refs = (c0 > 0).then(|| RefStage {
             salt: 0,
             t: u64::MAX,
             base: Some(threshold(BASE_REF_RATE)),
+            base_key: base_keys(base_salt).1,
         });
         Ok(b)
     }

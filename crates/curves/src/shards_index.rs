@@ -45,8 +45,8 @@ use crate::hash::mix64;
 use crate::lookback::Reach;
 use crate::options::{Options, Totals};
 use crate::shards::{
-    threshold, Sampling, Shards, ShardsConfig, ShardsEstimate, StoredReach, BASE_RATE,
-    BASE_REF_RATE, BASE_REF_SALT, BASE_SALT, DEFAULT_EXACT_BELOW, MAX_EXACT_BELOW,
+    base_keys, line_key, threshold, Sampling, Shards, ShardsConfig, ShardsEstimate, StoredReach,
+    BASE_RATE, BASE_REF_RATE, DEFAULT_EXACT_BELOW, MAX_EXACT_BELOW,
 };
 use crate::until_error::UntilError;
 
@@ -223,6 +223,18 @@ pub struct IndexSummary {
 /// 0 for none) and writes it to [`index_path`]`(trace)`, through a
 /// temporary file renamed at the end: an error leaves no index behind.
 pub fn build_index(trace: &Path, opts: &Options, exact_below: u32) -> Result<IndexSummary> {
+    build_index_with_base_salt(trace, opts, exact_below, 0)
+}
+
+/// [`build_index`] for another base salt
+/// ([`ShardsConfig::base_salt`]): it serves only configurations with that
+/// base salt.
+pub fn build_index_with_base_salt(
+    trace: &Path,
+    opts: &Options,
+    exact_below: u32,
+    base_salt: u64,
+) -> Result<IndexSummary> {
     if exact_below > MAX_EXACT_BELOW || exact_below >= TRUNCATED {
         return Err(CurveError::Sampling(format!(
             "exact-below-lines {exact_below}: expected at most {MAX_EXACT_BELOW}"
@@ -237,7 +249,7 @@ pub fn build_index(trace: &Path, opts: &Options, exact_below: u32) -> Result<Ind
     let reader = Reader::new(BufReader::with_capacity(1 << 20, file))?;
     let mut records = UntilError::new(reader);
     let recorder = Recorder::new(u64::from(exact_below)).map_err(io)?;
-    let mut b = Shards::index_builder(opts, exact_below, Box::new(recorder))?;
+    let mut b = Shards::index_builder(opts, exact_below, base_salt, Box::new(recorder))?;
     b.extend(&mut records);
     records.finish()?;
     let (rec, totals) = b.into_recording();
@@ -268,8 +280,8 @@ pub fn build_index(trace: &Path, opts: &Options, exact_below: u32) -> Result<Ind
         exact_below,
         base_t: threshold(BASE_RATE),
         base_ref_t: threshold(BASE_REF_RATE),
-        base_salt: BASE_SALT,
-        base_ref_salt: BASE_REF_SALT,
+        base_salt: base_keys(base_salt).0,
+        base_ref_salt: base_keys(base_salt).1,
         totals,
         trace_len,
         trailer,
@@ -577,14 +589,16 @@ impl ShardsIndex {
     /// why not.
     pub fn serves(&self, opts: &Options, cfg: &ShardsConfig) -> std::result::Result<(), String> {
         let h = &self.head;
-        if h.base_t != threshold(BASE_RATE)
-            || h.base_ref_t != threshold(BASE_REF_RATE)
-            || h.base_salt != BASE_SALT
-            || h.base_ref_salt != BASE_REF_SALT
-        {
+        if h.base_t != threshold(BASE_RATE) || h.base_ref_t != threshold(BASE_REF_RATE) {
             return Err(
-                "the index was built with another base sample (another cachepart version)".into(),
+                "the index was built with another base rate (another cachepart version)".into(),
             );
+        }
+        if (h.base_salt, h.base_ref_salt) != base_keys(cfg.base_salt) {
+            return Err(format!(
+                "the index was built for another base salt than {}",
+                cfg.base_salt
+            ));
         }
         if opts.line_bytes != u64::from(h.line_bytes) || opts.include_ifetch != h.ifetch {
             return Err(format!(
@@ -642,7 +656,8 @@ impl ShardsIndex {
                 }
             }
         }
-        let hashes: Vec<u64> = self.lines.iter().map(|&l| mix64(l ^ cfg.salt)).collect();
+        let key = line_key(cfg.salt);
+        let hashes: Vec<u64> = self.lines.iter().map(|&l| mix64(l ^ key)).collect();
         self.replay_runs(|id, repeats| {
             let h = *hashes.get(id as usize)?;
             if h <= b.state.t {

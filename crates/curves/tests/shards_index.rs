@@ -110,6 +110,26 @@ fn index_estimates_equal_a_pass_over_the_trace() {
 }
 
 #[test]
+fn another_base_salt_needs_its_own_index() {
+    let dir = tempdir("base-salt");
+    let recs = records(100_000, 4, 20_000);
+    let trace = write_trace(&dir, "t.cpt", &recs);
+    let opts = Options::default();
+    cachepart_curves::build_index_with_base_salt(&trace, &opts, 256, 5).unwrap();
+    let index = ShardsIndex::open(&index_path(&trace)).unwrap();
+    let cfg = ShardsConfig::fixed_rate(0.01)
+        .with_base_salt(5)
+        .with_salt(2);
+    let full = shards(recs.iter().copied(), &opts, &cfg).unwrap();
+    assert_eq!(index.estimate(&opts, &cfg).unwrap(), full);
+    // Another base salt is another base sample.
+    let other = shards(recs.iter().copied(), &opts, &cfg.with_base_salt(0)).unwrap();
+    assert_ne!(other, full);
+    let why = index.serves(&opts, &cfg.with_base_salt(0)).unwrap_err();
+    assert!(why.contains("another base salt"), "{why}");
+}
+
+#[test]
 fn fetches_and_line_size_must_match() {
     let dir = tempdir("opts");
     let recs = records(50_000, 5, 5_000);
