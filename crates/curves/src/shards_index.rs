@@ -739,9 +739,12 @@ fn read_section(
         .take(len)
         .read_to_end(&mut z)
         .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    let dec = zstd::stream::read::Decoder::new(&z[..]).map_err(|e| e.to_string())?;
-    dec.take(want.saturating_add(1))
+    // At most `want` bytes are decoded (and allocated, a bounded amount
+    // at a time): a corrupt length cannot make it allocate more.
+    let mut out = Vec::with_capacity(want.min(1 << 26) as usize);
+    let mut dec = zstd::stream::read::Decoder::with_buffer(&z[..]).map_err(|e| e.to_string())?;
+    Read::by_ref(&mut dec)
+        .take(want.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|e| format!("corrupt: {e}"))?;
     if out.len() as u64 != want {
