@@ -209,7 +209,20 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
     if let Err(e) = qemu_plugin(&q) {
         println!("qemu route unavailable: {e}");
     } else {
-        for (name, o) in [("qemu (loads, stores)", &q), ("qemu --ifetch", &qi)] {
+        let q1 = CaptureOptions {
+            compress_threads: 1,
+            ..q.clone()
+        };
+        let qi1 = CaptureOptions {
+            compress_threads: 1,
+            ..qi.clone()
+        };
+        for (name, o) in [
+            ("qemu (loads, stores), 1 thread", &q1),
+            ("qemu (loads, stores)", &q),
+            ("qemu --ifetch, 1 thread", &qi1),
+            ("qemu --ifetch", &qi),
+        ] {
             let (s, cpu) = to_null(o, true);
             row(name, &s, cpu, b);
             let c0 = cpu_seconds();

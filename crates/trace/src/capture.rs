@@ -189,6 +189,10 @@ pub struct CaptureOptions {
     pub header: Header,
     /// zstd compression level.
     pub level: i32,
+    /// Threads compressing the trace's frames while the tool runs (0: one
+    /// per available CPU, at most [`crate::MAX_DEFAULT_THREADS`]; the file
+    /// does not depend on it).
+    pub compress_threads: usize,
 }
 
 impl Default for CaptureOptions {
@@ -201,6 +205,7 @@ impl Default for CaptureOptions {
             ifetch: false,
             header: Header::default(),
             level: DEFAULT_LEVEL,
+            compress_threads: 0,
         }
     }
 }
@@ -274,7 +279,7 @@ pub fn capture_lackey(
         valgrind: &opts.valgrind,
         command,
     };
-    run_route(&route, program, output, &header, opts.level, version)
+    run_route(&route, program, output, &header, opts, version)
 }
 
 /// One capture route: the tool's command line and how to decode what it
@@ -343,7 +348,7 @@ pub(crate) fn run_route(
     program: &OsStr,
     output: &Path,
     header: &Header,
-    level: i32,
+    opts: &CaptureOptions,
     tool_version: String,
 ) -> CaptureResult<CaptureSummary> {
     let work = TempDir::new()?;
@@ -355,7 +360,11 @@ pub(crate) fn run_route(
         path: out.path.clone(),
         source,
     })?;
-    let writer = Writer::with_level(BufWriter::with_capacity(1 << 20, file), header, level)?;
+    let mut writer =
+        Writer::with_level(BufWriter::with_capacity(1 << 20, file), header, opts.level)?;
+    if opts.compress_threads > 0 {
+        writer = writer.with_threads(opts.compress_threads);
+    }
 
     // Hold a read-write handle so that neither our open nor the tool's
     // blocks, and EOF comes only after the tool has exited.

@@ -81,7 +81,7 @@ pub fn capture_qemu(
         path: &path,
         args: &command[1..],
     };
-    run_route(&route, program, output, &header, opts.level, version)
+    run_route(&route, program, output, &header, opts, version)
 }
 
 /// The cachepart plugin, built for the qemu-user of a [`CaptureOptions`].

@@ -38,6 +38,7 @@
 
 mod capture;
 mod capture_qemu;
+mod compress_pool;
 mod convert;
 mod din;
 mod error;
@@ -70,4 +71,4 @@ pub use qemu_plugin::default_plugin_dir;
 pub use reader::Reader;
 pub use record::{Event, Kind, Record, RecordError};
 pub use stats::{Counts, Footprint};
-pub use writer::{WriteSummary, Writer, DEFAULT_LEVEL};
+pub use writer::{WriteSummary, Writer, DEFAULT_LEVEL, MAX_DEFAULT_THREADS};

@@ -4,9 +4,16 @@
 //! transformed, compressed and written; the footer index is written by
 //! [`Writer::finish`]. A writer dropped without `finish` leaves a file that
 //! readers report as truncated after its last complete frame.
+//!
+//! Full frames are compressed on worker threads
+//! ([`Writer::with_threads`]; by default one per available CPU, at most
+//! [`MAX_DEFAULT_THREADS`], started with the first full frame) while the
+//! caller goes on producing records; they are written in order, so the
+//! file is byte for byte the one a single thread writes.
 
 use std::io::Write;
 
+use crate::compress_pool::{Pool, Ready};
 use crate::error::{Result, TraceError};
 use crate::frame::{FrameEncoder, MAX_FRAME_RECORDS};
 use crate::header::Header;
@@ -15,6 +22,9 @@ use crate::record::Record;
 
 /// Default zstd level: a good ratio at several hundred MB/s.
 pub const DEFAULT_LEVEL: i32 = 3;
+
+/// Most compression threads a writer starts by default.
+pub const MAX_DEFAULT_THREADS: usize = 4;
 
 /// What a finished writer wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +46,11 @@ pub struct Writer<W: Write> {
     scratch: Vec<u8>,
     offset: u64,
     frames: Vec<FrameInfo>,
+    /// Records handed to the encoder (written or in flight).
     total: u64,
+    level: i32,
+    threads: usize,
+    pool: Option<Pool>,
 }
 
 impl<W: Write> Writer<W> {
@@ -67,7 +81,19 @@ impl<W: Write> Writer<W> {
             offset: bytes.len() as u64,
             frames: Vec::new(),
             total: 0,
+            level,
+            threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(MAX_DEFAULT_THREADS),
+            pool: None,
         })
+    }
+
+    /// The same writer compressing on `threads` worker threads (1: in
+    /// the caller's thread). The output does not depend on it.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
     }
 
     /// Appends one record.
@@ -97,17 +123,55 @@ impl<W: Write> Writer<W> {
         if self.buf.is_empty() {
             return Ok(());
         }
+        let n = self.buf.len();
+        // A last, partial frame of a writer that never filled one is
+        // compressed here: no thread is started for a small trace.
+        if self.threads > 1 && (self.pool.is_some() || n >= self.frame_records) {
+            if self.pool.is_none() {
+                self.pool = Some(Pool::new(self.threads, self.level)?);
+            }
+            let pool = self
+                .pool
+                .as_mut()
+                .ok_or_else(|| TraceError::Config("no pool".into()))?;
+            let next = pool
+                .spare
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(self.frame_records.min(1 << 20)));
+            let full = std::mem::replace(&mut self.buf, next);
+            self.total += n as u64;
+            let ready = pool.submit(full)?;
+            return self.write_ready(ready);
+        }
         self.scratch.clear();
         self.enc.encode(&self.buf, &mut self.scratch)?;
         self.out.write_all(&self.scratch)?;
         self.frames.push(FrameInfo {
             offset: self.offset,
             first_record: self.total,
-            records: self.buf.len() as u32,
+            records: n as u32,
         });
         self.offset += self.scratch.len() as u64;
-        self.total += self.buf.len() as u64;
+        self.total += n as u64;
         self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes frames that came back from the pool, in order.
+    fn write_ready(&mut self, ready: Vec<Ready>) -> Result<()> {
+        for r in ready {
+            self.out.write_all(&r.bytes)?;
+            let first_record = self
+                .frames
+                .last()
+                .map_or(0, |f| f.first_record + u64::from(f.records));
+            self.frames.push(FrameInfo {
+                offset: self.offset,
+                first_record,
+                records: r.records,
+            });
+            self.offset += r.bytes.len() as u64;
+        }
         Ok(())
     }
 
@@ -115,6 +179,10 @@ impl<W: Write> Writer<W> {
     /// and a summary.
     pub fn finish(mut self) -> Result<(W, WriteSummary)> {
         self.flush_frame()?;
+        if let Some(pool) = self.pool.as_mut() {
+            let ready = pool.finish()?;
+            self.write_ready(ready)?;
+        }
         let idx = index::encode(&self.frames, self.offset, self.total);
         self.out.write_all(&idx)?;
         self.out.flush()?;
@@ -124,5 +192,66 @@ impl<W: Write> Writer<W> {
             bytes: self.offset + idx.len() as u64,
         };
         Ok((self.out, summary))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Kind;
+    use crate::Reader;
+
+    fn records(n: u64) -> Vec<Record> {
+        let mut x = 1u64;
+        (0..n)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let kind = [Kind::Load, Kind::Store, Kind::Ifetch][(x >> 60) as usize % 3];
+                Record::access(kind, 0x4000_0000 + (x >> 20) % (1 << 24), 8, (i % 5) as u32)
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    fn write(recs: &[Record], frame: u32, threads: usize) -> (Vec<u8>, WriteSummary) {
+        let header = Header {
+            frame_records: frame,
+            ..Header::default()
+        };
+        let mut w = Writer::new(Vec::new(), &header)
+            .unwrap()
+            .with_threads(threads);
+        w.extend(recs.iter().copied()).unwrap();
+        assert_eq!(w.records(), recs.len() as u64);
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn threads_do_not_change_a_byte() {
+        let recs = records(100_000);
+        for frame in [1_000, 4_096, 33_333, 100_000, 1 << 20] {
+            let (one, s1) = write(&recs, frame, 1);
+            for threads in [2, 3, 4] {
+                let (many, s) = write(&recs, frame, threads);
+                assert_eq!(s, s1, "frame {frame}, {threads} threads");
+                assert!(
+                    one == many,
+                    "frame {frame}, {threads} threads: bytes differ"
+                );
+            }
+            let back: Vec<Record> = Reader::new(&one[..])
+                .unwrap()
+                .collect::<Result<_>>()
+                .unwrap();
+            assert_eq!(back, recs);
+        }
+        // An empty trace, and one record.
+        for n in [0, 1] {
+            let (a, _) = write(&recs[..n], 1_000, 1);
+            let (b, _) = write(&recs[..n], 1_000, 4);
+            assert_eq!(a, b);
+        }
     }
 }
