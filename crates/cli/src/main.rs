@@ -44,6 +44,15 @@ enum Command {
 }
 
 fn main() {
+    // Like any Unix filter, stop quietly when the reader of our output
+    // goes away (`cachepart experiment plan X | head`): Rust ignores
+    // SIGPIPE, which turns the closed pipe into a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to the default, before any
+    // thread is started; no handler runs Rust code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Profile(cmd) => profile_cmd::run(cmd),

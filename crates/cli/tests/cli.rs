@@ -649,3 +649,27 @@ fn shards_from_the_sample_index_matches_the_pass() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("shards-index"), "{}", stderr(&o));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    // 64,000 curve points (about 2 MB) into `head -1`, which closes the
+    // pipe long before the end.
+    let d = tmpdir("pipe");
+    let cpt = gen_trace(&d, "s", "class = \"streaming\"\narray-bytes = 1048576");
+    let bin = env!("CARGO_BIN_EXE_cachepart");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{bin}' curves '{}' --per-octave 4000 --format csv | head -1",
+            cpt.display()
+        ))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains("panicked") && err.is_empty(), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "size_bytes,misses,miss_ratio,mpki"
+    );
+}
