@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the trace readers with cargo-fuzz (libFuzzer): every target for N
+# Fuzzes the trace readers and the SHARDS sample index reader with cargo-fuzz (libFuzzer): every target for N
 # seconds each (default 60), seeded with the kept corpus (fuzz/corpus/<target>,
 # shared by the two binary targets, and the hand-made bad files of
 # crates/trace/tests/corpus); new crashes are minimised into
@@ -19,7 +19,7 @@ secs=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(reader trace_file frame lackey din synth)
+  targets=(reader trace_file frame lackey din synth shards_index)
 fi
 export RUSTC_BOOTSTRAP=1
 # Respect CARGO_TARGET_DIR when set (cargo-fuzz builds under fuzz/target otherwise).
