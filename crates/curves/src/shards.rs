@@ -682,23 +682,13 @@ impl State {
         self.ref_counts[d as usize] += 1;
     }
 
-    /// A reference of the reference sample as a sample index stores it
-    /// (see [`crate::shards_index`]): its distance capped at the index's
-    /// `C`, or the distinct lines seen before a truncated look-back.
-    pub(crate) fn stored_ref(&mut self, stored: StoredReach) {
-        let c = self.exact_below;
-        let d = match stored {
-            StoredReach::Capped(d) => d.min(c),
-            StoredReach::Truncated(seen) => {
-                // A walk that stopped at `C` distinct lines would not
-                // have been truncated.
-                if seen < c {
-                    self.truncated += 1;
-                }
-                c
-            }
-        };
-        self.ref_counts[d as usize] += 1;
+    /// Adds reference-sample counts by distance (`0..=C`) and truncated
+    /// look-backs counted elsewhere (a sample index's).
+    pub(crate) fn add_ref_counts(&mut self, counts: &[u64], truncated: u64) {
+        for (a, b) in self.ref_counts.iter_mut().zip(counts) {
+            *a += b;
+        }
+        self.truncated += truncated;
     }
 }
 
@@ -710,6 +700,20 @@ pub(crate) enum StoredReach {
     /// The look-back reached the window's start after this many distinct
     /// lines (fewer than the index's `C`).
     Truncated(u64),
+}
+
+impl StoredReach {
+    /// The distance bucket (`0..=c`) for a `C` of `c` (at most the
+    /// index's), and whether a pass with that `C` would have counted a
+    /// truncated look-back.
+    pub(crate) fn distance(self, c: u64) -> (u64, bool) {
+        match self {
+            StoredReach::Capped(d) => (d.min(c), false),
+            // A walk that stopped at `C` distinct lines would not have
+            // been truncated.
+            StoredReach::Truncated(seen) => (c, seen < c),
+        }
+    }
 }
 
 impl Shards {

@@ -24,14 +24,15 @@
 //! every rate, salt, `C` up to the index's, and reference fraction the
 //! index serves ([`ShardsIndex::serves`] says why not otherwise).
 //!
-//! The file (little-endian): a 160-byte header (magic `CPSHARDX`, version,
+//! The file (little-endian): a 176-byte header (magic `CPSHARDX`, version,
 //! line size, whether fetches count, `C`, the base thresholds and salts,
 //! the counts, the trace's length and its 24-byte trailer, which identify
-//! the trace it was built from, the section lengths, and an FNV-1a
-//! checksum of the header), then three zstd frames with content checksums:
-//! lines (`u64` each), runs (`u32` words: an id, with bit 31 set when the
-//! next word holds the repeats), references (record number `u64`, stored
-//! distance `u32`, bit 31 set for a truncated look-back).
+//! the trace it was built from, the section lengths, compressed and not,
+//! and an FNV-1a checksum of the header), then three zstd frames with
+//! content checksums: lines (`u64` each); runs (per run the LEB128 varint
+//! of `id << 1 | more`, then the repeats as a varint when `more` is 1);
+//! references (per entry the varint of the record number's increase since
+//! the previous entry, then the varint of `distance << 1 | truncated`).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -45,20 +46,18 @@ use crate::hash::mix64;
 use crate::lookback::Reach;
 use crate::options::{Options, Totals};
 use crate::shards::{
-    base_keys, line_key, threshold, Sampling, Shards, ShardsConfig, ShardsEstimate, StoredReach,
-    BASE_RATE, BASE_REF_RATE, DEFAULT_EXACT_BELOW, MAX_EXACT_BELOW,
+    base_keys, line_key, threshold, RefStage, Sampling, Shards, ShardsConfig, ShardsEstimate,
+    StoredReach, BASE_RATE, BASE_REF_RATE, DEFAULT_EXACT_BELOW, MAX_EXACT_BELOW,
 };
 use crate::until_error::UntilError;
 
 const MAGIC: [u8; 8] = *b"CPSHARDX";
 const VERSION: u16 = 1;
-const HEADER: usize = 160;
+const HEADER: usize = 176;
 /// Bytes of a trace's trailer (its last bytes).
 const TRAILER: usize = 24;
-/// Run word flag: the next word holds the repeats.
-const REPEATS: u32 = 1 << 31;
-/// Stored distance flag: a truncated look-back.
-const TRUNCATED: u32 = 1 << 31;
+/// Most distinct lines in a base sample (ids are `u32`).
+const MAX_LINES: u64 = 1 << 32;
 /// zstd level of the sections.
 const LEVEL: i32 = 3;
 
@@ -82,9 +81,13 @@ pub(crate) struct Recorder {
     /// The open run: id and references so far (0: none).
     run: (u32, u64),
     runs: Section,
-    run_words: u64,
+    run_count: u64,
+    runs_raw: u64,
     refs: Section,
     ref_count: u64,
+    refs_raw: u64,
+    /// Record number of the last reference-sample entry.
+    last_record: u64,
     line_refs: u64,
     cap: u64,
     error: Option<String>,
@@ -129,9 +132,12 @@ impl Recorder {
             lines: Vec::new(),
             run: (0, 0),
             runs: Section::new()?,
-            run_words: 0,
+            run_count: 0,
+            runs_raw: 0,
             refs: Section::new()?,
             ref_count: 0,
+            refs_raw: 0,
+            last_record: 0,
             line_refs: 0,
             cap,
             error: None,
@@ -148,8 +154,8 @@ impl Recorder {
         let next = self.lines.len();
         let id = *self.ids.entry(line).or_insert(next as u32);
         if id as usize == next {
-            if next >= REPEATS as usize {
-                self.fail(format!("more than {REPEATS} base-sampled lines"));
+            if next as u64 >= MAX_LINES {
+                self.fail(format!("more than {MAX_LINES} base-sampled lines"));
             }
             self.lines.push(line);
         }
@@ -162,43 +168,72 @@ impl Recorder {
     }
 
     fn close_run(&mut self) {
-        let (id, mut n) = self.run;
-        while n > 0 {
-            // A run of more than 2^32 splits: its parts are distance-0
-            // references as well.
-            let more = (n - 1).min(u64::from(u32::MAX));
-            let r = if more == 0 {
-                self.run_words += 1;
-                self.runs.put(&id.to_le_bytes())
-            } else {
-                self.run_words += 2;
-                self.runs
-                    .put(&(id | REPEATS).to_le_bytes())
-                    .and_then(|()| self.runs.put(&(more as u32).to_le_bytes()))
-            };
-            if let Err(e) = r {
-                self.fail(e.to_string());
-            }
-            n -= more + 1;
+        let (id, n) = self.run;
+        if n == 0 {
+            return;
+        }
+        let mut b = [0u8; 20];
+        let mut len = put_varint(&mut b, (u64::from(id) << 1) | u64::from(n > 1));
+        if n > 1 {
+            len += put_varint(&mut b[len..], n - 1);
+        }
+        self.run_count += 1;
+        self.runs_raw += len as u64;
+        if let Err(e) = self.runs.put(&b[..len]) {
+            self.fail(e.to_string());
         }
         self.run = (0, 0);
     }
 
-    /// A reference of the reference sample's base stage.
+    /// A reference of the reference sample's base stage (record numbers
+    /// come in order).
     pub(crate) fn reference(&mut self, record: u64, reach: Reach) {
         let code = match reach {
-            Reach::Exact(d) => d.min(self.cap) as u32,
-            Reach::AtLeast(_) => self.cap as u32,
-            Reach::Truncated(seen) => TRUNCATED | seen.min(self.cap) as u32,
+            Reach::Exact(d) => d.min(self.cap) << 1,
+            Reach::AtLeast(_) => self.cap << 1,
+            Reach::Truncated(seen) => (seen.min(self.cap) << 1) | 1,
         };
+        let mut b = [0u8; 20];
+        let mut len = put_varint(&mut b, record - self.last_record);
+        len += put_varint(&mut b[len..], code);
+        self.last_record = record;
         self.ref_count += 1;
-        let mut b = [0u8; 12];
-        b[..8].copy_from_slice(&record.to_le_bytes());
-        b[8..].copy_from_slice(&code.to_le_bytes());
-        if let Err(e) = self.refs.put(&b) {
+        self.refs_raw += len as u64;
+        if let Err(e) = self.refs.put(&b[..len]) {
             self.fail(e.to_string());
         }
     }
+}
+
+/// Writes `v` as an LEB128 varint into `b` (at least 10 bytes); its length.
+fn put_varint(b: &mut [u8], mut v: u64) -> usize {
+    let mut i = 0;
+    while v >= 0x80 {
+        b[i] = (v as u8) | 0x80;
+        v >>= 7;
+        i += 1;
+    }
+    b[i] = v as u8;
+    i + 1
+}
+
+/// Reads an LEB128 varint at `*pos` of `b`: `Ok(None)` when `b` ends
+/// before it does (more bytes needed), an error when it runs past 10
+/// bytes.
+#[inline(always)]
+fn get_varint(b: &[u8], pos: &mut usize) -> std::result::Result<Option<u64>, String> {
+    let mut v = 0u64;
+    for i in 0..10 {
+        let Some(&x) = b.get(*pos + i) else {
+            return Ok(None);
+        };
+        v |= u64::from(x & 0x7f) << (7 * i);
+        if x < 0x80 {
+            *pos += i + 1;
+            return Ok(Some(v));
+        }
+    }
+    Err(format!("varint at byte {} runs past 10 bytes", *pos))
 }
 
 /// What [`build_index`] wrote.
@@ -235,7 +270,7 @@ pub fn build_index_with_base_salt(
     exact_below: u32,
     base_salt: u64,
 ) -> Result<IndexSummary> {
-    if exact_below > MAX_EXACT_BELOW || exact_below >= TRUNCATED {
+    if exact_below > MAX_EXACT_BELOW {
         return Err(CurveError::Sampling(format!(
             "exact-below-lines {exact_below}: expected at most {MAX_EXACT_BELOW}"
         )));
@@ -286,11 +321,13 @@ pub fn build_index_with_base_salt(
         trace_len,
         trailer,
         lines: rec.lines.len() as u64,
-        run_words: rec.run_words,
+        runs: rec.run_count,
         refs: rec.ref_count,
         lines_z: lines_z.len() as u64,
         runs_z: runs_z.len() as u64,
         refs_z: refs_z.len() as u64,
+        runs_raw: rec.runs_raw,
+        refs_raw: rec.refs_raw,
     };
     let tmp = PathBuf::from(format!("{}.tmp-{}", out.display(), std::process::id()));
     let write = || -> std::io::Result<()> {
@@ -347,11 +384,13 @@ struct Header {
     trace_len: u64,
     trailer: [u8; TRAILER],
     lines: u64,
-    run_words: u64,
+    runs: u64,
     refs: u64,
     lines_z: u64,
     runs_z: u64,
     refs_z: u64,
+    runs_raw: u64,
+    refs_raw: u64,
 }
 
 impl Header {
@@ -377,11 +416,13 @@ impl Header {
         b.extend_from_slice(&self.trailer);
         for v in [
             self.lines,
-            self.run_words,
+            self.runs,
             self.refs,
             self.lines_z,
             self.runs_z,
             self.refs_z,
+            self.runs_raw,
+            self.refs_raw,
         ] {
             b.extend_from_slice(&v.to_le_bytes());
         }
@@ -411,9 +452,9 @@ impl Header {
                 format!("version {version}: this build reads version {VERSION}"),
             ));
         }
-        let sum = fnv1a(&b[..152]);
-        if u32_at(152) != sum {
-            return Err((152, "header checksum mismatch (corrupt header)".into()));
+        let sum = fnv1a(&b[..168]);
+        if u32_at(168) != sum {
+            return Err((168, "header checksum mismatch (corrupt header)".into()));
         }
         if u16_at(10) != 0 {
             return Err((10, format!("flags {:#x}: expected 0", u16_at(10))));
@@ -438,11 +479,13 @@ impl Header {
             trace_len: u64_at(72),
             trailer,
             lines: u64_at(104),
-            run_words: u64_at(112),
+            runs: u64_at(112),
             refs: u64_at(120),
             lines_z: u64_at(128),
             runs_z: u64_at(136),
             refs_z: u64_at(144),
+            runs_raw: u64_at(152),
+            refs_raw: u64_at(160),
         })
     }
 }
@@ -457,15 +500,15 @@ fn fnv1a(b: &[u8]) -> u32 {
     h
 }
 
-/// An opened sample index: its header, line table and reference sample
-/// in memory; its runs are streamed from the file by
-/// [`ShardsIndex::estimate`].
+/// An opened sample index: its header and line table in memory, its
+/// reference sample compressed in memory; [`ShardsIndex::estimate`]
+/// decodes the reference sample and streams the runs from the file.
 #[derive(Debug)]
 pub struct ShardsIndex {
     path: PathBuf,
     head: Header,
     lines: Vec<u64>,
-    refs: Vec<(u64, u32)>,
+    refs_z: Vec<u8>,
 }
 
 impl ShardsIndex {
@@ -502,7 +545,7 @@ impl ShardsIndex {
                 format!("section lengths do not add up to the file's {len} bytes (truncated or corrupt)"),
             ));
         }
-        if head.lines > u64::from(REPEATS) {
+        if head.lines > MAX_LINES {
             return Err(err(104, format!("line count {} out of range", head.lines)));
         }
         let lines_at = HEADER as u64;
@@ -513,30 +556,68 @@ impl ShardsIndex {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect();
-        let refs_raw = read_section(&mut f, refs_at, head.refs_z, head.refs.saturating_mul(12))
-            .map_err(|r| err(refs_at, format!("reference sample: {r}")))?;
-        let mut refs = Vec::with_capacity(refs_raw.len() / 12);
-        for c in refs_raw.chunks_exact(12) {
-            let rec = u64::from_le_bytes(c[..8].try_into().unwrap_or([0; 8]));
-            let code = u32::from_le_bytes(c[8..].try_into().unwrap_or([0; 4]));
-            if code & !TRUNCATED > head.exact_below {
-                return Err(err(
-                    refs_at,
-                    format!(
-                        "reference sample: distance {} above the index's C {}",
-                        code & !TRUNCATED,
-                        head.exact_below
-                    ),
-                ));
-            }
-            refs.push((rec, code));
-        }
+        f.seek(SeekFrom::Start(refs_at)).map_err(io)?;
+        let mut refs_z = Vec::new();
+        Read::by_ref(&mut f)
+            .take(head.refs_z)
+            .read_to_end(&mut refs_z)
+            .map_err(io)?;
         Ok(ShardsIndex {
             path: path.to_path_buf(),
             head,
             lines,
-            refs,
+            refs_z,
         })
+    }
+
+    /// The reference sample's counts by distance (`0..=C` of `stage` and
+    /// `c`) and its truncated look-backs, from the stored sample.
+    fn ref_counts(&self, stage: RefStage, c: u64) -> Result<(Vec<u64>, u64)> {
+        let at = HEADER as u64 + self.head.lines_z + self.head.runs_z;
+        let err = |reason: String| CurveError::Index {
+            path: self.path.clone(),
+            offset: at,
+            reason: format!("reference sample: {reason}"),
+        };
+        let raw = decode_section(&self.refs_z, self.head.refs_raw).map_err(err)?;
+        let mut counts = vec![0u64; c as usize + 1];
+        let mut truncated = 0u64;
+        let (mut pos, mut record, mut n) = (0usize, 0u64, 0u64);
+        while pos < raw.len() {
+            let entry = |pos: &mut usize| -> std::result::Result<(u64, u64), String> {
+                let more =
+                    |v: Option<u64>| v.ok_or_else(|| "the last entry is cut short".to_string());
+                let delta = more(get_varint(&raw, pos)?)?;
+                let code = more(get_varint(&raw, pos)?)?;
+                Ok((delta, code))
+            };
+            let (delta, code) = entry(&mut pos).map_err(err)?;
+            record = record
+                .checked_add(delta)
+                .ok_or_else(|| err(format!("entry {n}: record number overflows")))?;
+            n += 1;
+            let (value, trunc) = (code >> 1, code & 1 == 1);
+            if value > u64::from(self.head.exact_below) {
+                return Err(err(format!(
+                    "entry {n}: distance {value} above the index's C {}",
+                    self.head.exact_below
+                )));
+            }
+            if stage.second(record) {
+                let stored = if trunc {
+                    StoredReach::Truncated(value)
+                } else {
+                    StoredReach::Capped(value)
+                };
+                let (d, t) = stored.distance(c);
+                counts[d as usize] += 1;
+                truncated += u64::from(t);
+            }
+        }
+        if n != self.head.refs {
+            return Err(err(format!("{n} entries, header says {}", self.head.refs)));
+        }
+        Ok((counts, truncated))
     }
 
     /// The index file.
@@ -645,27 +726,23 @@ impl ShardsIndex {
         self.serves(opts, cfg).map_err(CurveError::NotServed)?;
         let mut b = Shards::new(opts, cfg)?;
         b.set_totals(self.head.totals);
-        if let Some(stage) = b.ref_stage() {
-            for &(record, code) in &self.refs {
-                if stage.second(record) {
-                    b.state.stored_ref(if code & TRUNCATED != 0 {
-                        StoredReach::Truncated(u64::from(code & !TRUNCATED))
-                    } else {
-                        StoredReach::Capped(u64::from(code))
-                    });
-                }
-            }
-        }
+        let stage = b.ref_stage();
+        let c = u64::from(cfg.exact_below_lines);
+        let refs = stage.map(|st| self.ref_counts(st, c)).transpose();
         let key = line_key(cfg.salt);
         let hashes: Vec<u64> = self.lines.iter().map(|&l| mix64(l ^ key)).collect();
-        self.replay_runs(|id, repeats| {
+        let runs = self.replay_runs(|id, repeats| {
             let h = *hashes.get(id as usize)?;
             if h <= b.state.t {
                 b.state.sampled_ref(u64::from(id), h);
                 b.state.repeats(h, repeats);
             }
             Some(())
-        })?;
+        });
+        runs?;
+        if let Some((counts, truncated)) = refs? {
+            b.state.add_ref_counts(&counts, truncated);
+        }
         Ok(b.finish())
     }
 
@@ -682,44 +759,65 @@ impl ShardsIndex {
             .map_err(|e| err(e.to_string()))?;
         let mut dec = zstd::stream::read::Decoder::new(file.take(self.head.runs_z))
             .map_err(|e| err(e.to_string()))?;
-        let mut buf = vec![0u8; 1 << 18];
-        let mut words = 0u64;
-        let mut pending: Option<u32> = None;
-        let mut carry = 0usize;
+        let mut buf = vec![0u8; 1 << 16];
+        let (mut runs, mut raw, mut carry) = (0u64, 0u64, 0usize);
         loop {
             let n = dec
                 .read(&mut buf[carry..])
                 .map_err(|e| err(e.to_string()))?;
-            if n == 0 {
-                break;
-            }
+            let end = n == 0;
             let have = carry + n;
-            let whole = have / 4 * 4;
-            for c in buf[..whole].chunks_exact(4) {
-                let w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                words += 1;
-                let (id, repeats) = match pending.take() {
-                    Some(id) => (id, u64::from(w)),
-                    None if w & REPEATS != 0 => {
-                        pending = Some(w & !REPEATS);
-                        continue;
+            raw += n as u64;
+            let mut pos = 0usize;
+            loop {
+                let start = pos;
+                let v = match get_varint(&buf[..have], &mut pos).map_err(&err)? {
+                    Some(v) => v,
+                    None => {
+                        pos = start;
+                        break;
                     }
-                    None => (w, 0),
                 };
-                if f(id, repeats).is_none() {
+                let repeats = if v & 1 == 1 {
+                    match get_varint(&buf[..have], &mut pos).map_err(&err)? {
+                        Some(r) => r,
+                        None => {
+                            pos = start;
+                            break;
+                        }
+                    }
+                } else {
+                    0
+                };
+                runs += 1;
+                let id = u32::try_from(v >> 1).ok();
+                if id.and_then(|id| f(id, repeats)).is_none() {
                     return Err(err(format!(
-                        "word {words}: line id {id} not below the {} lines",
+                        "run {runs}: line id {} not below the {} lines",
+                        v >> 1,
                         self.head.lines
                     )));
                 }
             }
-            buf.copy_within(whole..have, 0);
-            carry = have - whole;
+            if end {
+                if pos != have {
+                    return Err(err(format!(
+                        "the last run is cut short ({} stray bytes)",
+                        have - pos
+                    )));
+                }
+                break;
+            }
+            buf.copy_within(pos..have, 0);
+            carry = have - pos;
+            if carry == buf.len() {
+                return Err(err("a run longer than the buffer".into()));
+            }
         }
-        if carry != 0 || pending.is_some() || words != self.head.run_words {
+        if runs != self.head.runs || raw != self.head.runs_raw {
             return Err(err(format!(
-                "{words} words decoded (and {carry} stray bytes), header says {}",
-                self.head.run_words
+                "{runs} runs in {raw} bytes decoded, header says {} in {}",
+                self.head.runs, self.head.runs_raw
             )));
         }
         Ok(())
@@ -739,10 +837,15 @@ fn read_section(
         .take(len)
         .read_to_end(&mut z)
         .map_err(|e| e.to_string())?;
+    decode_section(&z, want)
+}
+
+/// Decompresses one section's zstd frame, expecting `want` bytes.
+fn decode_section(z: &[u8], want: u64) -> std::result::Result<Vec<u8>, String> {
     // At most `want` bytes are decoded (and allocated, a bounded amount
     // at a time): a corrupt length cannot make it allocate more.
     let mut out = Vec::with_capacity(want.min(1 << 26) as usize);
-    let mut dec = zstd::stream::read::Decoder::with_buffer(&z[..]).map_err(|e| e.to_string())?;
+    let mut dec = zstd::stream::read::Decoder::with_buffer(z).map_err(|e| e.to_string())?;
     Read::by_ref(&mut dec)
         .take(want.saturating_add(1))
         .read_to_end(&mut out)

@@ -197,7 +197,7 @@ fn stale_and_corrupt_indexes_are_refused() {
     cases.push((version, "byte 8: version 9"));
     let mut head = good.clone();
     head[60] ^= 1;
-    cases.push((head, "byte 152: header checksum"));
+    cases.push((head, "byte 168: header checksum"));
     cases.push((good[..good.len() - 5].to_vec(), "byte 128: section lengths"));
     let mut runs = good.clone();
     let n = runs.len();
