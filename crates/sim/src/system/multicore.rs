@@ -53,7 +53,7 @@ use super::app::{AppSpec, AppTotals, Counters};
 use super::dram::Dram;
 use super::error::SystemError;
 use super::platform::PlatformConfig;
-use super::source::RecordStream;
+use super::source::RecordBatches;
 use super::timing::{StallTable, TICKS_PER_CYCLE};
 use crate::cache::Cache;
 use crate::error::SimError;
@@ -101,7 +101,7 @@ struct Core {
 
 struct App {
     spec: AppSpec,
-    stream: Option<RecordStream>,
+    stream: Option<Box<dyn RecordBatches>>,
     buf: Vec<Record>,
     pos: usize,
     /// Its address space while it is not installed on its core.
@@ -354,10 +354,13 @@ impl System {
                     source,
                 })?;
             }
-            let stream = spec.source.open().map_err(|source| SystemError::Trace {
-                app: spec.name.clone(),
-                source,
-            })?;
+            let stream = spec
+                .source
+                .open_batches()
+                .map_err(|source| SystemError::Trace {
+                    app: spec.name.clone(),
+                    source,
+                })?;
             cores[spec.core as usize].queue.push(i);
             let mut space = AddressSpace::new(i as u32, spec.huge_pages);
             space
@@ -929,17 +932,11 @@ impl System {
             let Some(stream) = app.stream.as_mut() else {
                 return Ok(false);
             };
-            for _ in 0..BATCH {
-                match stream.next() {
-                    Some(Ok(r)) => app.buf.push(r),
-                    Some(Err(source)) => {
-                        return Err(SystemError::Trace {
-                            app: app.spec.name.clone(),
-                            source,
-                        })
-                    }
-                    None => break,
-                }
+            if let Err(source) = stream.fill(&mut app.buf, BATCH) {
+                return Err(SystemError::Trace {
+                    app: app.spec.name.clone(),
+                    source,
+                });
             }
             if !app.buf.is_empty() {
                 app.records_since_open += app.buf.len() as u64;
@@ -954,7 +951,7 @@ impl System {
                 let s = app
                     .spec
                     .source
-                    .open()
+                    .open_batches()
                     .map_err(|source| SystemError::Trace {
                         app: app.spec.name.clone(),
                         source,
