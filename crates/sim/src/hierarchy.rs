@@ -324,17 +324,34 @@ impl Hierarchy {
         }
     }
 
+    /// Simulates access record `rec` as if its address were `addr` (its
+    /// translation: [`Hierarchy::access`] of the physical record, without
+    /// building it); returns the level that served it.
+    #[inline]
+    pub fn access_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
+        match self.mode {
+            Mode::Cachegrind => self.cachegrind_at(llc, rec, addr),
+            Mode::WriteBack => self.write_back_at(llc, rec, addr),
+        }
+    }
+
     /// cachegrind's rules (`cachesim_I1_doref`, `cachesim_D1_doref`).
     /// Written without a jump on the record kind: the kind picks the
     /// first level and the counter by selection, which mispredicts less
     /// on mixed instruction and data streams.
     #[inline(always)]
     fn cachegrind(&mut self, llc: &mut Cache, rec: Record) -> Served {
-        let code = rec.kind();
-        if code == Kind::Escape {
+        if rec.kind() == Kind::Escape {
             self.event(llc, rec);
             return Served::L1;
         }
+        self.cachegrind_at(llc, rec, rec.addr())
+    }
+
+    /// [`Self::cachegrind`] of access record `rec` at address `addr`.
+    #[inline(always)]
+    fn cachegrind_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
+        let code = rec.kind();
         let instr = code == Kind::Ifetch;
         self.instructions += u64::from(rec.gap()) + u64::from(instr);
         let kind = if instr {
@@ -345,7 +362,6 @@ impl Hierarchy {
             AccessKind::Read
         };
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-        let addr = rec.addr();
         let size = rec.size().min(self.data_clamp);
         if l1.access(addr, size, kind, u64::MAX) {
             let miss = llc.access(addr, size, kind, self.llc_mask);
@@ -363,6 +379,11 @@ impl Hierarchy {
 
     /// Write-back, write-allocate rules.
     fn write_back(&mut self, llc: &mut Cache, rec: Record) -> Served {
+        self.write_back_at(llc, rec, rec.addr())
+    }
+
+    /// [`Self::write_back`] of record `rec` at address `addr`.
+    fn write_back_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
         self.instructions += u64::from(rec.gap());
         let (kind, write, instr) = match rec.kind() {
             Kind::Ifetch => {
@@ -377,7 +398,6 @@ impl Hierarchy {
                 return Served::L1;
             }
         };
-        let addr = rec.addr();
         let l1 = if instr { &self.l1i } else { &self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;

@@ -214,6 +214,25 @@ fn run_records(
         let Some(&rec) = buf.get(pos) else {
             break Ok(());
         };
+        if let Some(p) = pc.translate_fast(rec) {
+            // The common case: one record, no walk, no paging.
+            pos += 1;
+            let kind = rec.kind();
+            let served = pc.hierarchy_mut().access_at(llc, rec, p);
+            let stall = stalls.stall(kind == Kind::Store, served);
+            if served >= Served::Llc {
+                beyond_private += stall;
+                if served == Served::Memory {
+                    mem_stall += stall;
+                }
+            }
+            // An access's instructions (`Record::instructions`).
+            let n = u64::from(rec.gap()) + u64::from(kind == Kind::Ifetch);
+            instr += n;
+            all_stall += stall;
+            t += n * stalls.cpi + stall;
+            continue;
+        }
         let walks = pc.tlb().stats().walks;
         let tr = match pc.translate(rec, alloc) {
             Ok(tr) => tr,
