@@ -38,6 +38,18 @@ const INVALID: u64 = u64::MAX;
 /// Owner of a line filled before owner tracking began.
 pub const NO_OWNER: u16 = u16::MAX;
 
+/// The way of `tags` (one set, at most 64 ways) holding `block`: every
+/// way is compared, without a branch per way (a block is in at most one
+/// way, so this is the first match).
+#[inline(always)]
+fn find_way(tags: &[u64], block: u64) -> Option<usize> {
+    let mut hits = 0u64;
+    for (w, &t) in tags.iter().enumerate() {
+        hits |= u64::from(t == block) << w;
+    }
+    (hits != 0).then(|| hits.trailing_zeros() as usize)
+}
+
 /// A line evicted to make room for a fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Victim {
@@ -207,7 +219,7 @@ impl<R: Replacement> Cache<R> {
             };
         }
         let tags = &self.tags[base..base + self.ways];
-        if let Some(way) = tags.iter().position(|&t| t == block) {
+        if let Some(way) = find_way(tags, block) {
             self.repl.on_hit(set, way);
             if write {
                 self.dirty[base + way] = true;
@@ -286,10 +298,7 @@ impl<R: Replacement> Cache<R> {
 
     fn find(&self, block: u64) -> Option<usize> {
         let base = self.geom.set_of(block) * self.ways;
-        self.tags[base..base + self.ways]
-            .iter()
-            .position(|&t| t == block)
-            .map(|w| base + w)
+        find_way(&self.tags[base..base + self.ways], block).map(|w| base + w)
     }
 
     /// Whether `block` is present (no state changes).

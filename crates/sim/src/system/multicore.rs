@@ -214,16 +214,46 @@ fn run_records(
         let Some(&rec) = buf.get(pos) else {
             break Ok(());
         };
-        if let Some(p) = pc.translate_fast(rec) {
+        let mut stall = 0;
+        let fast = match pc.translate_fast(rec) {
             // The common case: one record, no walk, no paging.
+            Some(p) => Some(p),
+            // An access within one page: the TLBs, else a walk.
+            None => {
+                let walks = pc.tlb().stats().walks;
+                match pc.translate_single(rec, alloc) {
+                    None => None,
+                    Some(Ok(p)) => {
+                        let walked = pc.tlb().stats().walks - walks;
+                        if walked > 0 {
+                            stall = walked * stalls.walk;
+                            // Faults, page-ins and lazy moves happen only on a walk.
+                            let ns = pc.address_space().stats().stall_ns();
+                            if ns != app.stall_ns {
+                                let d = ns_ticks(ns, ticks_per_ns)
+                                    - ns_ticks(app.stall_ns, ticks_per_ns);
+                                app.stall_ns = ns;
+                                stall += d;
+                                paging += d;
+                            }
+                        }
+                        Some(p)
+                    }
+                    // The record is retried (after more colors, say).
+                    Some(Err(e)) => break Err(e),
+                }
+            }
+        };
+        if let Some(p) = fast {
             pos += 1;
             let kind = rec.kind();
             let served = pc.hierarchy_mut().access_at(llc, rec, p);
-            let stall = stalls.stall(kind == Kind::Store, served);
+            let s = stalls.stall(kind == Kind::Store, served);
+            stall += s;
             if served >= Served::Llc {
-                beyond_private += stall;
+                beyond_private += s;
                 if served == Served::Memory {
-                    mem_stall += stall;
+                    mem_stall += s;
                 }
             }
             // An access's instructions (`Record::instructions`).
