@@ -199,6 +199,23 @@ impl<R: Replacement> Cache<R> {
         self.stats.record(kind, miss);
     }
 
+    /// [`Cache::line`] of `block` when it is its set's most recent block
+    /// (a hit that changes nothing but the dirty bit of a `write`):
+    /// `true`; else `false`, with nothing done.
+    #[inline(always)]
+    pub fn repeat_hit(&mut self, block: u64, write: bool) -> bool {
+        let set = self.geom.set_of(block);
+        if self.mru_block[set] != block {
+            return false;
+        }
+        let way = usize::from(self.mru_way[set]);
+        self.repl.on_repeat_hit(set, way);
+        if write {
+            self.dirty[set * self.ways + way] = true;
+        }
+        true
+    }
+
     /// Looks up block `block`; on a hit updates the policy, on a miss
     /// fills it into a way of `mask` (an invalid one if any, else the
     /// policy's victim). A `write` leaves the line dirty. Counts evictions
