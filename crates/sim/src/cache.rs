@@ -38,6 +38,18 @@ const INVALID: u64 = u64::MAX;
 /// Owner of a line filled before owner tracking began.
 pub const NO_OWNER: u16 = u16::MAX;
 
+/// The way of `tags` (one set, at most 64 ways) holding `block`: every
+/// way is compared, without a branch per way (a block is in at most one
+/// way, so this is the first match).
+#[inline(always)]
+fn find_way(tags: &[u64], block: u64) -> Option<usize> {
+    let mut hits = 0u64;
+    for (w, &t) in tags.iter().enumerate() {
+        hits |= u64::from(t == block) << w;
+    }
+    (hits != 0).then(|| hits.trailing_zeros() as usize)
+}
+
 /// A line evicted to make room for a fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Victim {
@@ -187,6 +199,23 @@ impl<R: Replacement> Cache<R> {
         self.stats.record(kind, miss);
     }
 
+    /// [`Cache::line`] of `block` when it is its set's most recent block
+    /// (a hit that changes nothing but the dirty bit of a `write`):
+    /// `true`; else `false`, with nothing done.
+    #[inline(always)]
+    pub fn repeat_hit(&mut self, block: u64, write: bool) -> bool {
+        let set = self.geom.set_of(block);
+        if self.mru_block[set] != block {
+            return false;
+        }
+        let way = usize::from(self.mru_way[set]);
+        self.repl.on_repeat_hit(set, way);
+        if write {
+            self.dirty[set * self.ways + way] = true;
+        }
+        true
+    }
+
     /// Looks up block `block`; on a hit updates the policy, on a miss
     /// fills it into a way of `mask` (an invalid one if any, else the
     /// policy's victim). A `write` leaves the line dirty. Counts evictions
@@ -207,7 +236,7 @@ impl<R: Replacement> Cache<R> {
             };
         }
         let tags = &self.tags[base..base + self.ways];
-        if let Some(way) = tags.iter().position(|&t| t == block) {
+        if let Some(way) = find_way(tags, block) {
             self.repl.on_hit(set, way);
             if write {
                 self.dirty[base + way] = true;
@@ -286,10 +315,7 @@ impl<R: Replacement> Cache<R> {
 
     fn find(&self, block: u64) -> Option<usize> {
         let base = self.geom.set_of(block) * self.ways;
-        self.tags[base..base + self.ways]
-            .iter()
-            .position(|&t| t == block)
-            .map(|w| base + w)
+        find_way(&self.tags[base..base + self.ways], block).map(|w| base + w)
     }
 
     /// Whether `block` is present (no state changes).

@@ -249,7 +249,14 @@ impl Geometry {
             h ^= x & ((1 << w) - 1);
             x >>= w;
         }
-        (h % u64::from(self.slices)) as u32
+        let n = u64::from(self.slices);
+        // A power-of-two count takes the low bits (the same value as the
+        // modulo, without a division).
+        (if n.is_power_of_two() {
+            h & (n - 1)
+        } else {
+            h % n
+        }) as u32
     }
 
     #[inline(never)]

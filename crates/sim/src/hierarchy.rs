@@ -324,17 +324,64 @@ impl Hierarchy {
         }
     }
 
+    /// Simulates access record `rec` as if its address were `addr` (its
+    /// translation: [`Hierarchy::access`] of the physical record, without
+    /// building it); returns the level that served it.
+    #[inline(always)]
+    pub fn access_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
+        match self.mode {
+            Mode::Cachegrind => self.cachegrind_at(llc, rec, addr),
+            Mode::WriteBack => {
+                if self.l1_repeat_hit(rec, addr) {
+                    Served::L1
+                } else {
+                    self.write_back_at(llc, rec, addr)
+                }
+            }
+        }
+    }
+
+    /// [`Self::write_back_at`] of an access within one line that is its
+    /// first-level set's most recent block (inline: the common case of a
+    /// real program); `false` (nothing done) for any other record.
+    #[inline(always)]
+    fn l1_repeat_hit(&mut self, rec: Record, addr: u64) -> bool {
+        let (kind, write, instr) = match rec.kind() {
+            Kind::Ifetch => (AccessKind::Instr, false, true),
+            Kind::Load => (AccessKind::Read, false, false),
+            Kind::Modify => (AccessKind::Read, true, false),
+            Kind::Store => (AccessKind::Write, true, false),
+            Kind::Escape => return false,
+        };
+        let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
+        let bits = l1.geometry().line_bits();
+        let first = addr >> bits;
+        let last = addr.wrapping_add(u64::from(rec.size()) - 1) >> bits;
+        if first != last || !l1.repeat_hit(first, write) {
+            return false;
+        }
+        l1.record(kind, false);
+        self.instructions += u64::from(rec.gap()) + u64::from(instr);
+        true
+    }
+
     /// cachegrind's rules (`cachesim_I1_doref`, `cachesim_D1_doref`).
     /// Written without a jump on the record kind: the kind picks the
     /// first level and the counter by selection, which mispredicts less
     /// on mixed instruction and data streams.
     #[inline(always)]
     fn cachegrind(&mut self, llc: &mut Cache, rec: Record) -> Served {
-        let code = rec.kind();
-        if code == Kind::Escape {
+        if rec.kind() == Kind::Escape {
             self.event(llc, rec);
             return Served::L1;
         }
+        self.cachegrind_at(llc, rec, rec.addr())
+    }
+
+    /// [`Self::cachegrind`] of access record `rec` at address `addr`.
+    #[inline(always)]
+    fn cachegrind_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
+        let code = rec.kind();
         let instr = code == Kind::Ifetch;
         self.instructions += u64::from(rec.gap()) + u64::from(instr);
         let kind = if instr {
@@ -345,7 +392,6 @@ impl Hierarchy {
             AccessKind::Read
         };
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-        let addr = rec.addr();
         let size = rec.size().min(self.data_clamp);
         if l1.access(addr, size, kind, u64::MAX) {
             let miss = llc.access(addr, size, kind, self.llc_mask);
@@ -363,6 +409,11 @@ impl Hierarchy {
 
     /// Write-back, write-allocate rules.
     fn write_back(&mut self, llc: &mut Cache, rec: Record) -> Served {
+        self.write_back_at(llc, rec, rec.addr())
+    }
+
+    /// [`Self::write_back`] of record `rec` at address `addr`.
+    fn write_back_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
         self.instructions += u64::from(rec.gap());
         let (kind, write, instr) = match rec.kind() {
             Kind::Ifetch => {
@@ -377,7 +428,6 @@ impl Hierarchy {
                 return Served::L1;
             }
         };
-        let addr = rec.addr();
         let l1 = if instr { &self.l1i } else { &self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;

@@ -146,12 +146,72 @@ impl PhysicalCore {
         if let Some(p) = self.tlb.lookup(instr, vaddr) {
             return Ok(p);
         }
+        self.walk(instr, vaddr, alloc)
+    }
+
+    /// The TLBs missed `vaddr` (and counted the walk): the page table
+    /// gives its frame (mapping the page if it is new), which fills the
+    /// TLBs.
+    #[inline(never)]
+    fn walk<A: FrameAllocator + ?Sized>(
+        &mut self,
+        instr: bool,
+        vaddr: u64,
+        alloc: &mut A,
+    ) -> Result<u64, MemoryError> {
         let (size, vpn, frame) = self.space.touch(vaddr, alloc)?;
         for (s, v) in self.space.take_invalidations() {
             self.tlb.invalidate(s, v); // pages paged out to make room
         }
         self.tlb.fill(instr, size, vpn, frame.addr());
         Ok(frame.addr() | (vaddr & (size.bytes() - 1)))
+    }
+
+    /// The physical address of access record `rec` if it is an access
+    /// within one 4 KiB page, through the TLBs and the page table (what
+    /// [`Self::translate`] does and counts for it, inline up to the TLB
+    /// lookups); `None` (nothing done): an escape or a page-crossing
+    /// access, for [`Self::translate`].
+    #[inline(always)]
+    pub fn translate_single<A: FrameAllocator + ?Sized>(
+        &mut self,
+        rec: Record,
+        alloc: &mut A,
+    ) -> Option<Result<u64, MemoryError>> {
+        let kind = rec.kind();
+        if kind == Kind::Escape {
+            return None;
+        }
+        let vaddr = rec.addr();
+        let last = vaddr.wrapping_add(u64::from(rec.size()) - 1);
+        if (vaddr ^ last) >= PageSize::Small.bytes() {
+            return None;
+        }
+        let instr = kind == Kind::Ifetch;
+        Some(match self.tlb.lookup(instr, vaddr) {
+            Some(p) => Ok(p),
+            None => self.walk(instr, vaddr, alloc),
+        })
+    }
+
+    /// The physical address of access record `rec` when that needs no more
+    /// than the TLBs' last-page shortcut ([`Tlb::lookup_last`]): an access
+    /// (not an escape) within one 4 KiB page, of the page of the last
+    /// first-level TLB hit of its kind. Counts what [`Self::translate`]
+    /// would count then (one first-level hit) and gives the address of its
+    /// single record; `None` (nothing counted): call [`Self::translate`].
+    #[inline(always)]
+    pub fn translate_fast(&mut self, rec: Record) -> Option<u64> {
+        let kind = rec.kind();
+        if kind == Kind::Escape {
+            return None;
+        }
+        let vaddr = rec.addr();
+        let last = vaddr.wrapping_add(u64::from(rec.size()) - 1);
+        if (vaddr ^ last) >= PageSize::Small.bytes() {
+            return None;
+        }
+        self.tlb.lookup_last(kind == Kind::Ifetch, vaddr)
     }
 
     /// Translates one record (mapping pages as needed); escape records

@@ -176,6 +176,25 @@ impl Tlb {
         &self.stats
     }
 
+    /// The physical address of `vaddr` if it lies in the page of the last
+    /// first-level hit of its kind (an instruction fetch if `instr`),
+    /// counted as the first-level hit [`Tlb::lookup`] would count; `None`
+    /// (nothing counted) otherwise. The simulation loop's shortcut: the
+    /// caller falls back to a full translation.
+    #[inline(always)]
+    pub fn lookup_last(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
+        let (vbase, mask, pbase) = self.last[usize::from(instr)]?;
+        if vaddr & !mask != vbase {
+            return None;
+        }
+        if instr {
+            self.stats.l1i.hits += 1;
+        } else {
+            self.stats.l1d.hits += 1;
+        }
+        Some(pbase | (vaddr & mask))
+    }
+
     /// The physical address of `vaddr` if the TLBs hold its page (an
     /// instruction fetch if `instr`); `None` means a page walk is needed:
     /// the caller walks its page table, calls [`Tlb::fill`], and the walk

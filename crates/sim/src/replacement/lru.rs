@@ -47,11 +47,13 @@ impl Replacement for Lru {
     fn victim(&mut self, set: usize, mask: u64) -> usize {
         let stamps = &self.stamp[set * self.ways..(set + 1) * self.ways];
         if mask.count_ones() as usize == self.ways {
+            // The first oldest way, without a data-dependent branch.
             let mut best = 0;
+            let mut oldest = stamps[0];
             for (w, &s) in stamps.iter().enumerate().skip(1) {
-                if s < stamps[best] {
-                    best = w;
-                }
+                let older = s < oldest;
+                best = if older { w } else { best };
+                oldest = if older { s } else { oldest };
             }
             best
         } else {

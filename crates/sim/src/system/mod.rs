@@ -57,5 +57,5 @@ pub use error::SystemError;
 pub use multicore::{ExhaustedHook, RecolorSummary, System, BATCH};
 pub use platform::PlatformConfig;
 pub use sim_machine::{curves_from_totals, SimMachine};
-pub use source::{CptFile, RecordStream, RecordsSource, TraceSource};
+pub use source::{CptFile, RecordBatches, RecordStream, RecordsSource, TraceSource};
 pub use timing::{AppTiming, StallTable, TimingConfig, TICKS_PER_CYCLE};

@@ -53,7 +53,7 @@ use super::app::{AppSpec, AppTotals, Counters};
 use super::dram::Dram;
 use super::error::SystemError;
 use super::platform::PlatformConfig;
-use super::source::RecordStream;
+use super::source::RecordBatches;
 use super::timing::{StallTable, TICKS_PER_CYCLE};
 use crate::cache::Cache;
 use crate::error::SimError;
@@ -101,7 +101,7 @@ struct Core {
 
 struct App {
     spec: AppSpec,
-    stream: Option<RecordStream>,
+    stream: Option<Box<dyn RecordBatches>>,
     buf: Vec<Record>,
     pos: usize,
     /// Its address space while it is not installed on its core.
@@ -214,6 +214,55 @@ fn run_records(
         let Some(&rec) = buf.get(pos) else {
             break Ok(());
         };
+        let mut stall = 0;
+        let fast = match pc.translate_fast(rec) {
+            // The common case: one record, no walk, no paging.
+            Some(p) => Some(p),
+            // An access within one page: the TLBs, else a walk.
+            None => {
+                let walks = pc.tlb().stats().walks;
+                match pc.translate_single(rec, alloc) {
+                    None => None,
+                    Some(Ok(p)) => {
+                        let walked = pc.tlb().stats().walks - walks;
+                        if walked > 0 {
+                            stall = walked * stalls.walk;
+                            // Faults, page-ins and lazy moves happen only on a walk.
+                            let ns = pc.address_space().stats().stall_ns();
+                            if ns != app.stall_ns {
+                                let d = ns_ticks(ns, ticks_per_ns)
+                                    - ns_ticks(app.stall_ns, ticks_per_ns);
+                                app.stall_ns = ns;
+                                stall += d;
+                                paging += d;
+                            }
+                        }
+                        Some(p)
+                    }
+                    // The record is retried (after more colors, say).
+                    Some(Err(e)) => break Err(e),
+                }
+            }
+        };
+        if let Some(p) = fast {
+            pos += 1;
+            let kind = rec.kind();
+            let served = pc.hierarchy_mut().access_at(llc, rec, p);
+            let s = stalls.stall(kind == Kind::Store, served);
+            stall += s;
+            if served >= Served::Llc {
+                beyond_private += s;
+                if served == Served::Memory {
+                    mem_stall += s;
+                }
+            }
+            // An access's instructions (`Record::instructions`).
+            let n = u64::from(rec.gap()) + u64::from(kind == Kind::Ifetch);
+            instr += n;
+            all_stall += stall;
+            t += n * stalls.cpi + stall;
+            continue;
+        }
         let walks = pc.tlb().stats().walks;
         let tr = match pc.translate(rec, alloc) {
             Ok(tr) => tr,
@@ -354,10 +403,13 @@ impl System {
                     source,
                 })?;
             }
-            let stream = spec.source.open().map_err(|source| SystemError::Trace {
-                app: spec.name.clone(),
-                source,
-            })?;
+            let stream = spec
+                .source
+                .open_batches()
+                .map_err(|source| SystemError::Trace {
+                    app: spec.name.clone(),
+                    source,
+                })?;
             cores[spec.core as usize].queue.push(i);
             let mut space = AddressSpace::new(i as u32, spec.huge_pages);
             space
@@ -929,17 +981,11 @@ impl System {
             let Some(stream) = app.stream.as_mut() else {
                 return Ok(false);
             };
-            for _ in 0..BATCH {
-                match stream.next() {
-                    Some(Ok(r)) => app.buf.push(r),
-                    Some(Err(source)) => {
-                        return Err(SystemError::Trace {
-                            app: app.spec.name.clone(),
-                            source,
-                        })
-                    }
-                    None => break,
-                }
+            if let Err(source) = stream.fill(&mut app.buf, BATCH) {
+                return Err(SystemError::Trace {
+                    app: app.spec.name.clone(),
+                    source,
+                });
             }
             if !app.buf.is_empty() {
                 app.records_since_open += app.buf.len() as u64;
@@ -954,7 +1000,7 @@ impl System {
                 let s = app
                     .spec
                     .source
-                    .open()
+                    .open_batches()
                     .map_err(|source| SystemError::Trace {
                         app: app.spec.name.clone(),
                         source,

@@ -2,12 +2,18 @@
 //! run (and again when an app restarts), with implementations for a
 //! binary trace file ([`CptFile`]), a synthetic generator
 //! ([`SynthConfig`]) and records in memory ([`RecordsSource`]).
+//!
+//! A run reads an app's records in batches ([`RecordBatches`], from
+//! [`TraceSource::open_batches`]). Trace files and generators are decoded
+//! ahead on a background thread ([`Prefetch`]), so decoding overlaps the
+//! simulation; records and errors come out in the same order, at the same
+//! positions, as from [`TraceSource::open`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use cachepart_trace::synth::SynthConfig;
-use cachepart_trace::{Reader, Record, TraceError};
+use cachepart_trace::{Prefetch, Reader, Record, TraceError};
 
 /// A stream of records, as a source opens it.
 pub type RecordStream = Box<dyn Iterator<Item = Result<Record, TraceError>> + Send>;
@@ -18,6 +24,42 @@ pub trait TraceSource: Send + Sync {
     fn open(&self) -> Result<RecordStream, TraceError>;
     /// A name for messages (the file, the generator).
     fn name(&self) -> String;
+    /// A fresh stream from the first record, read in batches: the same
+    /// records and errors as [`TraceSource::open`], in the same order (the
+    /// default reads that stream).
+    fn open_batches(&self) -> Result<Box<dyn RecordBatches>, TraceError> {
+        Ok(Box::new(IterBatches(self.open()?)))
+    }
+}
+
+/// A stream of records read in batches.
+pub trait RecordBatches: Send {
+    /// Appends up to `max` next records to `buf` and returns how many;
+    /// fewer only at the end of the stream (0: it has ended). On an error
+    /// the records before it stay appended and the error is returned.
+    fn fill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize, TraceError>;
+}
+
+/// Batches of a [`RecordStream`], read one record at a time.
+struct IterBatches(RecordStream);
+
+impl RecordBatches for IterBatches {
+    fn fill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize, TraceError> {
+        for n in 0..max {
+            match self.0.next() {
+                Some(Ok(r)) => buf.push(r),
+                Some(Err(e)) => return Err(e),
+                None => return Ok(n),
+            }
+        }
+        Ok(max)
+    }
+}
+
+impl RecordBatches for Prefetch {
+    fn fill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize, TraceError> {
+        Prefetch::fill(self, buf, max)
+    }
 }
 
 /// A binary (`.cpt`) trace file, streamed one frame at a time.
@@ -30,6 +72,12 @@ impl TraceSource for CptFile {
         Ok(Box::new(Reader::new(std::io::BufReader::new(f))?))
     }
 
+    fn open_batches(&self) -> Result<Box<dyn RecordBatches>, TraceError> {
+        let f = std::fs::File::open(&self.0)?;
+        let reader = Reader::new(std::io::BufReader::new(f))?;
+        Ok(Box::new(Prefetch::reader(reader)?))
+    }
+
     fn name(&self) -> String {
         self.0.display().to_string()
     }
@@ -38,6 +86,10 @@ impl TraceSource for CptFile {
 impl TraceSource for SynthConfig {
     fn open(&self) -> Result<RecordStream, TraceError> {
         Ok(Box::new(self.generator()?.map(Ok)))
+    }
+
+    fn open_batches(&self) -> Result<Box<dyn RecordBatches>, TraceError> {
+        Ok(Box::new(Prefetch::iter(self.generator()?.map(Ok))?))
     }
 
     fn name(&self) -> String {
@@ -71,8 +123,25 @@ impl Iterator for SharedIter {
     }
 }
 
+impl RecordBatches for SharedIter {
+    fn fill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize, TraceError> {
+        let rest = self.recs.get(self.pos..).unwrap_or_default();
+        let take = rest.len().min(max);
+        buf.extend_from_slice(&rest[..take]);
+        self.pos += take;
+        Ok(take)
+    }
+}
+
 impl TraceSource for RecordsSource {
     fn open(&self) -> Result<RecordStream, TraceError> {
+        Ok(Box::new(SharedIter {
+            recs: Arc::clone(&self.0),
+            pos: 0,
+        }))
+    }
+
+    fn open_batches(&self) -> Result<Box<dyn RecordBatches>, TraceError> {
         Ok(Box::new(SharedIter {
             recs: Arc::clone(&self.0),
             pos: 0,

@@ -1,0 +1,419 @@
+//! Read-ahead: a background thread decodes a record stream (a binary
+//! trace's [`Reader`], or any iterator of records) into chunks while the
+//! consumer works on the chunks already decoded, so decoding overlaps
+//! whatever the consumer does with the records (simulation) on another
+//! core.
+//!
+//! [`Prefetch`] owns that thread. The records come out exactly as the
+//! source yields them, in order; an error comes out at the record position
+//! where the source gave it (the records before it first), unchanged, so a
+//! reader's error still names its byte offset. Memory stays bounded: at
+//! most `depth` chunks wait in the channel, plus the one being filled and
+//! the one being consumed (chunks are handed back to the thread and
+//! reused, so steady state allocates nothing). Dropping a [`Prefetch`]
+//! stops its thread (it ends at its next hand-over) and waits for it.
+//!
+//! [`Reader`]: crate::Reader
+
+use std::io::Read;
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::error::{Result, TraceError};
+use crate::reader::Reader;
+use crate::record::Record;
+
+/// Records per chunk by default (512 KiB of records).
+pub const DEFAULT_CHUNK_RECORDS: usize = 1 << 16;
+/// Chunks decoded ahead by default.
+pub const DEFAULT_DEPTH: usize = 4;
+
+/// What the thread sends: a chunk of records or the source's error.
+enum Msg {
+    Records(Vec<Record>),
+    Error(TraceError),
+}
+
+/// The producing side: fills chunks and sends them.
+struct Sink {
+    tx: SyncSender<Msg>,
+    back: Receiver<Vec<Record>>,
+    chunk: Vec<Record>,
+    chunk_records: usize,
+}
+
+impl Sink {
+    fn fresh(&self) -> Vec<Record> {
+        match self.back.try_recv() {
+            Ok(mut v) => {
+                v.clear();
+                v
+            }
+            Err(_) => Vec::with_capacity(self.chunk_records),
+        }
+    }
+
+    /// Sends the chunk filled so far (if any); `false` once the consumer
+    /// is gone.
+    fn flush(&mut self) -> bool {
+        if self.chunk.is_empty() {
+            return true;
+        }
+        let next = self.fresh();
+        let full = std::mem::replace(&mut self.chunk, next);
+        self.tx.send(Msg::Records(full)).is_ok()
+    }
+
+    /// Appends `recs`, sending each chunk as it fills; `false` once the
+    /// consumer is gone.
+    fn extend(&mut self, mut recs: &[Record]) -> bool {
+        while !recs.is_empty() {
+            let room = self.chunk_records - self.chunk.len();
+            let (now, rest) = recs.split_at(room.min(recs.len()));
+            self.chunk.extend_from_slice(now);
+            recs = rest;
+            if self.chunk.len() == self.chunk_records && !self.flush() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn push(&mut self, r: Record) -> bool {
+        self.chunk.push(r);
+        self.chunk.len() < self.chunk_records || self.flush()
+    }
+
+    /// Sends the records so far, then `e`; `false` once the consumer is
+    /// gone.
+    fn error(&mut self, e: TraceError) -> bool {
+        self.flush() && self.tx.send(Msg::Error(e)).is_ok()
+    }
+}
+
+/// Records of a stream decoded ahead on a background thread.
+pub struct Prefetch {
+    rx: Option<Receiver<Msg>>,
+    back: Sender<Vec<Record>>,
+    cur: Vec<Record>,
+    pos: usize,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Prefetch {
+    /// Decodes `reader`'s frames ahead, [`DEFAULT_DEPTH`] chunks of
+    /// [`DEFAULT_CHUNK_RECORDS`] records. The reader's first error ends
+    /// the stream, as it ends the reader.
+    pub fn reader<R: Read + Send + 'static>(reader: Reader<R>) -> Result<Prefetch> {
+        Prefetch::reader_with(reader, DEFAULT_CHUNK_RECORDS, DEFAULT_DEPTH)
+    }
+
+    /// [`Prefetch::reader`] with `chunk_records` records per chunk and
+    /// `depth` chunks ahead (both at least 1).
+    pub fn reader_with<R: Read + Send + 'static>(
+        mut reader: Reader<R>,
+        chunk_records: usize,
+        depth: usize,
+    ) -> Result<Prefetch> {
+        Prefetch::spawn(chunk_records, depth, move |sink| loop {
+            match reader.next_frame() {
+                Ok(Some(recs)) => {
+                    if !sink.extend(recs) {
+                        return;
+                    }
+                }
+                Ok(None) => {
+                    sink.flush();
+                    return;
+                }
+                Err(e) => {
+                    sink.error(e);
+                    return;
+                }
+            }
+        })
+    }
+
+    /// Runs `iter` ahead, [`DEFAULT_DEPTH`] chunks of
+    /// [`DEFAULT_CHUNK_RECORDS`] records; every item comes out in order,
+    /// errors included (the stream goes on after an error as `iter` does).
+    pub fn iter<I>(iter: I) -> Result<Prefetch>
+    where
+        I: Iterator<Item = Result<Record>> + Send + 'static,
+    {
+        Prefetch::iter_with(iter, DEFAULT_CHUNK_RECORDS, DEFAULT_DEPTH)
+    }
+
+    /// [`Prefetch::iter`] with `chunk_records` records per chunk and
+    /// `depth` chunks ahead (both at least 1).
+    pub fn iter_with<I>(iter: I, chunk_records: usize, depth: usize) -> Result<Prefetch>
+    where
+        I: Iterator<Item = Result<Record>> + Send + 'static,
+    {
+        Prefetch::spawn(chunk_records, depth, move |sink| {
+            for item in iter {
+                let more = match item {
+                    Ok(r) => sink.push(r),
+                    Err(e) => sink.error(e),
+                };
+                if !more {
+                    return;
+                }
+            }
+            sink.flush();
+        })
+    }
+
+    fn spawn(
+        chunk_records: usize,
+        depth: usize,
+        body: impl FnOnce(&mut Sink) + Send + 'static,
+    ) -> Result<Prefetch> {
+        let chunk_records = chunk_records.max(1);
+        let (tx, rx) = mpsc::sync_channel(depth.max(1));
+        let (back_tx, back_rx) = mpsc::channel();
+        let mut sink = Sink {
+            tx,
+            back: back_rx,
+            chunk: Vec::with_capacity(chunk_records),
+            chunk_records,
+        };
+        let thread = std::thread::Builder::new()
+            .name("cachepart-prefetch".into())
+            .spawn(move || body(&mut sink))?;
+        Ok(Prefetch {
+            rx: Some(rx),
+            back: back_tx,
+            cur: Vec::new(),
+            pos: 0,
+            thread: Some(thread),
+        })
+    }
+
+    /// Makes the next chunk current; `Ok(false)` at the end of the stream.
+    fn advance(&mut self) -> Result<bool> {
+        let msg = match &self.rx {
+            Some(rx) => rx.recv().ok(),
+            None => None,
+        };
+        match msg {
+            Some(Msg::Records(v)) => {
+                let old = std::mem::replace(&mut self.cur, v);
+                self.pos = 0;
+                if old.capacity() > 0 {
+                    // The thread may be gone already: then nobody reuses it.
+                    let _ = self.back.send(old);
+                }
+                Ok(true)
+            }
+            Some(Msg::Error(e)) => Err(e),
+            None => {
+                self.rx = None;
+                self.join();
+                Ok(false)
+            }
+        }
+    }
+
+    /// Waits for the thread; re-raises its panic, if it had one (a bug,
+    /// never bad input: the stream would otherwise end early unnoticed).
+    fn join(&mut self) {
+        if let Some(t) = self.thread.take() {
+            if let Err(p) = t.join() {
+                std::panic::resume_unwind(p);
+            }
+        }
+    }
+
+    /// Appends up to `max` next records to `buf` and returns how many; fewer
+    /// only at the end of the stream (0: it has ended). On an error, the
+    /// records before it stay appended and the error is returned; the next
+    /// call goes on after it.
+    pub fn fill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize> {
+        let mut n = 0;
+        while n < max {
+            let avail = &self.cur[self.pos..];
+            if avail.is_empty() {
+                if !self.advance()? {
+                    break;
+                }
+                continue;
+            }
+            let take = avail.len().min(max - n);
+            buf.extend_from_slice(&avail[..take]);
+            self.pos += take;
+            n += take;
+        }
+        Ok(n)
+    }
+}
+
+impl Iterator for Prefetch {
+    type Item = Result<Record>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Record>> {
+        loop {
+            if let Some(&r) = self.cur.get(self.pos) {
+                self.pos += 1;
+                return Some(Ok(r));
+            }
+            match self.advance() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        // Closing the channel makes the thread's next send fail, and it
+        // returns; a panic of the thread is not re-raised while dropping.
+        self.rx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for Prefetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefetch")
+            .field("buffered", &(self.cur.len() - self.pos))
+            .field("running", &self.thread.is_some())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Kind;
+    use crate::writer::Writer;
+    use crate::Header;
+
+    fn recs(n: u64) -> Vec<Record> {
+        (0..n)
+            .map(|i| Record::access(Kind::Load, 0x1000 + i * 8, 8, (i % 5) as u32).unwrap())
+            .collect()
+    }
+
+    fn trace(records: &[Record], frame_records: u32) -> Vec<u8> {
+        let header = Header {
+            frame_records,
+            ..Header::default()
+        };
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.extend(records.iter().copied()).unwrap();
+        w.finish().unwrap().0
+    }
+
+    #[test]
+    fn reader_records_come_out_in_order_across_chunks_and_frames() {
+        let all = recs(10_007);
+        let bytes = trace(&all, 1000);
+        for (chunk, depth) in [(1, 1), (7, 2), (1000, 3), (4096, 4), (1 << 16, 4)] {
+            let p = Prefetch::reader_with(
+                Reader::new(std::io::Cursor::new(bytes.clone())).unwrap(),
+                chunk,
+                depth,
+            )
+            .unwrap();
+            let got: Vec<Record> = p.map(|r| r.unwrap()).collect();
+            assert_eq!(got, all, "chunk {chunk} depth {depth}");
+        }
+    }
+
+    #[test]
+    fn fill_gives_batches_then_zero_at_the_end() {
+        let all = recs(2_500);
+        let bytes = trace(&all, 300);
+        let mut p =
+            Prefetch::reader_with(Reader::new(std::io::Cursor::new(bytes)).unwrap(), 700, 2)
+                .unwrap();
+        let mut got = Vec::new();
+        let mut sizes = Vec::new();
+        loop {
+            let n = p.fill(&mut got, 1000).unwrap();
+            if n == 0 {
+                break;
+            }
+            sizes.push(n);
+        }
+        assert_eq!(sizes, vec![1000, 1000, 500]);
+        assert_eq!(got, all);
+        assert_eq!(p.fill(&mut got, 10).unwrap(), 0);
+    }
+
+    #[test]
+    fn errors_come_at_the_same_position_with_the_same_offset() {
+        let all = recs(5_000);
+        let bytes = trace(&all, 1000);
+        // Cut inside the third frame: the synchronous reader's sequence of
+        // items is the reference.
+        let cut = bytes[..bytes.len() * 3 / 5].to_vec();
+        let sync: Vec<String> = Reader::new(&cut[..])
+            .unwrap()
+            .map(|r| format!("{r:?}"))
+            .collect();
+        assert!(sync.last().unwrap().starts_with("Err"), "{:?}", sync.last());
+        for (chunk, depth) in [(1, 1), (333, 2), (1 << 16, 4)] {
+            let p = Prefetch::reader_with(
+                Reader::new(std::io::Cursor::new(cut.clone())).unwrap(),
+                chunk,
+                depth,
+            )
+            .unwrap();
+            let got: Vec<String> = p.map(|r| format!("{r:?}")).collect();
+            assert_eq!(got, sync, "chunk {chunk} depth {depth}");
+        }
+        // fill: the records before the error are appended, then the error.
+        let mut p =
+            Prefetch::reader_with(Reader::new(std::io::Cursor::new(cut)).unwrap(), 64, 1).unwrap();
+        let mut got = Vec::new();
+        let e = loop {
+            match p.fill(&mut got, 1000) {
+                Ok(0) => panic!("no error"),
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(got.len(), sync.len() - 1);
+        assert_eq!(format!("{:?}", Err::<Record, _>(e)), *sync.last().unwrap());
+        assert!(matches!(p.fill(&mut got, 10), Ok(0)));
+    }
+
+    #[test]
+    fn iterator_items_pass_through_errors_included() {
+        let items: Vec<Result<Record>> = (0..50u64)
+            .map(|i| {
+                if i % 17 == 16 {
+                    Err(TraceError::Truncated {
+                        what: "test",
+                        offset: i,
+                    })
+                } else {
+                    Ok(Record::access(Kind::Store, i * 64, 4, 0).unwrap())
+                }
+            })
+            .collect();
+        let want: Vec<String> = items.iter().map(|r| format!("{r:?}")).collect();
+        let p = Prefetch::iter_with(items.into_iter(), 5, 1).unwrap();
+        let got: Vec<String> = p.map(|r| format!("{r:?}")).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn dropping_early_stops_the_thread() {
+        // An endless source: dropping the consumer must still end the
+        // thread (the drop joins it, so this returns).
+        let r = Record::access(Kind::Load, 64, 8, 0).unwrap();
+        let endless = std::iter::repeat(r).map(Ok);
+        let mut p = Prefetch::iter_with(endless, 128, 2).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(p.fill(&mut buf, 1000).unwrap(), 1000);
+        drop(p);
+    }
+}
