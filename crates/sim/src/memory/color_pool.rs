@@ -1,6 +1,9 @@
 //! The parts that both color-aware allocators share: per-color free lists
-//! of 4 KiB frames ([`ColorLists`]) and the per-app color sets with their
-//! round-robin cursors and counters ([`AppColorTable`]).
+//! of 4 KiB frames ([`ColorLists`]), the per-app color sets with their
+//! round-robin cursors and counters ([`AppColorTable`]), the two with the
+//! buddy allocator behind them ([`ColoredFrames`]), and the
+//! [`super::FrameAllocator`] methods that only forward to those
+//! (`forward_colored_frames!`).
 //!
 //! Lists are LIFO stacks (the frame freed last is reused first, as the
 //! buddy allocator's lists are), so runs are deterministic.
@@ -9,7 +12,8 @@ use std::collections::BTreeMap;
 
 use cachepart_units::IdSet;
 
-use super::allocator::AppAllocStats;
+use super::allocator::{AllocHint, AppAllocStats, FrameAllocator};
+use super::buddy::BuddyAllocator;
 use super::color::ColorLayout;
 use super::error::MemoryError;
 use super::page::Frame;
@@ -198,3 +202,82 @@ mod tests {
         assert!(pop_round_robin(&mut lists, app).is_none());
     }
 }
+
+/// What both color-aware allocators hold: the buddy allocator they take
+/// frames from, the per-color lists of 4 KiB frames and the apps' colors.
+#[derive(Clone, Debug)]
+pub struct ColoredFrames {
+    /// The buddy allocator underneath.
+    pub buddy: BuddyAllocator,
+    /// Free 4 KiB frames by color.
+    pub lists: ColorLists,
+    /// Each app's colors and counters.
+    pub apps: AppColorTable,
+}
+
+impl ColoredFrames {
+    /// `buddy` behind `lists`, no app colored yet.
+    pub fn new(buddy: BuddyAllocator, lists: ColorLists) -> ColoredFrames {
+        ColoredFrames {
+            buddy,
+            lists,
+            apps: AppColorTable::default(),
+        }
+    }
+
+    /// A block of `order` > 0 (superpages are not colored): from the buddy
+    /// allocator, except for a colored app or when `refuse` (out of
+    /// memory, so that its pages fall back to 4 KiB frames of its colors).
+    pub fn alloc_block(
+        &mut self,
+        order: u8,
+        hint: AllocHint,
+        refuse: bool,
+    ) -> Result<Frame, MemoryError> {
+        if refuse || self.apps.get(hint.app).is_some() {
+            return Err(MemoryError::OutOfMemory {
+                order,
+                free_frames: self.free_frames(),
+            });
+        }
+        self.buddy.alloc(order, hint)
+    }
+
+    /// Free frames: the buddy allocator's and the lists'.
+    pub fn free_frames(&self) -> u64 {
+        self.buddy.free_frames() + self.lists.len()
+    }
+}
+
+/// The [`super::FrameAllocator`] methods of a color-aware allocator that
+/// only forward to its [`ColoredFrames`] field `mem` (used inside the
+/// trait impl).
+macro_rules! forward_colored_frames {
+    () => {
+        fn free_frames(&self) -> u64 {
+            self.mem.free_frames()
+        }
+
+        fn total_frames(&self) -> u64 {
+            self.mem.buddy.total_frames()
+        }
+
+        fn set_app_colors(&mut self, app: u32, colors: &IdSet) -> Result<(), MemoryError> {
+            let layout = *self.mem.lists.layout();
+            self.mem.apps.set(&layout, app, colors)
+        }
+
+        fn app_colors(&self, app: u32) -> Option<&IdSet> {
+            self.mem.apps.get(app).map(|a| &a.set)
+        }
+
+        fn color_layout(&self) -> Option<&ColorLayout> {
+            Some(self.mem.lists.layout())
+        }
+
+        fn app_stats(&self, app: u32) -> AppAllocStats {
+            self.mem.apps.stats(app)
+        }
+    };
+}
+pub(crate) use forward_colored_frames;

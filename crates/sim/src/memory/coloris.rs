@@ -30,7 +30,9 @@ use serde::{Deserialize, Serialize};
 use super::allocator::{AllocHint, AllocatorKind, AppAllocStats, FrameAllocator};
 use super::buddy::BuddyAllocator;
 use super::color::ColorLayout;
-use super::color_pool::{pop_round_robin, AppColorTable, AppColors, ColorLists};
+use super::color_pool::{
+    forward_colored_frames, pop_round_robin, AppColors, ColorLists, ColoredFrames,
+};
 use super::error::MemoryError;
 use super::page::{Frame, FRAME_BYTES};
 use crate::splitmix::SplitMix64;
@@ -78,9 +80,7 @@ impl Default for ColorisConfig {
 /// COLORIS's allocator: a pool of per-color lists over a buddy allocator.
 #[derive(Clone, Debug)]
 pub struct ColorisAllocator {
-    buddy: BuddyAllocator,
-    lists: ColorLists,
-    apps: AppColorTable,
+    mem: ColoredFrames,
     cap: usize,
     any_cursor: u32,
     reserved: Option<AppColors>,
@@ -129,9 +129,7 @@ impl ColorisAllocator {
             }
         }
         Ok(ColorisAllocator {
-            buddy,
-            lists,
-            apps: AppColorTable::default(),
+            mem: ColoredFrames::new(buddy, lists),
             cap: (pool / layout.colors()).max(1) as usize,
             any_cursor: 0,
             reserved,
@@ -141,49 +139,49 @@ impl ColorisAllocator {
 
     /// The buddy allocator underneath.
     pub fn buddy(&self) -> &BuddyAllocator {
-        &self.buddy
+        &self.mem.buddy
     }
 
     /// Frames in the pool.
     pub fn pool_frames(&self) -> u64 {
-        self.lists.len()
+        self.mem.lists.len()
     }
 
     /// Frames in the pool of color `c`.
     pub fn pool_frames_of(&self, c: u32) -> usize {
-        self.lists.len_of(c)
+        self.mem.lists.len_of(c)
     }
 
     /// Pulls buddy frames into the pool until one of a color `fits`
     /// accepts comes (returned) or the buddy allocator is empty.
     fn refill(&mut self, app: u32, fits: impl Fn(u32) -> bool) -> Option<Frame> {
-        while let Ok(f) = self.buddy.alloc(0, AllocHint::default()) {
-            self.apps.stats_mut(app).refills += 1;
-            if fits(self.lists.color_of(f)) {
+        while let Ok(f) = self.mem.buddy.alloc(0, AllocHint::default()) {
+            self.mem.apps.stats_mut(app).refills += 1;
+            if fits(self.mem.lists.color_of(f)) {
                 return Some(f);
             }
-            self.lists.push(f);
+            self.mem.lists.push(f);
         }
         None
     }
 
     /// Any frame, round-robin over every color, then the buddy's.
     fn any_frame(&mut self, start: u32) -> Option<Frame> {
-        match self.lists.next_nonempty(start) {
+        match self.mem.lists.next_nonempty(start) {
             Some(c) => {
-                self.any_cursor = (c + 1) % self.lists.layout().colors() as u32;
-                self.lists.pop(c)
+                self.any_cursor = (c + 1) % self.mem.lists.layout().colors() as u32;
+                self.mem.lists.pop(c)
             }
-            None => self.buddy.alloc(0, AllocHint::default()).ok(),
+            None => self.mem.buddy.alloc(0, AllocHint::default()).ok(),
         }
     }
 
     fn take_of_set(&mut self, app: u32, entry: &mut AppColors) -> Option<Frame> {
-        if let Some(f) = pop_round_robin(&mut self.lists, entry) {
+        if let Some(f) = pop_round_robin(&mut self.mem.lists, entry) {
             return Some(f);
         }
         let f = self.refill(app, |c| entry.set.contains(c))?;
-        let c = self.lists.color_of(f);
+        let c = self.mem.lists.color_of(f);
         if let Some(k) = entry.order.iter().position(|&x| x == c) {
             entry.cursor = (k + 1) % entry.order.len();
         }
@@ -191,14 +189,14 @@ impl ColorisAllocator {
     }
 
     fn shared_frame(&mut self, app: u32) -> Result<Frame, MemoryError> {
-        let colors = self.lists.layout().colors();
+        let colors = self.mem.lists.layout().colors();
         if let Some(mut entry) = self.reserved.take() {
             let f = self.take_of_set(app, &mut entry);
             self.reserved = Some(entry);
             if let Some(f) = f {
                 return Ok(f);
             }
-            self.apps.stats_mut(app).fallbacks += 1;
+            self.mem.apps.stats_mut(app).fallbacks += 1;
             let start = self.any_cursor;
             return self.any_frame(start).ok_or(MemoryError::OutOfMemory {
                 order: 0,
@@ -206,7 +204,7 @@ impl ColorisAllocator {
             });
         }
         let c = self.rng.below(colors) as u32;
-        if let Some(f) = self.lists.pop(c) {
+        if let Some(f) = self.mem.lists.pop(c) {
             return Ok(f);
         }
         if let Some(f) = self.refill(app, |x| x == c) {
@@ -220,19 +218,19 @@ impl ColorisAllocator {
 
     fn alloc_small(&mut self, hint: AllocHint) -> Result<Frame, MemoryError> {
         let app = hint.app;
-        let colors = self.lists.layout().colors();
+        let colors = self.mem.lists.layout().colors();
         if hint.shared {
             return self.shared_frame(app);
         }
         if let Some(c) = hint.color.filter(|&c| u64::from(c) < colors) {
-            if let Some(f) = self.lists.pop(c) {
+            if let Some(f) = self.mem.lists.pop(c) {
                 return Ok(f);
             }
             if let Some(f) = self.refill(app, |x| x == c) {
                 return Ok(f);
             }
         }
-        let Some(mut entry) = self.apps.take(app) else {
+        let Some(mut entry) = self.mem.apps.take(app) else {
             let start = self.any_cursor;
             return self.any_frame(start).ok_or(MemoryError::OutOfMemory {
                 order: 0,
@@ -245,9 +243,9 @@ impl ColorisAllocator {
             colors: entry.set.to_string(),
             free_frames: self.free_frames(),
         });
-        self.apps.put(app, entry);
+        self.mem.apps.put(app, entry);
         if result.is_err() {
-            self.apps.stats_mut(app).exhausted += 1;
+            self.mem.apps.stats_mut(app).exhausted += 1;
         }
         result
     }
@@ -256,55 +254,26 @@ impl ColorisAllocator {
 impl FrameAllocator for ColorisAllocator {
     fn alloc(&mut self, order: u8, hint: AllocHint) -> Result<Frame, MemoryError> {
         if order > 0 {
-            if hint.shared || self.apps.get(hint.app).is_some() {
-                return Err(MemoryError::OutOfMemory {
-                    order,
-                    free_frames: self.free_frames(),
-                });
-            }
-            return self.buddy.alloc(order, hint);
+            return self.mem.alloc_block(order, hint, hint.shared);
         }
         let f = self.alloc_small(hint)?;
-        self.apps.stats_mut(hint.app).frames += 1;
+        self.mem.apps.stats_mut(hint.app).frames += 1;
         Ok(f)
     }
 
     fn free(&mut self, frame: Frame, order: u8) {
-        if order == 0 && self.lists.len_of(self.lists.color_of(frame)) < self.cap {
-            self.lists.push(frame);
+        if order == 0 && self.mem.lists.len_of(self.mem.lists.color_of(frame)) < self.cap {
+            self.mem.lists.push(frame);
         } else {
-            self.buddy.free(frame, order);
+            self.mem.buddy.free(frame, order);
         }
-    }
-
-    fn free_frames(&self) -> u64 {
-        self.buddy.free_frames() + self.lists.len()
-    }
-
-    fn total_frames(&self) -> u64 {
-        self.buddy.total_frames()
     }
 
     fn kind(&self) -> AllocatorKind {
         AllocatorKind::Coloris
     }
 
-    fn set_app_colors(&mut self, app: u32, colors: &IdSet) -> Result<(), MemoryError> {
-        let layout = *self.lists.layout();
-        self.apps.set(&layout, app, colors)
-    }
-
-    fn app_colors(&self, app: u32) -> Option<&IdSet> {
-        self.apps.get(app).map(|a| &a.set)
-    }
-
-    fn color_layout(&self) -> Option<&ColorLayout> {
-        Some(self.lists.layout())
-    }
-
-    fn app_stats(&self, app: u32) -> AppAllocStats {
-        self.apps.stats(app)
-    }
+    forward_colored_frames!();
 }
 
 #[cfg(test)]
@@ -330,7 +299,7 @@ mod tests {
         let got: Vec<u32> = (0..16)
             .map(|_| {
                 let f = c.alloc(0, h).unwrap();
-                c.lists.color_of(f)
+                c.mem.lists.color_of(f)
             })
             .collect();
         assert_eq!(&got[..4], &[4, 5, 4, 5]);
@@ -338,7 +307,7 @@ mod tests {
         assert_eq!(c.app_stats(0).refills, 0);
         // The pool's colors 4 and 5 are empty: the buddy refills them.
         let f = c.alloc(0, h).unwrap();
-        assert!([4, 5].contains(&c.lists.color_of(f)));
+        assert!([4, 5].contains(&c.mem.lists.color_of(f)));
         assert!(c.app_stats(0).refills > 0);
         // A freed frame returns to its list.
         let before = c.pool_frames_of(4);
@@ -370,10 +339,10 @@ mod tests {
         };
         for _ in 0..4 {
             let f = c.alloc(0, shared).unwrap();
-            assert_eq!(c.lists.color_of(f), 15);
+            assert_eq!(c.mem.lists.color_of(f), 15);
         }
         let f = c.alloc(0, shared).unwrap();
-        assert_ne!(c.lists.color_of(f), 15);
+        assert_ne!(c.mem.lists.color_of(f), 15);
         assert_eq!(c.app_stats(2).fallbacks, 1);
         let bad = ColorisConfig {
             shared: SharedColors::Reserved("16".parse().unwrap()),

@@ -178,16 +178,7 @@ impl PhysicalCore {
         rec: Record,
         alloc: &mut A,
     ) -> Option<Result<u64, MemoryError>> {
-        let kind = rec.kind();
-        if kind == Kind::Escape {
-            return None;
-        }
-        let vaddr = rec.addr();
-        let last = vaddr.wrapping_add(u64::from(rec.size()) - 1);
-        if (vaddr ^ last) >= PageSize::Small.bytes() {
-            return None;
-        }
-        let instr = kind == Kind::Ifetch;
+        let (instr, vaddr) = single_page(rec)?;
         Some(match self.tlb.lookup(instr, vaddr) {
             Some(p) => Ok(p),
             None => self.walk(instr, vaddr, alloc),
@@ -202,16 +193,8 @@ impl PhysicalCore {
     /// single record; `None` (nothing counted): call [`Self::translate`].
     #[inline(always)]
     pub fn translate_fast(&mut self, rec: Record) -> Option<u64> {
-        let kind = rec.kind();
-        if kind == Kind::Escape {
-            return None;
-        }
-        let vaddr = rec.addr();
-        let last = vaddr.wrapping_add(u64::from(rec.size()) - 1);
-        if (vaddr ^ last) >= PageSize::Small.bytes() {
-            return None;
-        }
-        self.tlb.lookup_last(kind == Kind::Ifetch, vaddr)
+        let (instr, vaddr) = single_page(rec)?;
+        self.tlb.lookup_last(instr, vaddr)
     }
 
     /// Translates one record (mapping pages as needed); escape records
@@ -316,6 +299,22 @@ impl PhysicalCore {
             None => {}
         }
     }
+}
+
+/// Whether `rec` is an access (not an escape) within one 4 KiB page: then
+/// whether it is an instruction fetch, and its virtual address.
+#[inline(always)]
+fn single_page(rec: Record) -> Option<(bool, u64)> {
+    let kind = rec.kind();
+    if kind == Kind::Escape {
+        return None;
+    }
+    let vaddr = rec.addr();
+    let last = vaddr.wrapping_add(u64::from(rec.size()) - 1);
+    if (vaddr ^ last) >= PageSize::Small.bytes() {
+        return None;
+    }
+    Some((kind == Kind::Ifetch, vaddr))
 }
 
 #[cfg(test)]

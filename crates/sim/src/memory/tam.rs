@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::allocator::{AllocHint, AllocatorKind, AppAllocStats, FrameAllocator};
 use super::buddy::BuddyAllocator;
 use super::color::ColorLayout;
-use super::color_pool::{pop_round_robin, AppColorTable, ColorLists};
+use super::color_pool::{forward_colored_frames, pop_round_robin, ColorLists, ColoredFrames};
 use super::error::MemoryError;
 use super::page::Frame;
 use crate::splitmix::SplitMix64;
@@ -70,9 +70,7 @@ impl Default for TamConfig {
 /// Tam et al.'s allocator over a buddy allocator.
 #[derive(Clone, Debug)]
 pub struct TamAllocator {
-    buddy: BuddyAllocator,
-    lists: ColorLists,
-    apps: AppColorTable,
+    mem: ColoredFrames,
     cfg: TamConfig,
     rng: SplitMix64,
     any_cursor: u32,
@@ -82,9 +80,7 @@ impl TamAllocator {
     /// Colors by `layout`, taking frames from `buddy` (aged or not).
     pub fn new(buddy: BuddyAllocator, layout: ColorLayout, cfg: TamConfig) -> TamAllocator {
         TamAllocator {
-            buddy,
-            lists: ColorLists::new(layout),
-            apps: AppColorTable::default(),
+            mem: ColoredFrames::new(buddy, ColorLists::new(layout)),
             rng: SplitMix64::new(cfg.seed),
             cfg,
             any_cursor: 0,
@@ -93,24 +89,24 @@ impl TamAllocator {
 
     /// The buddy allocator underneath.
     pub fn buddy(&self) -> &BuddyAllocator {
-        &self.buddy
+        &self.mem.buddy
     }
 
     /// Frames parked on the per-color lists.
     pub fn listed_frames(&self) -> u64 {
-        self.lists.len()
+        self.mem.lists.len()
     }
 
     /// Up to `max_try` buddy frames: the first of a color `fits` accepts
     /// is returned, the others parked on their lists.
     fn try_buddy(&mut self, app: u32, fits: impl Fn(u32) -> bool) -> Option<Frame> {
         for _ in 0..self.cfg.max_try {
-            let f = self.buddy.alloc(0, AllocHint::default()).ok()?;
-            self.apps.stats_mut(app).refills += 1;
-            if fits(self.lists.color_of(f)) {
+            let f = self.mem.buddy.alloc(0, AllocHint::default()).ok()?;
+            self.mem.apps.stats_mut(app).refills += 1;
+            if fits(self.mem.lists.color_of(f)) {
                 return Some(f);
             }
-            self.lists.push(f);
+            self.mem.lists.push(f);
         }
         None
     }
@@ -118,47 +114,47 @@ impl TamAllocator {
     /// A frame of an app without colors: the buddy allocator's, else one
     /// from the lists, round-robin.
     fn any_frame(&mut self) -> Option<Frame> {
-        if let Ok(f) = self.buddy.alloc(0, AllocHint::default()) {
+        if let Ok(f) = self.mem.buddy.alloc(0, AllocHint::default()) {
             return Some(f);
         }
-        let c = self.lists.next_nonempty(self.any_cursor)?;
+        let c = self.mem.lists.next_nonempty(self.any_cursor)?;
         self.any_cursor = c + 1;
-        self.lists.pop(c)
+        self.mem.lists.pop(c)
     }
 
     /// The fallback frame: from a list chosen at random (the first
     /// non-empty one from a random color), else the buddy allocator's.
     fn fallback_frame(&mut self) -> Option<Frame> {
-        let start = self.rng.below(self.lists.layout().colors()) as u32;
-        match self.lists.next_nonempty(start) {
-            Some(c) => self.lists.pop(c),
-            None => self.buddy.alloc(0, AllocHint::default()).ok(),
+        let start = self.rng.below(self.mem.lists.layout().colors()) as u32;
+        match self.mem.lists.next_nonempty(start) {
+            Some(c) => self.mem.lists.pop(c),
+            None => self.mem.buddy.alloc(0, AllocHint::default()).ok(),
         }
     }
 
     fn alloc_small(&mut self, hint: AllocHint) -> Result<Frame, MemoryError> {
         let app = hint.app;
-        let colors = self.lists.layout().colors();
+        let colors = self.mem.lists.layout().colors();
         if let Some(c) = hint.color.filter(|&c| u64::from(c) < colors) {
-            if let Some(f) = self.lists.pop(c) {
+            if let Some(f) = self.mem.lists.pop(c) {
                 return Ok(f);
             }
             if let Some(f) = self.try_buddy(app, |x| x == c) {
                 return Ok(f);
             }
         }
-        let Some(mut entry) = self.apps.take(app) else {
+        let Some(mut entry) = self.mem.apps.take(app) else {
             return self.any_frame().ok_or(MemoryError::OutOfMemory {
                 order: 0,
                 free_frames: 0,
             });
         };
-        let got = match pop_round_robin(&mut self.lists, &mut entry) {
+        let got = match pop_round_robin(&mut self.mem.lists, &mut entry) {
             Some(f) => Some(f),
             None => {
                 let f = self.try_buddy(app, |x| entry.set.contains(x));
                 if let Some(f) = f {
-                    let c = self.lists.color_of(f);
+                    let c = self.mem.lists.color_of(f);
                     if let Some(k) = entry.order.iter().position(|&x| x == c) {
                         entry.cursor = (k + 1) % entry.order.len();
                     }
@@ -170,7 +166,7 @@ impl TamAllocator {
             Some(f) => Ok(f),
             None if self.cfg.fallback => match self.fallback_frame() {
                 Some(f) => {
-                    self.apps.stats_mut(app).fallbacks += 1;
+                    self.mem.apps.stats_mut(app).fallbacks += 1;
                     Ok(f)
                 }
                 None => Err(MemoryError::OutOfMemory {
@@ -179,7 +175,7 @@ impl TamAllocator {
                 }),
             },
             None => {
-                self.apps.stats_mut(app).exhausted += 1;
+                self.mem.apps.stats_mut(app).exhausted += 1;
                 Err(MemoryError::ColorsExhausted {
                     app,
                     colors: entry.set.to_string(),
@@ -187,7 +183,7 @@ impl TamAllocator {
                 })
             }
         };
-        self.apps.put(app, entry);
+        self.mem.apps.put(app, entry);
         result
     }
 }
@@ -195,55 +191,26 @@ impl TamAllocator {
 impl FrameAllocator for TamAllocator {
     fn alloc(&mut self, order: u8, hint: AllocHint) -> Result<Frame, MemoryError> {
         if order > 0 {
-            if self.apps.get(hint.app).is_some() {
-                return Err(MemoryError::OutOfMemory {
-                    order,
-                    free_frames: self.free_frames(),
-                });
-            }
-            return self.buddy.alloc(order, hint);
+            return self.mem.alloc_block(order, hint, false);
         }
         let f = self.alloc_small(hint)?;
-        self.apps.stats_mut(hint.app).frames += 1;
+        self.mem.apps.stats_mut(hint.app).frames += 1;
         Ok(f)
     }
 
     fn free(&mut self, frame: Frame, order: u8) {
         if order == 0 {
-            self.lists.push(frame);
+            self.mem.lists.push(frame);
         } else {
-            self.buddy.free(frame, order);
+            self.mem.buddy.free(frame, order);
         }
-    }
-
-    fn free_frames(&self) -> u64 {
-        self.buddy.free_frames() + self.lists.len()
-    }
-
-    fn total_frames(&self) -> u64 {
-        self.buddy.total_frames()
     }
 
     fn kind(&self) -> AllocatorKind {
         AllocatorKind::Tam
     }
 
-    fn set_app_colors(&mut self, app: u32, colors: &IdSet) -> Result<(), MemoryError> {
-        let layout = *self.lists.layout();
-        self.apps.set(&layout, app, colors)
-    }
-
-    fn app_colors(&self, app: u32) -> Option<&IdSet> {
-        self.apps.get(app).map(|a| &a.set)
-    }
-
-    fn color_layout(&self) -> Option<&ColorLayout> {
-        Some(self.lists.layout())
-    }
-
-    fn app_stats(&self, app: u32) -> AppAllocStats {
-        self.apps.stats(app)
-    }
+    forward_colored_frames!();
 }
 
 #[cfg(test)]
@@ -264,7 +231,7 @@ mod tests {
         let colors: Vec<u32> = (0..32)
             .map(|_| {
                 let f = t.alloc(0, h).unwrap();
-                t.lists.color_of(f)
+                t.mem.lists.color_of(f)
             })
             .collect();
         assert_eq!(&colors[..4], &[2, 5, 2, 5]);
@@ -272,13 +239,13 @@ mod tests {
         assert_eq!(t.app_stats(1).fallbacks, 0);
         // Colors 2 and 5 are used up: the next frame is another color.
         let f = t.alloc(0, h).unwrap();
-        assert!(![2, 5].contains(&t.lists.color_of(f)));
+        assert!(![2, 5].contains(&t.mem.lists.color_of(f)));
         assert_eq!(t.app_stats(1).fallbacks, 1);
         assert_eq!(t.free_frames() + 33, t.total_frames());
         // Freed frames come back to their list and serve the app again.
         t.free(Frame(2), 0);
         let f = t.alloc(0, h).unwrap();
-        assert_eq!(t.lists.color_of(f), 2);
+        assert_eq!(t.mem.lists.color_of(f), 2);
     }
 
     #[test]
@@ -318,7 +285,7 @@ mod tests {
         let mut t = tam(1, cfg);
         t.set_app_colors(0, &"9".parse().unwrap()).unwrap();
         let f = t.alloc(0, AllocHint::for_page(0, 0)).unwrap();
-        assert_ne!(t.lists.color_of(f), 9);
+        assert_ne!(t.mem.lists.color_of(f), 9);
         assert_eq!(t.app_stats(0).fallbacks, 1);
         assert_eq!(t.app_stats(0).refills, 3);
         // The fallback frame came from one of the three parked ones.
