@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use cachepart_trace::codec::fnv1a;
 use cachepart_trace::synth::{Distribution, Pattern, SynthConfig};
 use cachepart_trace::{
     DinReader, Header, LackeyReader, Reader, Record, Result, TraceError, TraceFile, Writer,
@@ -156,30 +157,30 @@ fn small_frames() -> Header {
     }
 }
 
-fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
 /// A complete one-frame trace around `raw`, an uncompressed frame body
 /// declaring `records` records (built from `docs/trace-format.md`).
 pub fn assemble(raw: &[u8], records: u32) -> Vec<u8> {
     static HEADER: OnceLock<Vec<u8>> = OnceLock::new();
-    let mut file = HEADER
+    let header = HEADER
         .get_or_init(|| {
-            let (mut file, _) = Writer::new(Vec::new(), &small_frames())
+            let (file, _) = Writer::new(Vec::new(), &small_frames())
                 .and_then(Writer::finish)
                 .expect("an empty trace");
-            file.truncate(file.len() - 8 - 24); // keep the header only
             file
         })
         .clone();
+    assemble_after(header, raw, records, 1)
+}
+
+/// A one-frame trace: the header of `empty` (a finished trace without
+/// records, whose empty index and trailer are dropped), then `raw` as a
+/// frame declaring `records` records, compressed at zstd `level`, then an
+/// index and trailer written by hand from `docs/trace-format.md`.
+pub fn assemble_after(mut empty: Vec<u8>, raw: &[u8], records: u32, level: i32) -> Vec<u8> {
+    empty.truncate(empty.len() - 8 - 24); // keep the header only
+    let mut file = empty;
     let header_len = file.len() as u64;
-    let body = zstd::bulk::compress(raw, 1).expect("zstd compresses");
+    let body = zstd::bulk::compress(raw, level).expect("zstd compresses");
     file.extend_from_slice(b"CPFR");
     file.extend_from_slice(&(body.len() as u32).to_le_bytes());
     file.extend_from_slice(&records.to_le_bytes());

@@ -20,6 +20,7 @@
 use zstd::bulk::{Compressor, Decompressor};
 use zstd::zstd_safe::CParameter;
 
+use crate::codec::put_varint;
 use crate::error::{Result, TraceError};
 use crate::io_util::Cursor;
 use crate::record::{Kind, Record, RecordError, MAX_PAYLOAD};
@@ -95,14 +96,6 @@ fn bad(offset: u64, reason: impl Into<String>) -> TraceError {
         offset,
         reason: reason.into(),
     }
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 fn get_varint(c: &mut Cursor<'_>) -> Option<u64> {

@@ -5,8 +5,9 @@
 //! 24-byte trailer that ends the file: index offset u64, total records u64,
 //! FNV-1a checksum u32 of the index bytes, and the tag `CPTE`.
 
+use crate::codec::fnv1a;
 use crate::error::{Result, TraceError};
-use crate::io_util::{fnv1a, Cursor};
+use crate::io_util::Cursor;
 
 /// Tag that starts the index.
 pub(crate) const INDEX_TAG: [u8; 4] = *b"CPIX";

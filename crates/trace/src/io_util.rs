@@ -55,13 +55,3 @@ impl<'a> Cursor<'a> {
         self.buf.len() - self.pos
     }
 }
-
-/// FNV-1a, 32 bits: a checksum for the small index.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}

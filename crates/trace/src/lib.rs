@@ -21,6 +21,8 @@
 //! * [`capture_lackey`] and [`capture_qemu`]: record a real program under
 //!   valgrind lackey or under qemu-user with cachepart's own TCG plugin,
 //!   streamed through a FIFO into the binary format (`cachepart trace capture`).
+//! * [`codec`]: the varint and FNV-1a codings, shared with the SHARDS
+//!   sample index of `cachepart-curves`.
 //!
 //! Every failure is a [`TraceError`] naming the byte offset (binary) or the
 //! line (text) where it happened.
@@ -38,6 +40,7 @@
 
 mod capture;
 mod capture_qemu;
+pub mod codec;
 mod compress_pool;
 mod convert;
 mod din;

@@ -16,6 +16,10 @@ use cachepart_trace::{
 };
 use proptest::prelude::*;
 
+#[allow(dead_code)]
+#[path = "../../../fuzz/src/lib.rs"]
+mod harness;
+
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
@@ -104,42 +108,11 @@ fn corpus_errors_match() {
     assert!(seen >= 8, "corpus has {seen} files");
 }
 
-fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-/// Builds a one-frame file from a raw (untransformed) frame body, written
-/// from the format description alone.
+/// Builds a one-frame file from a raw (untransformed) frame body, after
+/// the header of [`valid`]`(0, 16)`, with the fuzz harness's builder (an
+/// index and trailer written from the format description alone).
 fn assemble(raw: &[u8], records: u32) -> Vec<u8> {
-    let mut file = valid(0, 16);
-    // Keep the header only: drop the empty index and trailer.
-    file.truncate(file.len() - 8 - 24);
-    let header_len = file.len() as u64;
-    let body = zstd::bulk::compress(raw, 3).unwrap();
-    file.extend_from_slice(b"CPFR");
-    file.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    file.extend_from_slice(&records.to_le_bytes());
-    file.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-    file.extend_from_slice(&body);
-    let index_at = file.len() as u64;
-    let mut idx = Vec::new();
-    idx.extend_from_slice(b"CPIX");
-    idx.extend_from_slice(&1u32.to_le_bytes());
-    idx.extend_from_slice(&header_len.to_le_bytes());
-    idx.extend_from_slice(&0u64.to_le_bytes());
-    idx.extend_from_slice(&records.to_le_bytes());
-    let sum = fnv1a(&idx);
-    file.extend_from_slice(&idx);
-    file.extend_from_slice(&index_at.to_le_bytes());
-    file.extend_from_slice(&u64::from(records).to_le_bytes());
-    file.extend_from_slice(&sum.to_le_bytes());
-    file.extend_from_slice(b"CPTE");
-    file
+    harness::assemble_after(valid(0, 16), raw, records, 3)
 }
 
 /// Raw frame body for `kinds` (sizes 8, gaps 0) with one-byte deltas.
