@@ -501,15 +501,28 @@ impl Sampler {
     }
 }
 
-/// The reference sample's decision on a record number: with a base stage,
-/// its record hash under the base key `base_key` is at most `base`, and
-/// its salted hash at most `t`.
+/// A base stage: a number is kept when its hash under `key` is at most
+/// `t`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BaseStage {
+    pub(crate) key: u64,
+    pub(crate) t: u64,
+}
+
+impl BaseStage {
+    #[inline(always)]
+    fn keeps(&self, x: u64) -> bool {
+        mix64(x ^ self.key) <= self.t
+    }
+}
+
+/// The reference sample's decision on a record number: it passes the base
+/// stage, if any, and its salted hash is at most `t`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RefStage {
     pub(crate) salt: u64,
     pub(crate) t: u64,
-    pub(crate) base: Option<u64>,
-    pub(crate) base_key: u64,
+    pub(crate) base: Option<BaseStage>,
 }
 
 impl RefStage {
@@ -518,6 +531,14 @@ impl RefStage {
     #[inline(always)]
     pub(crate) fn second(&self, record: u64) -> bool {
         self.base.is_none() || mix64(record ^ self.salt) <= self.t
+    }
+
+    /// The stage the filter applies: the base stage, or the only one.
+    fn first(&self) -> BaseStage {
+        self.base.unwrap_or(BaseStage {
+            key: self.salt,
+            t: self.t,
+        })
     }
 }
 
@@ -556,12 +577,10 @@ pub struct Shards {
 pub(crate) struct State {
     /// Key of the (second-stage) line hash.
     salt: u64,
-    /// Key of the base stage's line hash.
-    base_key: u64,
     /// Largest sampled hash (of the second stage with a base stage).
     pub(crate) t: u64,
-    /// The base stage's threshold (`None`: one stage).
-    base_t: Option<u64>,
+    /// The base stage of the lines (`None`: one stage).
+    base: Option<BaseStage>,
     /// `1 / R` for the current threshold.
     inv_rate: f64,
     max_lines: usize,
@@ -589,14 +608,13 @@ pub(crate) struct State {
 impl State {
     /// The sampling rate of the current thresholds.
     fn rate(&self) -> f64 {
-        self.base_t.map_or(1.0, rate_of) * rate_of(self.t)
+        self.base.map_or(1.0, |b| rate_of(b.t)) * rate_of(self.t)
     }
 
     /// Whether `line` passes the base stage (always with one stage).
     #[inline(always)]
     fn base_passes(&self, line: u64) -> bool {
-        self.base_t
-            .is_none_or(|t0| mix64(line ^ self.base_key) <= t0)
+        self.base.is_none_or(|b| b.keeps(line))
     }
 
     /// A reference to `line` of the line sample (hash `h`).
@@ -649,9 +667,7 @@ impl State {
         }
         self.sampled += count;
         if self.max_lines == usize::MAX {
-            if self.by_sampled.is_empty() {
-                self.by_sampled.push(0);
-            }
+            // `by_sampled` starts with 1024 buckets and only grows.
             self.by_sampled[0] += count;
         } else {
             for _ in 0..count {
@@ -670,15 +686,8 @@ impl State {
             rec.reference(record, reach);
             return;
         }
-        let c = self.exact_below;
-        let d = match reach {
-            Reach::Exact(d) => d.min(c),
-            Reach::AtLeast(_) => c,
-            Reach::Truncated(_) => {
-                self.truncated += 1;
-                c
-            }
-        };
+        let (d, truncated) = StoredReach::from(reach).distance(self.exact_below);
+        self.truncated += u64::from(truncated);
         self.ref_counts[d as usize] += 1;
     }
 
@@ -692,14 +701,25 @@ impl State {
     }
 }
 
-/// A reference-sample distance as a sample index stores it.
+/// A reference-sample distance as the estimate and a sample index use it:
+/// what a look-back learnt, less whether a cap was reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum StoredReach {
-    /// The distance, or the index's `C` when at least that.
+    /// The distance, or at least this when the walk's cap was reached
+    /// (the index stores it capped at its `C`).
     Capped(u64),
     /// The look-back reached the window's start after this many distinct
-    /// lines (fewer than the index's `C`).
+    /// lines (fewer than the walk's cap).
     Truncated(u64),
+}
+
+impl From<Reach> for StoredReach {
+    fn from(r: Reach) -> Self {
+        match r {
+            Reach::Exact(d) | Reach::AtLeast(d) => StoredReach::Capped(d),
+            Reach::Truncated(seen) => StoredReach::Truncated(seen),
+        }
+    }
 }
 
 impl StoredReach {
@@ -734,11 +754,14 @@ impl Shards {
             } => (initial_rate, max_lines),
         };
         let based = rate <= BASE_RATE;
-        let base_t = based.then(|| threshold(BASE_RATE));
+        let (base_key, base_ref_key) = base_keys(cfg.base_salt);
+        let base = based.then(|| BaseStage {
+            key: base_key,
+            t: threshold(BASE_RATE),
+        });
         let t = threshold(if based { rate / BASE_RATE } else { rate });
         let exact_below = u64::from(cfg.exact_below_lines);
         let ref_rate = rate * cfg.reference_fraction;
-        let (base_key, base_ref_key) = base_keys(cfg.base_salt);
         let refs = (exact_below > 0 && threshold(rate) < u64::MAX).then(|| {
             // Another salt than the lines': the reference sample is
             // independent of the line sample.
@@ -747,23 +770,23 @@ impl Shards {
                 RefStage {
                     salt,
                     t: threshold(ref_rate / BASE_REF_RATE),
-                    base: Some(threshold(BASE_REF_RATE)),
-                    base_key: base_ref_key,
+                    base: Some(BaseStage {
+                        key: base_ref_key,
+                        t: threshold(BASE_REF_RATE),
+                    }),
                 }
             } else {
                 RefStage {
                     salt,
                     t: threshold(ref_rate),
                     base: None,
-                    base_key: base_ref_key,
                 }
             }
         });
         let mut state = State {
             salt: line_key(cfg.salt),
-            base_key,
             t,
-            base_t,
+            base,
             inv_rate: 1.0,
             max_lines,
             stack: LruStack::new(),
@@ -838,23 +861,16 @@ impl Shards {
     fn sampler(&self) -> Sampler {
         // With two stages the filter applies the first; `handle` checks
         // the second.
-        let (salt, t) = match self.state.base_t {
-            Some(t0) => (self.state.base_key, t0),
-            None => (self.state.salt, self.state.t),
-        };
+        let lines = self.state.base.unwrap_or(BaseStage {
+            key: self.state.salt,
+            t: self.state.t,
+        });
+        let refs = self.refs.map(|r| r.first());
         Sampler {
-            salt,
-            t,
-            ref_salt: match self.refs {
-                Some(RefStage {
-                    base: Some(_),
-                    base_key,
-                    ..
-                }) => base_key,
-                Some(r) => r.salt,
-                None => 0,
-            },
-            ref_t: self.refs.map(|r| r.base.unwrap_or(r.t)),
+            salt: lines.key,
+            t: lines.t,
+            ref_salt: refs.map_or(0, |r| r.key),
+            ref_t: refs.map(|r| r.t),
         }
     }
 
@@ -953,13 +969,16 @@ impl Shards {
         let cfg = ShardsConfig::fixed_rate(BASE_RATE)
             .with_exact_below(c0)
             .with_base_salt(base_salt);
+        // At the base rate the second line stage keeps every line.
         let mut b = Shards::with_sink(opts, &cfg, Sink::Index(recorder))?;
-        b.state.t = u64::MAX;
+        debug_assert_eq!(b.state.t, u64::MAX);
         b.refs = (c0 > 0).then(|| RefStage {
             salt: 0,
             t: u64::MAX,
-            base: Some(threshold(BASE_REF_RATE)),
-            base_key: base_keys(base_salt).1,
+            base: Some(BaseStage {
+                key: base_keys(base_salt).1,
+                t: threshold(BASE_REF_RATE),
+            }),
         });
         Ok(b)
     }

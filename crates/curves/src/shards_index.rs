@@ -39,6 +39,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use cachepart_trace::codec::{fnv1a, put_varint};
 use cachepart_trace::Reader;
 
 use crate::error::{CurveError, Result};
@@ -112,6 +113,23 @@ impl Section {
     #[inline]
     fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.buf.extend_from_slice(bytes);
+        self.spill()
+    }
+
+    /// Appends varints of `values`; the bytes appended.
+    #[inline]
+    fn put_varints(&mut self, values: &[u64]) -> std::io::Result<u64> {
+        let before = self.buf.len();
+        for &v in values {
+            put_varint(&mut self.buf, v);
+        }
+        let n = (self.buf.len() - before) as u64;
+        self.spill()?;
+        Ok(n)
+    }
+
+    /// Compresses the buffer once it holds 64 KiB.
+    fn spill(&mut self) -> std::io::Result<()> {
         if self.buf.len() >= 1 << 16 {
             self.enc.write_all(&self.buf)?;
             self.buf.clear();
@@ -172,15 +190,16 @@ impl Recorder {
         if n == 0 {
             return;
         }
-        let mut b = [0u8; 20];
-        let mut len = put_varint(&mut b, (u64::from(id) << 1) | u64::from(n > 1));
-        if n > 1 {
-            len += put_varint(&mut b[len..], n - 1);
-        }
+        let head = (u64::from(id) << 1) | u64::from(n > 1);
+        let r = if n > 1 {
+            self.runs.put_varints(&[head, n - 1])
+        } else {
+            self.runs.put_varints(&[head])
+        };
         self.run_count += 1;
-        self.runs_raw += len as u64;
-        if let Err(e) = self.runs.put(&b[..len]) {
-            self.fail(e.to_string());
+        match r {
+            Ok(len) => self.runs_raw += len,
+            Err(e) => self.fail(e.to_string()),
         }
         self.run = (0, 0);
     }
@@ -188,33 +207,18 @@ impl Recorder {
     /// A reference of the reference sample's base stage (record numbers
     /// come in order).
     pub(crate) fn reference(&mut self, record: u64, reach: Reach) {
-        let code = match reach {
-            Reach::Exact(d) => d.min(self.cap) << 1,
-            Reach::AtLeast(_) => self.cap << 1,
-            Reach::Truncated(seen) => (seen.min(self.cap) << 1) | 1,
+        let code = match StoredReach::from(reach) {
+            StoredReach::Capped(d) => d.min(self.cap) << 1,
+            StoredReach::Truncated(seen) => (seen.min(self.cap) << 1) | 1,
         };
-        let mut b = [0u8; 20];
-        let mut len = put_varint(&mut b, record - self.last_record);
-        len += put_varint(&mut b[len..], code);
+        let r = self.refs.put_varints(&[record - self.last_record, code]);
         self.last_record = record;
         self.ref_count += 1;
-        self.refs_raw += len as u64;
-        if let Err(e) = self.refs.put(&b[..len]) {
-            self.fail(e.to_string());
+        match r {
+            Ok(len) => self.refs_raw += len,
+            Err(e) => self.fail(e.to_string()),
         }
     }
-}
-
-/// Writes `v` as an LEB128 varint into `b` (at least 10 bytes); its length.
-fn put_varint(b: &mut [u8], mut v: u64) -> usize {
-    let mut i = 0;
-    while v >= 0x80 {
-        b[i] = (v as u8) | 0x80;
-        v >>= 7;
-        i += 1;
-    }
-    b[i] = v as u8;
-    i + 1
 }
 
 /// Reads an LEB128 varint at `*pos` of `b`: `Ok(None)` when `b` ends
@@ -488,16 +492,6 @@ impl Header {
             refs_raw: u64_at(160),
         })
     }
-}
-
-/// FNV-1a, 32 bits.
-fn fnv1a(b: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &x in b {
-        h ^= u32::from(x);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
 }
 
 /// An opened sample index: its header and line table in memory, its
