@@ -4,7 +4,7 @@
 use crate::error::Error;
 use cachepart_curves::{
     colored, fully_associative, index_path, log_sizes, set_associative, shards, ColorGeometry,
-    Curve, Options, Sampling, SetAssoc, ShardsConfig, ShardsIndex, UntilError,
+    Curve, Options, Sampling, SetAssoc, ShardsConfig, ShardsEstimate, ShardsIndex, UntilError,
 };
 use cachepart_trace::Reader;
 use serde::{Deserialize, Serialize};
@@ -125,34 +125,43 @@ pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Er
     let opts = Options::default()
         .with_line_bytes(req.line_bytes)
         .with_ifetch(req.include_ifetch);
-    if req.kind == CurveKind::Shards {
+    let mut index_skipped = None;
+    let idx = index_path(trace);
+    if req.kind == CurveKind::Shards && req.use_index && idx.exists() {
         let cfg = shards_config(req)?;
-        let idx = index_path(trace);
-        if req.use_index && idx.exists() {
-            let input = |e: &dyn std::fmt::Display| Error::Input(e.to_string());
-            let index = ShardsIndex::open(&idx).map_err(|e| input(&e))?;
-            index.check_trace(trace).map_err(|e| input(&e))?;
-            match index.serves(&opts, &cfg) {
-                Ok(()) => {
-                    let est = index.estimate(&opts, &cfg).map_err(|e| input(&e))?;
-                    let sizes = log_sizes(req.min_size, req.max_size, req.per_octave)
-                        .map_err(|e| Error::Usage(e.to_string()))?;
-                    return Ok(CurveResult {
-                        curve: est.curve(&sizes).map_err(|e| Error::Usage(e.to_string()))?,
-                        sampling: Some(SamplingInfo {
-                            sampled_refs: est.sampled_refs,
-                            sampled_lines: est.sampled_lines,
-                            final_rate: est.final_rate,
-                            index: Some(idx),
-                            index_skipped: None,
-                        }),
-                    });
-                }
-                Err(why) => return pass(trace, req, &opts, Some(why)),
+        let input = |e: &dyn std::fmt::Display| Error::Input(e.to_string());
+        let index = ShardsIndex::open(&idx).map_err(|e| input(&e))?;
+        index.check_trace(trace).map_err(|e| input(&e))?;
+        match index.serves(&opts, &cfg) {
+            Ok(()) => {
+                let est = index.estimate(&opts, &cfg).map_err(|e| input(&e))?;
+                return shards_result(&est, req, Some(idx), None);
             }
+            Err(why) => index_skipped = Some(why),
         }
     }
-    pass(trace, req, &opts, None)
+    pass(trace, req, &opts, index_skipped)
+}
+
+/// A SHARDS estimate's curve at the request's sizes, with its figures.
+fn shards_result(
+    est: &ShardsEstimate,
+    req: &CurveRequest,
+    index: Option<std::path::PathBuf>,
+    index_skipped: Option<String>,
+) -> Result<CurveResult, Error> {
+    let usage = |e: &dyn std::fmt::Display| Error::Usage(e.to_string());
+    let sizes = log_sizes(req.min_size, req.max_size, req.per_octave).map_err(|e| usage(&e))?;
+    Ok(CurveResult {
+        curve: est.curve(&sizes).map_err(|e| usage(&e))?,
+        sampling: Some(SamplingInfo {
+            sampled_refs: est.sampled_refs,
+            sampled_lines: est.sampled_lines,
+            final_rate: est.final_rate,
+            index,
+            index_skipped,
+        }),
+    })
 }
 
 /// The SHARDS configuration of a request.
@@ -216,14 +225,9 @@ fn pass(
         CurveKind::Shards => {
             let cfg = shards_config(req)?;
             let est = shards(&mut records, &opts, &cfg).map_err(|e| bad(&e))?;
-            sampling = Some(SamplingInfo {
-                sampled_refs: est.sampled_refs,
-                sampled_lines: est.sampled_lines,
-                final_rate: est.final_rate,
-                index: None,
-                index_skipped,
-            });
-            est.curve(&sizes()?).map_err(|e| bad(&e))?
+            let r = shards_result(&est, req, None, index_skipped)?;
+            sampling = r.sampling;
+            r.curve
         }
     };
     records.finish().map_err(|e| ctx(&e))?;
