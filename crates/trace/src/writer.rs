@@ -127,31 +127,26 @@ impl<W: Write> Writer<W> {
         // A last, partial frame of a writer that never filled one is
         // compressed here: no thread is started for a small trace.
         if self.threads > 1 && (self.pool.is_some() || n >= self.frame_records) {
-            if self.pool.is_none() {
-                self.pool = Some(Pool::new(self.threads, self.level)?);
-            }
-            let pool = self
-                .pool
-                .as_mut()
-                .ok_or_else(|| TraceError::Config("no pool".into()))?;
+            let mut pool = match self.pool.take() {
+                Some(p) => p,
+                None => Pool::new(self.threads, self.level)?,
+            };
             let next = pool
                 .spare
                 .pop()
                 .unwrap_or_else(|| Vec::with_capacity(self.frame_records.min(1 << 20)));
             let full = std::mem::replace(&mut self.buf, next);
             self.total += n as u64;
-            let ready = pool.submit(full)?;
-            return self.write_ready(ready);
+            let ready = pool.submit(full);
+            self.pool = Some(pool);
+            return self.write_ready(ready?);
         }
-        self.scratch.clear();
-        self.enc.encode(&self.buf, &mut self.scratch)?;
-        self.out.write_all(&self.scratch)?;
-        self.frames.push(FrameInfo {
-            offset: self.offset,
-            first_record: self.total,
-            records: n as u32,
-        });
-        self.offset += self.scratch.len() as u64;
+        let mut bytes = std::mem::take(&mut self.scratch);
+        bytes.clear();
+        self.enc.encode(&self.buf, &mut bytes)?;
+        let written = self.write_frame(&bytes, n as u32);
+        self.scratch = bytes;
+        written?;
         self.total += n as u64;
         self.buf.clear();
         Ok(())
@@ -160,18 +155,24 @@ impl<W: Write> Writer<W> {
     /// Writes frames that came back from the pool, in order.
     fn write_ready(&mut self, ready: Vec<Ready>) -> Result<()> {
         for r in ready {
-            self.out.write_all(&r.bytes)?;
-            let first_record = self
-                .frames
-                .last()
-                .map_or(0, |f| f.first_record + u64::from(f.records));
-            self.frames.push(FrameInfo {
-                offset: self.offset,
-                first_record,
-                records: r.records,
-            });
-            self.offset += r.bytes.len() as u64;
+            self.write_frame(&r.bytes, r.records)?;
         }
+        Ok(())
+    }
+
+    /// Writes one compressed frame and enters it in the index.
+    fn write_frame(&mut self, bytes: &[u8], records: u32) -> Result<()> {
+        self.out.write_all(bytes)?;
+        let first_record = self
+            .frames
+            .last()
+            .map_or(0, |f| f.first_record + u64::from(f.records));
+        self.frames.push(FrameInfo {
+            offset: self.offset,
+            first_record,
+            records,
+        });
+        self.offset += bytes.len() as u64;
         Ok(())
     }
 
