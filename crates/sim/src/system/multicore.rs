@@ -215,7 +215,7 @@ fn run_records(
             break Ok(());
         };
         let mut stall = 0;
-        let fast = match pc.translate_fast(rec) {
+        let single = match pc.translate_fast(rec) {
             // The common case: one record, no walk, no paging.
             Some(p) => Some(p),
             // An access within one page: the TLBs, else a walk.
@@ -224,19 +224,14 @@ fn run_records(
                 match pc.translate_single(rec, alloc) {
                     None => None,
                     Some(Ok(p)) => {
-                        let walked = pc.tlb().stats().walks - walks;
-                        if walked > 0 {
-                            stall = walked * stalls.walk;
-                            // Faults, page-ins and lazy moves happen only on a walk.
-                            let ns = pc.address_space().stats().stall_ns();
-                            if ns != app.stall_ns {
-                                let d = ns_ticks(ns, ticks_per_ns)
-                                    - ns_ticks(app.stall_ns, ticks_per_ns);
-                                app.stall_ns = ns;
-                                stall += d;
-                                paging += d;
-                            }
-                        }
+                        stall = walk_stall(
+                            pc,
+                            walks,
+                            &stalls,
+                            &mut app.stall_ns,
+                            ticks_per_ns,
+                            &mut paging,
+                        );
                         Some(p)
                     }
                     // The record is retried (after more colors, say).
@@ -244,57 +239,36 @@ fn run_records(
                 }
             }
         };
-        if let Some(p) = fast {
+        let kind = rec.kind();
+        let store = kind == Kind::Store;
+        let n = if let Some(p) = single {
             pos += 1;
-            let kind = rec.kind();
             let served = pc.hierarchy_mut().access_at(llc, rec, p);
-            let s = stalls.stall(kind == Kind::Store, served);
-            stall += s;
-            if served >= Served::Llc {
-                beyond_private += s;
-                if served == Served::Memory {
-                    mem_stall += s;
-                }
-            }
+            stall += served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);
             // An access's instructions (`Record::instructions`).
-            let n = u64::from(rec.gap()) + u64::from(kind == Kind::Ifetch);
-            instr += n;
-            all_stall += stall;
-            t += n * stalls.cpi + stall;
-            continue;
-        }
-        let walks = pc.tlb().stats().walks;
-        let tr = match pc.translate(rec, alloc) {
-            Ok(tr) => tr,
-            // The record is retried (after more colors, say).
-            Err(e) => break Err(e),
+            u64::from(rec.gap()) + u64::from(kind == Kind::Ifetch)
+        } else {
+            let walks = pc.tlb().stats().walks;
+            let tr = match pc.translate(rec, alloc) {
+                Ok(tr) => tr,
+                // The record is retried (after more colors, say).
+                Err(e) => break Err(e),
+            };
+            pos += 1;
+            stall = walk_stall(
+                pc,
+                walks,
+                &stalls,
+                &mut app.stall_ns,
+                ticks_per_ns,
+                &mut paging,
+            );
+            for &r in tr.records() {
+                let served = pc.hierarchy_mut().access(llc, r);
+                stall += served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);
+            }
+            rec.instructions()
         };
-        pos += 1;
-        let walked = pc.tlb().stats().walks - walks;
-        let mut stall = walked * stalls.walk;
-        if walked > 0 {
-            // Faults, page-ins and lazy moves happen only on a walk.
-            let ns = pc.address_space().stats().stall_ns();
-            if ns != app.stall_ns {
-                let d = ns_ticks(ns, ticks_per_ns) - ns_ticks(app.stall_ns, ticks_per_ns);
-                app.stall_ns = ns;
-                stall += d;
-                paging += d;
-            }
-        }
-        let store = rec.kind() == Kind::Store;
-        for &r in tr.records() {
-            let served = pc.hierarchy_mut().access(llc, r);
-            let s = stalls.stall(store, served);
-            stall += s;
-            if served >= Served::Llc {
-                beyond_private += s;
-                if served == Served::Memory {
-                    mem_stall += s;
-                }
-            }
-        }
-        let n = rec.instructions();
         instr += n;
         all_stall += stall;
         t += n * stalls.cpi + stall;
@@ -308,6 +282,53 @@ fn run_records(
     app.c.stall_ticks += all_stall;
     *clock = t;
     result
+}
+
+/// Stall ticks of the page walks `pc` made since its TLBs counted `walks`,
+/// plus those of the faults, page-ins and lazy moves they did (which
+/// happen only on a walk; also added to `paging`). `stall_ns` is the app's
+/// paging time already charged.
+#[inline(always)]
+fn walk_stall(
+    pc: &PhysicalCore,
+    walks: u64,
+    stalls: &StallTable,
+    stall_ns: &mut u64,
+    ticks_per_ns: f64,
+    paging: &mut u64,
+) -> u64 {
+    let walked = pc.tlb().stats().walks - walks;
+    let mut stall = walked * stalls.walk;
+    if walked > 0 {
+        let ns = pc.address_space().stats().stall_ns();
+        if ns != *stall_ns {
+            let d = ns_ticks(ns, ticks_per_ns) - ns_ticks(*stall_ns, ticks_per_ns);
+            *stall_ns = ns;
+            stall += d;
+            *paging += d;
+        }
+    }
+    stall
+}
+
+/// Stall ticks of an access served at `served`, also counted in
+/// `beyond_private` (LLC or memory) and `mem_stall` (memory).
+#[inline(always)]
+fn served_stall(
+    stalls: &StallTable,
+    store: bool,
+    served: Served,
+    beyond_private: &mut u64,
+    mem_stall: &mut u64,
+) -> u64 {
+    let s = stalls.stall(store, served);
+    if served >= Served::Llc {
+        *beyond_private += s;
+        if served == Served::Memory {
+            *mem_stall += s;
+        }
+    }
+    s
 }
 
 /// Ticks of `ns` nanoseconds (cumulative counts convert exactly).
