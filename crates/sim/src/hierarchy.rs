@@ -346,12 +346,8 @@ impl Hierarchy {
     /// real program); `false` (nothing done) for any other record.
     #[inline(always)]
     fn l1_repeat_hit(&mut self, rec: Record, addr: u64) -> bool {
-        let (kind, write, instr) = match rec.kind() {
-            Kind::Ifetch => (AccessKind::Instr, false, true),
-            Kind::Load => (AccessKind::Read, false, false),
-            Kind::Modify => (AccessKind::Read, true, false),
-            Kind::Store => (AccessKind::Write, true, false),
-            Kind::Escape => return false,
+        let Some((kind, write, instr)) = write_back_kind(rec.kind()) else {
+            return false;
         };
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         let bits = l1.geometry().line_bits();
@@ -415,19 +411,11 @@ impl Hierarchy {
     /// [`Self::write_back`] of record `rec` at address `addr`.
     fn write_back_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
         self.instructions += u64::from(rec.gap());
-        let (kind, write, instr) = match rec.kind() {
-            Kind::Ifetch => {
-                self.instructions += 1;
-                (AccessKind::Instr, false, true)
-            }
-            Kind::Load => (AccessKind::Read, false, false),
-            Kind::Modify => (AccessKind::Read, true, false),
-            Kind::Store => (AccessKind::Write, true, false),
-            Kind::Escape => {
-                self.event(llc, rec);
-                return Served::L1;
-            }
+        let Some((kind, write, instr)) = write_back_kind(rec.kind()) else {
+            self.event(llc, rec);
+            return Served::L1;
         };
+        self.instructions += u64::from(instr);
         let l1 = if instr { &self.l1i } else { &self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;
@@ -568,6 +556,20 @@ impl Hierarchy {
         if self.mode == Mode::WriteBack {
             self.mem.writes += dirty;
         }
+    }
+}
+
+/// How the write-back rules see a record kind: the access kind counted,
+/// whether it dirties the line, whether it goes to the instruction cache;
+/// `None` for an escape.
+#[inline(always)]
+fn write_back_kind(kind: Kind) -> Option<(AccessKind, bool, bool)> {
+    match kind {
+        Kind::Ifetch => Some((AccessKind::Instr, false, true)),
+        Kind::Load => Some((AccessKind::Read, false, false)),
+        Kind::Modify => Some((AccessKind::Read, true, false)),
+        Kind::Store => Some((AccessKind::Write, true, false)),
+        Kind::Escape => None,
     }
 }
 
