@@ -783,12 +783,8 @@ quantum-cycles = 100000
 "#;
 
     fn scenario(coloring: &str, thresholds: &str) -> crate::scenario::Scenario {
-        let d = std::env::temp_dir().join(format!(
-            "cachepart-coloring-{}-{}",
-            std::process::id(),
-            coloring.len()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
+        let dir = crate::test_traces::Scratch::new("coloring");
+        let d = dir.path();
         std::fs::write(d.join("tiny.toml"), PLATFORM).unwrap();
         let text = format!(
             r#"platform = "tiny.toml"
@@ -810,9 +806,8 @@ synth = {{ seed = 3, accesses = 100000, pattern = {{ class = "streaming", array-
         );
         let p = d.join("s.toml");
         std::fs::write(&p, text).unwrap();
-        let s = crate::scenario::Scenario::load(&p).unwrap();
-        std::fs::remove_dir_all(&d).ok();
-        s
+
+        crate::scenario::Scenario::load(&p).unwrap()
     }
 
     #[test]

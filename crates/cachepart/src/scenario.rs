@@ -483,6 +483,7 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_traces::Scratch;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);
@@ -495,19 +496,17 @@ accesses = 1000
 pattern = { class = "light" }
 "#;
 
-    fn tmp(tag: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("cachepart-scenario-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    fn tmp(tag: &str) -> Scratch {
+        Scratch::new(&format!("scenario-{tag}"))
     }
 
     #[test]
     fn loads_a_scenario_with_generators() {
-        let d = tmp("ok");
-        write(&d, "light.toml", GEN);
+        let dir = tmp("ok");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
         let p = write(
-            &d,
+            d,
             "s.toml",
             r#"platform = "xeon-e5506"
 instructions = 5000
@@ -528,15 +527,15 @@ base-cpi = 0.5
         assert_eq!(s.apps[0].llc_mask, Some(WayMask(0xf)));
         assert!(s.apps[0].restart && s.apps[0].instructions == Some(5000));
         assert_eq!(s.apps[1].timing.base_cpi, 0.5);
-        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]
     fn colors_need_and_get_a_color_aware_allocator() {
-        let d = tmp("colors");
-        write(&d, "light.toml", GEN);
+        let dir = tmp("colors");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
         let p = write(
-            &d,
+            d,
             "s.toml",
             "platform = \"xeon-e5506\"\nallocator = \"tam\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-15\"\n",
         );
@@ -544,19 +543,19 @@ base-cpi = 0.5
         assert_eq!(s.colors[0].as_ref().unwrap().len(), 16);
         assert_eq!(s.platform.memory.allocator, AllocatorKind::Tam);
         let p = write(
-            &d,
+            d,
             "t.toml",
             "platform = \"xeon-e5506\"\nallocator = \"tam\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-64\"\n",
         );
         let e = Scenario::load(&p).unwrap_err().to_string();
         assert!(e.contains("app[0] (a).colors") && e.contains("64"), "{e}");
-        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]
     fn errors_name_the_file_and_field() {
-        let d = tmp("bad");
-        write(&d, "light.toml", GEN);
+        let dir = tmp("bad");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
         let cases = [
             ("platform = \"nope\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "platform"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncore=9\n", "app[0] (a).core"),
@@ -580,11 +579,10 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\nallocator = \"coloris\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-64\"\n", "app[0] (a).colors"),
         ];
         for (i, (text, want)) in cases.iter().enumerate() {
-            let p = write(&d, &format!("s{i}.toml"), text);
+            let p = write(d, &format!("s{i}.toml"), text);
             let e = Scenario::load(&p).unwrap_err().to_string();
             assert!(e.contains(want), "case {i}: {e}");
             assert!(e.contains(&format!("s{i}.toml")), "case {i}: {e}");
         }
-        std::fs::remove_dir_all(&d).ok();
     }
 }

@@ -8,26 +8,21 @@ use cachepart_trace::synth::SynthConfig;
 use cachepart_trace::{Header, Writer};
 
 /// A scratch directory removed when dropped.
-pub(crate) struct Scratch(pub PathBuf);
+pub(crate) struct Scratch(tempfile::TempDir);
 
 impl Scratch {
-    /// A fresh directory named after `tag` and this process.
+    /// A fresh directory whose name starts with `tag`.
     pub fn new(tag: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("cachepart-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("cachepart-{tag}-"))
+            .tempdir()
+            .expect("create a scratch directory");
+        Scratch(dir)
     }
 
     /// The directory.
     pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 

@@ -10,11 +10,12 @@ fn cachepart(args: &[&str]) -> Output {
         .expect("run cachepart")
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cachepart-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory, removed when the returned guard drops.
+fn tmpdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("cachepart-cli-{name}-"))
+        .tempdir()
+        .expect("create a scratch directory")
 }
 
 fn stderr(o: &Output) -> String {
@@ -76,7 +77,8 @@ fn unknown_algorithm_is_a_clear_error() {
 
 #[test]
 fn bad_metrics_file_names_line_and_column() {
-    let d = tmpdir("badcsv");
+    let dir = tmpdir("badcsv");
+    let d = dir.path();
     let m = d.join("m.csv");
     std::fs::write(
         &m,
@@ -94,7 +96,8 @@ fn bad_metrics_file_names_line_and_column() {
 
 #[test]
 fn unknown_program_names_file_line_item_and_suggests() {
-    let d = tmpdir("badwl");
+    let dir = tmpdir("badwl");
+    let d = dir.path();
     let w = d.join("w.csv");
     std::fs::write(&w, "stream-hi,sens-mid\nlight-a,sens-midd\n").unwrap();
     let out = d.join("out.csv");
@@ -119,13 +122,14 @@ fn unknown_program_names_file_line_item_and_suggests() {
     );
     assert!(e.contains("did you mean \"sens-mid\""), "{e}");
     assert!(!out.exists(), "no partial output may be left behind");
-    let leftovers: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    let leftovers: Vec<_> = std::fs::read_dir(d).unwrap().collect();
     assert_eq!(leftovers.len(), 2, "only the inputs remain: {leftovers:?}");
 }
 
 #[test]
 fn output_file_and_chart() {
-    let d = tmpdir("out");
+    let dir = tmpdir("out");
+    let d = dir.path();
     let out = d.join("r.csv");
     let png = d.join("t.png");
     let o = cachepart(&[
@@ -230,7 +234,8 @@ fn classify_prints_the_evidence() {
 
 #[test]
 fn trace_generate_info_and_convert() {
-    let d = tmpdir("trace");
+    let dir = tmpdir("trace");
+    let d = dir.path();
     let cfg = d.join("g.toml");
     std::fs::write(
         &cfg,
@@ -281,7 +286,7 @@ fn trace_generate_info_and_convert() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
     assert!(!bad_out.exists());
-    let tmp_left = std::fs::read_dir(&d)
+    let tmp_left = std::fs::read_dir(d)
         .unwrap()
         .filter(|e| {
             e.as_ref()
@@ -313,7 +318,8 @@ fn trace_capture_lackey() {
         println!("SKIPPED: valgrind is not installed (apt-get install valgrind)");
         return;
     }
-    let d = tmpdir("capture");
+    let dir = tmpdir("capture");
+    let d = dir.path();
     let cpt = d.join("ls.cpt");
     let o = cachepart(&[
         "trace",
@@ -370,7 +376,7 @@ fn trace_capture_lackey() {
         "{}",
         stderr(&o)
     );
-    let mut names: Vec<String> = std::fs::read_dir(&d)
+    let mut names: Vec<String> = std::fs::read_dir(d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -390,7 +396,8 @@ fn trace_capture_qemu() {
         eprintln!("SKIPPED: qemu-x86_64 or gcc is not installed (apt-get install qemu-user gcc)");
         return;
     }
-    let d = tmpdir("capture-qemu");
+    let dir = tmpdir("capture-qemu");
+    let d = dir.path();
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_cachepart"))
             .args(args)
@@ -515,16 +522,17 @@ fn gen_trace(d: &std::path::Path, name: &str, pattern: &str) -> PathBuf {
 
 #[test]
 fn from_trace_table_feeds_profile_eval() {
-    let d = tmpdir("from-trace");
+    let dir = tmpdir("from-trace");
+    let d = dir.path();
     let platform = d.join("tiny.toml");
     std::fs::write(&platform, TINY_PLATFORM).unwrap();
     let sens = gen_trace(
-        &d,
+        d,
         "sens",
         "class = \"cache-sensitive\"\nworking-set-bytes = 98304",
     );
-    let stream = gen_trace(&d, "stream", "class = \"streaming\"\narray-bytes = 4194304");
-    let light = gen_trace(&d, "light", "class = \"light\"\nworking-set-bytes = 8192");
+    let stream = gen_trace(d, "stream", "class = \"streaming\"\narray-bytes = 4194304");
+    let light = gen_trace(d, "light", "class = \"light\"\nworking-set-bytes = 8192");
     let metrics = d.join("m.csv");
     let args = |out: &PathBuf| {
         vec![
@@ -614,9 +622,10 @@ fn from_trace_table_feeds_profile_eval() {
 
 #[test]
 fn shards_from_the_sample_index_matches_the_pass() {
-    let d = tmpdir("shards-index");
+    let dir = tmpdir("shards-index");
+    let d = dir.path();
     let cpt = gen_trace(
-        &d,
+        d,
         "z",
         "class = \"cache-sensitive\"\nworking-set-bytes = 4194304\ndistribution = \"zipf\"",
     );
@@ -644,7 +653,7 @@ fn shards_from_the_sample_index_matches_the_pass() {
     let (_, note) = curve(&["--rate", "0.1"]);
     assert!(note.contains("above the index's base rate"), "{note}");
     // A stale index is an error that says how to rebuild it.
-    gen_trace(&d, "z", "class = \"streaming\"\narray-bytes = 1048576");
+    gen_trace(d, "z", "class = \"streaming\"\narray-bytes = 1048576");
     let o = cachepart(&["curves", t, "--kind", "shards"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("shards-index"), "{}", stderr(&o));
@@ -655,8 +664,9 @@ fn shards_from_the_sample_index_matches_the_pass() {
 fn a_closed_pipe_is_not_a_panic() {
     // 64,000 curve points (about 2 MB) into `head -1`, which closes the
     // pipe long before the end.
-    let d = tmpdir("pipe");
-    let cpt = gen_trace(&d, "s", "class = \"streaming\"\narray-bytes = 1048576");
+    let dir = tmpdir("pipe");
+    let d = dir.path();
+    let cpt = gen_trace(d, "s", "class = \"streaming\"\narray-bytes = 1048576");
     let bin = env!("CARGO_BIN_EXE_cachepart");
     let o = Command::new("sh")
         .arg("-c")

@@ -18,11 +18,12 @@ fn repo(path: &str) -> String {
         .to_string()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cachepart-sim-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory, removed when the returned guard drops.
+fn tmpdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("cachepart-sim-{name}-"))
+        .tempdir()
+        .expect("create a scratch directory")
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -34,7 +35,8 @@ fn text(o: &Output) -> (String, String) {
 
 #[test]
 fn tiny_scenario_runs_and_is_deterministic() {
-    let d = tmpdir("tiny");
+    let dir = tmpdir("tiny");
+    let d = dir.path();
     let scen = repo("examples/scenarios/tiny.toml");
     let mut outs = Vec::new();
     for i in 0..2 {
@@ -89,7 +91,6 @@ fn tiny_scenario_runs_and_is_deterministic() {
     let o = cachepart(&["sim", "run", &scen, "--seed", "8", "--format", "json", "-q"]);
     assert!(o.status.success());
     assert_ne!(text(&o).0, outs[0].0);
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
@@ -114,7 +115,8 @@ fn a_policy_sets_the_masks() {
 
 #[test]
 fn bad_scenarios_fail_before_running_and_leave_nothing() {
-    let d = tmpdir("bad");
+    let dir = tmpdir("bad");
+    let d = dir.path();
     let s = d.join("s.toml");
     std::fs::write(
         &s,
@@ -138,7 +140,6 @@ fn bad_scenarios_fail_before_running_and_leave_nothing() {
     assert!(!out.exists());
     let o = cachepart(&["sim", "run", s.to_str().unwrap(), "--samples", "x.txt"]);
     assert!(text(&o).1.contains(".parquet"), "{}", text(&o).1);
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]

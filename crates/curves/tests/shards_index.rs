@@ -86,9 +86,10 @@ fn configs() -> Vec<ShardsConfig> {
 
 #[test]
 fn index_estimates_equal_a_pass_over_the_trace() {
-    let dir = tempdir("equal");
+    let guard = tempdir("equal");
+    let dir = guard.path();
     let recs = records(400_000, 3, 60_000);
-    let trace = write_trace(&dir, "t.cpt", &recs);
+    let trace = write_trace(dir, "t.cpt", &recs);
     let opts = Options::default();
     let summary = build_index(&trace, &opts, 256).unwrap();
     assert_eq!(summary.path, index_path(&trace));
@@ -111,9 +112,10 @@ fn index_estimates_equal_a_pass_over_the_trace() {
 
 #[test]
 fn another_base_salt_needs_its_own_index() {
-    let dir = tempdir("base-salt");
+    let guard = tempdir("base-salt");
+    let dir = guard.path();
     let recs = records(100_000, 4, 20_000);
-    let trace = write_trace(&dir, "t.cpt", &recs);
+    let trace = write_trace(dir, "t.cpt", &recs);
     let opts = Options::default();
     cachepart_curves::build_index_with_base_salt(&trace, &opts, 256, 5).unwrap();
     let index = ShardsIndex::open(&index_path(&trace)).unwrap();
@@ -131,9 +133,10 @@ fn another_base_salt_needs_its_own_index() {
 
 #[test]
 fn fetches_and_line_size_must_match() {
-    let dir = tempdir("opts");
+    let guard = tempdir("opts");
+    let dir = guard.path();
     let recs = records(50_000, 5, 5_000);
-    let trace = write_trace(&dir, "t.cpt", &recs);
+    let trace = write_trace(dir, "t.cpt", &recs);
     let opts = Options::default().with_ifetch(true).with_line_bytes(128);
     build_index(&trace, &opts, 64).unwrap();
     let index = ShardsIndex::open(&index_path(&trace)).unwrap();
@@ -168,15 +171,16 @@ fn fetches_and_line_size_must_match() {
 
 #[test]
 fn stale_and_corrupt_indexes_are_refused() {
-    let dir = tempdir("bad");
+    let guard = tempdir("bad");
+    let dir = guard.path();
     let recs = records(100_000, 9, 10_000);
-    let trace = write_trace(&dir, "t.cpt", &recs);
+    let trace = write_trace(dir, "t.cpt", &recs);
     let opts = Options::default();
     build_index(&trace, &opts, 256).unwrap();
     let idx = index_path(&trace);
     let good = std::fs::read(&idx).unwrap();
     // Another trace under the same name: the index is stale.
-    write_trace(&dir, "t.cpt", &recs[..90_000]);
+    write_trace(dir, "t.cpt", &recs[..90_000]);
     let e = ShardsIndex::open(&idx)
         .unwrap()
         .check_trace(&trace)
@@ -215,10 +219,11 @@ fn stale_and_corrupt_indexes_are_refused() {
 
 #[test]
 fn a_failed_build_leaves_no_index() {
-    let dir = tempdir("fail");
+    let guard = tempdir("fail");
+    let dir = guard.path();
     let mut bytes = {
         let recs = records(50_000, 1, 1000);
-        std::fs::read(write_trace(&dir, "t.cpt", &recs)).unwrap()
+        std::fs::read(write_trace(dir, "t.cpt", &recs)).unwrap()
     };
     // Break a frame in the middle.
     let mid = bytes.len() / 2;
@@ -228,7 +233,7 @@ fn a_failed_build_leaves_no_index() {
     let trace = dir.join("broken.cpt");
     std::fs::write(&trace, &bytes).unwrap();
     assert!(build_index(&trace, &Options::default(), 256).is_err());
-    let left: Vec<_> = std::fs::read_dir(&dir)
+    let left: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.contains(".shards"))
@@ -249,25 +254,23 @@ proptest! {
         salt in 0u64..100,
         c in 0u32..300,
     ) {
-        let dir = tempdir(&format!("prop-{seed}-{n}"));
+        let guard = tempdir(&format!("prop-{seed}-{n}"));
+    let dir = guard.path();
         let recs = records(n, seed, lines);
-        let trace = write_trace(&dir, "p.cpt", &recs);
+        let trace = write_trace(dir, "p.cpt", &recs);
         let opts = Options::default();
         build_index(&trace, &opts, 300).unwrap();
         let index = ShardsIndex::open(&index_path(&trace)).unwrap();
         let cfg = ShardsConfig::fixed_rate(rate).with_salt(salt).with_exact_below(c);
         let full = shards(recs.iter().copied(), &opts, &cfg).unwrap();
         prop_assert_eq!(index.estimate(&opts, &cfg).unwrap(), full);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "cachepart-shards-index-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory, removed when the returned guard drops.
+fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("cachepart-shards-index-{name}-"))
+        .tempdir()
+        .expect("create a scratch directory")
 }
