@@ -50,6 +50,46 @@ fn find_way(tags: &[u64], block: u64) -> Option<usize> {
     (hits != 0).then(|| hits.trailing_zeros() as usize)
 }
 
+/// The state of one set that is not per line, with its dirty bits, kept
+/// together so that a lookup touches one host cache line for all of it
+/// (32 bytes, aligned: never split across two host lines).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct SetState {
+    /// The block hit or filled last (looked at first), or [`INVALID`].
+    mru_block: u64,
+    /// Dirty ways: bit `w` for way `w` (at most 64 ways).
+    dirty: u64,
+    /// Valid lines, to skip the search for an invalid way once full.
+    valid: u8,
+    /// The way of `mru_block`.
+    mru_way: u8,
+}
+
+impl SetState {
+    const EMPTY: SetState = SetState {
+        mru_block: INVALID,
+        dirty: 0,
+        valid: 0,
+        mru_way: 0,
+    };
+
+    #[inline(always)]
+    fn is_dirty(&self, way: usize) -> bool {
+        self.dirty >> way & 1 != 0
+    }
+
+    #[inline(always)]
+    fn set_dirty(&mut self, way: usize, dirty: bool) {
+        self.dirty = self.dirty & !(1 << way) | u64::from(dirty) << way;
+    }
+
+    #[inline(always)]
+    fn mark_dirty(&mut self, way: usize) {
+        self.dirty |= 1 << way;
+    }
+}
+
 /// A line evicted to make room for a fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Victim {
@@ -75,13 +115,8 @@ pub struct Cache<R = Policy> {
     ways: usize,
     full: u64,
     tags: Vec<u64>,
-    dirty: Vec<bool>,
-    /// Valid lines per set, to skip the search for an invalid way once a
-    /// set is full.
-    valid: Vec<u8>,
-    /// Per set, the block hit or filled last (looked at first) and its way.
-    mru_block: Vec<u64>,
-    mru_way: Vec<u8>,
+    /// Per set: the most recent block, dirty bits, valid count.
+    sets: Vec<SetState>,
     repl: R,
     stats: LevelStats,
     /// Per line, the owner that filled it (empty: tracking off).
@@ -113,10 +148,7 @@ impl<R: Replacement> Cache<R> {
             ways: geom.ways() as usize,
             full: geom.full_mask(),
             tags: vec![INVALID; lines],
-            dirty: vec![false; lines],
-            valid: vec![0; geom.sets() as usize],
-            mru_block: vec![INVALID; geom.sets() as usize],
-            mru_way: vec![0; geom.sets() as usize],
+            sets: vec![SetState::EMPTY; geom.sets() as usize],
             repl,
             stats: LevelStats::default(),
             owners: Vec::new(),
@@ -205,14 +237,15 @@ impl<R: Replacement> Cache<R> {
     #[inline(always)]
     pub fn repeat_hit(&mut self, block: u64, write: bool) -> bool {
         let set = self.geom.set_of(block);
-        if self.mru_block[set] != block {
+        let st = &mut self.sets[set];
+        if st.mru_block != block {
             return false;
         }
-        let way = usize::from(self.mru_way[set]);
-        self.repl.on_repeat_hit(set, way);
+        let way = usize::from(st.mru_way);
         if write {
-            self.dirty[set * self.ways + way] = true;
+            st.mark_dirty(way);
         }
+        self.repl.on_repeat_hit(set, way);
         true
     }
 
@@ -224,12 +257,13 @@ impl<R: Replacement> Cache<R> {
     pub fn line(&mut self, block: u64, write: bool, mask: u64) -> LineOutcome {
         let set = self.geom.set_of(block);
         let base = set * self.ways;
-        if self.mru_block[set] == block {
-            let way = usize::from(self.mru_way[set]);
-            self.repl.on_repeat_hit(set, way);
+        let st = &mut self.sets[set];
+        if st.mru_block == block {
+            let way = usize::from(st.mru_way);
             if write {
-                self.dirty[base + way] = true;
+                st.mark_dirty(way);
             }
+            self.repl.on_repeat_hit(set, way);
             return LineOutcome {
                 hit: true,
                 victim: None,
@@ -237,12 +271,12 @@ impl<R: Replacement> Cache<R> {
         }
         let tags = &self.tags[base..base + self.ways];
         if let Some(way) = find_way(tags, block) {
-            self.repl.on_hit(set, way);
             if write {
-                self.dirty[base + way] = true;
+                st.mark_dirty(way);
             }
-            self.mru_block[set] = block;
-            self.mru_way[set] = way as u8;
+            st.mru_block = block;
+            st.mru_way = way as u8;
+            self.repl.on_hit(set, way);
             return LineOutcome {
                 hit: true,
                 victim: None,
@@ -259,7 +293,7 @@ impl<R: Replacement> Cache<R> {
         let mask = mask & self.full;
         debug_assert!(mask != 0, "fill with an empty way mask");
         let base = set * self.ways;
-        let invalid = if usize::from(self.valid[set]) < self.ways {
+        let invalid = if usize::from(self.sets[set].valid) < self.ways {
             let tags = &self.tags[base..base + self.ways];
             ways_of(mask).find(|&w| tags[w] == INVALID)
         } else {
@@ -267,28 +301,29 @@ impl<R: Replacement> Cache<R> {
         };
         let way = match invalid {
             Some(w) => {
-                self.valid[set] += 1;
+                self.sets[set].valid += 1;
                 w
             }
             None => self.repl.victim(set, mask),
         };
         let i = base + way;
         let old = self.tags[i];
+        let st = &mut self.sets[set];
         let victim = if old == INVALID {
             None
         } else {
-            let dirty = self.dirty[i];
+            let dirty = st.is_dirty(way);
             self.stats.evictions += 1;
             self.stats.dirty_evictions += u64::from(dirty);
             Some(Victim { block: old, dirty })
         };
+        st.set_dirty(way, write);
+        st.mru_block = block;
+        st.mru_way = way as u8;
         if !self.owners.is_empty() {
             self.retag(i, old != INVALID, Some(self.owner));
         }
         self.tags[i] = block;
-        self.dirty[i] = write;
-        self.mru_block[set] = block;
-        self.mru_way[set] = way as u8;
         self.repl.on_fill(set, way);
         victim
     }
@@ -325,23 +360,27 @@ impl<R: Replacement> Cache<R> {
 
     /// Whether `block` is present and dirty (`None` when absent).
     pub fn is_dirty(&self, block: u64) -> Option<bool> {
-        self.find(block).map(|i| self.dirty[i])
+        self.find(block)
+            .map(|i| self.sets[i / self.ways].is_dirty(i % self.ways))
     }
 
     /// Removes `block`; returns whether it was dirty (`None` when absent).
     pub fn invalidate(&mut self, block: u64) -> Option<bool> {
         let i = self.find(block)?;
-        let set = i / self.ways;
+        let (set, way) = (i / self.ways, i % self.ways);
         self.tags[i] = INVALID;
-        if self.mru_block[set] == block {
-            self.mru_block[set] = INVALID;
+        let st = &mut self.sets[set];
+        if st.mru_block == block {
+            st.mru_block = INVALID;
         }
-        self.valid[set] -= 1;
+        st.valid -= 1;
+        let dirty = st.is_dirty(way);
+        st.set_dirty(way, false);
         if !self.owners.is_empty() {
             self.retag(i, true, None);
         }
-        self.repl.on_invalidate(set, i % self.ways);
-        Some(std::mem::replace(&mut self.dirty[i], false))
+        self.repl.on_invalidate(set, way);
+        Some(dirty)
     }
 
     /// A dirty line written back from the level above: marks `block` dirty
@@ -351,7 +390,7 @@ impl<R: Replacement> Cache<R> {
     pub fn write_back(&mut self, block: u64, mask: u64) -> Option<Victim> {
         self.stats.writebacks_in += 1;
         if let Some(i) = self.find(block) {
-            self.dirty[i] = true;
+            self.sets[i / self.ways].mark_dirty(i % self.ways);
             return None;
         }
         self.stats.writeback_misses += 1;
@@ -362,21 +401,19 @@ impl<R: Replacement> Cache<R> {
     /// Empties the cache; returns the number of dirty lines dropped
     /// (which the caller writes back).
     pub fn flush(&mut self) -> u64 {
-        let dirty = self
-            .dirty
+        let n = self
+            .tags
             .iter()
-            .zip(&self.tags)
-            .filter(|(&d, &t)| d && t != INVALID);
-        let n = dirty.count() as u64;
+            .enumerate()
+            .filter(|&(i, &t)| t != INVALID && self.sets[i / self.ways].is_dirty(i % self.ways))
+            .count() as u64;
         for (i, t) in self.tags.iter_mut().enumerate() {
             if *t != INVALID {
                 *t = INVALID;
                 self.repl.on_invalidate(i / self.ways, i % self.ways);
             }
         }
-        self.dirty.fill(false);
-        self.valid.fill(0);
-        self.mru_block.fill(INVALID);
+        self.sets.fill(SetState::EMPTY);
         self.owners.fill(NO_OWNER);
         self.owner_lines.fill(0);
         n
