@@ -92,6 +92,13 @@ impl LruStack {
         }
     }
 
+    /// A hint that `line` will be referenced soon (see
+    /// [`LineMap::prefetch`]); changes nothing.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, line: u64) {
+        self.map.prefetch(line);
+    }
+
     /// Forgets `line` (its next reference will be a first reference).
     pub(crate) fn remove(&mut self, line: u64) {
         if let Some(tp) = self.map.remove(line) {
