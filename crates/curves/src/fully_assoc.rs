@@ -5,12 +5,15 @@
 //! distance 0 and leaves the stack unchanged, so it skips the stack
 //! entirely (a large share of real programs' references).
 //!
-//! The other references wait in a short queue ([`AHEAD`] deep) before
-//! they reach the stack: a line's hash bucket is prefetched when it
-//! enters, so that by the time the stack looks it up the host has had
-//! [`AHEAD`] references' worth of time to fetch it (large footprints
-//! otherwise wait on a host cache miss per reference). The stack still
-//! sees every reference in trace order, so the histogram is unchanged.
+//! Once the stack holds [`QUEUE_FROM_LINES`] lines (its hash table then
+//! outgrows a host core's private cache), the other references wait in a
+//! short queue ([`AHEAD`] deep) before they reach the stack: a line's
+//! hash bucket is prefetched when it enters, so that by the time the
+//! stack looks it up the host has had [`AHEAD`] references' worth of time
+//! to fetch it (a large footprint otherwise waits on a host cache miss
+//! per reference; a small one gains nothing and would pay for the queue).
+//! The stack still sees every reference in trace order, so the histogram
+//! is unchanged.
 
 use cachepart_trace::Record;
 
@@ -21,6 +24,10 @@ use crate::stack::LruStack;
 
 /// References queued ahead of the stack (a power of two).
 const AHEAD: usize = 8;
+
+/// Lines held from which references are queued (the table then has at
+/// least 64 Ki buckets of 16 bytes: a megabyte, a host core's L2 here).
+const QUEUE_FROM_LINES: usize = 1 << 15;
 
 /// Builds a [`StackHistogram`] record by record.
 pub struct FullyAssociative {
@@ -76,6 +83,10 @@ impl FullyAssociative {
                 return;
             }
             *prev = line;
+            if *queued == *done && stack.len() < QUEUE_FROM_LINES {
+                reference(stack, counts, cold, line);
+                return;
+            }
             stack.prefetch(line);
             if *queued - *done == AHEAD {
                 reference(stack, counts, cold, queue[*done % AHEAD]);
