@@ -153,3 +153,58 @@ pub fn fully_associative<I: IntoIterator<Item = Record>>(
     b.extend(records);
     Ok(b.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cachepart_trace::Kind;
+
+    /// The histogram of `lines` with every reference handed straight to
+    /// the stack, in order (no queue).
+    fn direct(lines: &[u64]) -> (Vec<u64>, u64) {
+        let (mut stack, mut counts, mut cold) = (LruStack::new(), vec![0; 1024], 0);
+        let mut prev = u64::MAX;
+        for &l in lines {
+            if l == prev {
+                counts[0] += 1;
+                continue;
+            }
+            prev = l;
+            reference(&mut stack, &mut counts, &mut cold, l);
+        }
+        while counts.last() == Some(&0) {
+            counts.pop();
+        }
+        (counts, cold)
+    }
+
+    /// Enough distinct lines for the queue to start, then references that
+    /// reuse them at every distance, with runs of one line and a tail
+    /// shorter than the queue: the queue changes nothing.
+    #[test]
+    fn the_queue_keeps_every_distance() {
+        let lines_held = 3 * QUEUE_FROM_LINES as u64;
+        for n in [1000usize, 200_003, 200_005, 200_010] {
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let lines: Vec<u64> = (0..n)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    match i % 7 {
+                        0 => (i as u64 / 7) % lines_held,
+                        1 => (x >> 40) % 64,
+                        _ => x % lines_held,
+                    }
+                })
+                .collect();
+            let recs = lines
+                .iter()
+                .map(|&l| Record::access(Kind::Load, l * 64, 8, 0).unwrap());
+            let h = fully_associative(recs, &Options::default()).unwrap();
+            let (counts, cold) = direct(&lines);
+            assert_eq!(h.accesses, n as u64);
+            assert_eq!((h.counts, h.cold), (counts, cold), "{n} references");
+        }
+    }
+}
