@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A clean build and test run writes about 5 GiB (target/, .venv, pip's cache).
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ -n "$free_kib" ] && [ "$free_kib" -lt $((6 * 1024 * 1024)) ]; then
+  echo "setup: warning: only $((free_kib / 1024)) MiB free on the disk of $PWD; a clean build and test run needs about 5 GiB (pip and cargo fail with 'No space left on device' below that)" >&2
+fi
+
 need_apt=()
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 # valgrind (lackey, cachegrind) captures real programs' traces and is the peer the
@@ -33,7 +39,7 @@ fi
 # pycachesim is the peer simulator the sim crate's tests compare against.
 if ! .venv/bin/python -c "import maturin, pandas, matplotlib, pytest, hypothesis, mypy, cachesim, pyarrow" 2>/dev/null; then
   echo "setup: installing Python packages into .venv" >&2
-  .venv/bin/pip install -q --disable-pip-version-check "maturin>=1.5,<2" "pandas>=2" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "pycachesim>=0.3" "pyarrow>=14"
+  .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir "maturin>=1.5,<2" "pandas>=2" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "pycachesim>=0.3" "pyarrow>=14"
 fi
 
 echo "setup: building the Python extension (release)" >&2
