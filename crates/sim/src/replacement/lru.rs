@@ -19,8 +19,13 @@ pub struct Lru {
 }
 
 impl Lru {
-    /// State for `sets` x `ways` lines (at most 64 ways; recency is kept
-    /// in one byte per way).
+    /// State for `sets` x `ways` lines (recency is kept in one byte per
+    /// way).
+    ///
+    /// # Panics
+    ///
+    /// When `ways` is not in `1..=64`; a checked [`crate::Geometry`]
+    /// never has more.
     pub fn new(sets: usize, ways: usize) -> Self {
         assert!(
             (1..=64).contains(&ways),
