@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up, then runs every check and test: formatting, clippy,
+# the API docs (no broken links),
 # the Rust tests (unit, property, parity with PBBCache's reference outputs),
 # the Python tests and the type-stub check.
 set -euo pipefail
@@ -10,6 +11,8 @@ echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings" >&2
 cargo clippy -q --workspace --all-targets -- -D warnings
+echo "== cargo doc (broken intra-doc links are errors)" >&2
+RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --no-deps
 echo "== Rust tests" >&2
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -20,7 +20,7 @@
 //!   modelled buddy allocator, page colors, per-core TLBs, and
 //!   [`PhysicalCore`](memory::PhysicalCore), which drives a hierarchy with
 //!   physical addresses.
-//! * [`reference`]: a plain, abstraction-free cachegrind loop, the
+//! * [`reference`](mod@reference): a plain, abstraction-free cachegrind loop, the
 //!   benchmark's yardstick and the tests' oracle.
 //!
 //! * [`system`]: the multicore [`System`](system::System): timing (base

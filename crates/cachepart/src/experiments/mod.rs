@@ -9,7 +9,7 @@
 //! into independent runs, and the paper's claims (`[[claim]]`) with the
 //! metric of ours that each one is compared with:
 //!
-//! * [`file`]: the file format and its checks;
+//! * [`file`](mod@file): the file format and its checks;
 //! * [`build`]: one run's scenario from the base, the programs and the
 //!   run's overrides;
 //! * [`design`]: the designs: `color-sweep` (Tam et al., Fig. 3), `split`
