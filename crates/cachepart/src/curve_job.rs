@@ -6,7 +6,7 @@ use cachepart_curves::{
     colored, fully_associative, index_path, log_sizes, set_associative, shards, ColorGeometry,
     Curve, Options, Sampling, SetAssoc, ShardsConfig, ShardsEstimate, ShardsIndex, UntilError,
 };
-use cachepart_trace::Reader;
+use cachepart_trace::{Prefetch, Reader};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::BufReader;
@@ -197,7 +197,10 @@ fn pass(
     let opts = *opts;
     let file = File::open(trace).map_err(|e| ctx(&e))?;
     let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| ctx(&e))?;
-    let mut records = UntilError::new(reader);
+    // Frames are decoded on another thread while the curve is built; the
+    // records and a reader's error come out as the reader gives them.
+    let ahead = Prefetch::reader(reader).map_err(|e| ctx(&e))?;
+    let mut records = UntilError::new(ahead);
     let bad = |e: &dyn std::fmt::Display| Error::Usage(e.to_string());
     let sizes = || log_sizes(req.min_size, req.max_size, req.per_octave).map_err(|e| bad(&e));
     let mut sampling = None;

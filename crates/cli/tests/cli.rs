@@ -620,6 +620,54 @@ fn from_trace_table_feeds_profile_eval() {
     assert!(stderr(&o).contains("--platform"), "{}", stderr(&o));
 }
 
+/// Records are decoded ahead on another thread: a truncated trace still
+/// fails with the file and the byte offset, and prints no partial curve,
+/// whatever the curve; the whole trace gives the same curve every time.
+#[test]
+fn curves_of_a_truncated_trace_fail_with_the_offset() {
+    let dir = tmpdir("curves-truncated");
+    let d = dir.path();
+    let cfg = d.join("z.toml");
+    std::fs::write(
+        &cfg,
+        "seed = 5\naccesses = 600000\n[pattern]\nclass = \"cache-sensitive\"\nworking-set-bytes = 1048576\ndistribution = \"zipf\"\n",
+    )
+    .unwrap();
+    let whole = d.join("z.cpt");
+    let o = cachepart(&[
+        "trace",
+        "generate",
+        cfg.to_str().unwrap(),
+        whole.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&whole).unwrap();
+    let cut = d.join("cut.cpt");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    for kind in ["fully-associative", "set-associative", "colors", "shards"] {
+        let args = |t: &PathBuf| {
+            let mut a = vec!["curves".to_string(), t.to_str().unwrap().to_string()];
+            a.extend(["--kind", kind, "--no-index"].map(String::from));
+            a
+        };
+        let run = |t: &PathBuf| {
+            let a = args(t);
+            cachepart(&a.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        let (a, b) = (run(&whole), run(&whole));
+        assert!(a.status.success(), "{kind}: {}", stderr(&a));
+        assert_eq!(a.stdout, b.stdout, "{kind}");
+        let o = run(&cut);
+        assert_eq!(o.status.code(), Some(1), "{kind}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("cut.cpt") && e.contains("byte offset"),
+            "{kind}: {e}"
+        );
+        assert!(o.stdout.is_empty(), "{kind}: partial output");
+    }
+}
+
 #[test]
 fn shards_from_the_sample_index_matches_the_pass() {
     let dir = tmpdir("shards-index");
