@@ -40,7 +40,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use cachepart_trace::codec::{fnv1a, put_varint};
-use cachepart_trace::Reader;
+use cachepart_trace::{Prefetch, Reader};
 
 use crate::error::{CurveError, Result};
 use crate::hash::mix64;
@@ -286,7 +286,8 @@ pub fn build_index_with_base_salt(
     let (trace_len, trailer) = trace_identity(trace)?;
     let file = File::open(trace).map_err(io)?;
     let reader = Reader::new(BufReader::with_capacity(1 << 20, file))?;
-    let mut records = UntilError::new(reader);
+    // Frames are decoded on another thread while the sample is taken.
+    let mut records = UntilError::new(Prefetch::reader(reader)?);
     let recorder = Recorder::new(u64::from(exact_below)).map_err(io)?;
     let mut b = Shards::index_builder(opts, exact_below, base_salt, Box::new(recorder))?;
     b.extend(&mut records);
