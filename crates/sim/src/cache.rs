@@ -466,6 +466,43 @@ mod tests {
     }
 
     #[test]
+    fn dirty_bits_of_all_64_ways() {
+        // One set of 64 ways: every way's dirty bit, the top one included,
+        // is its own, survives hits, and leaves with its line.
+        let mut c = cache(64 * 64, 64, PolicyKind::Lru);
+        let all = c.full_mask();
+        for b in 0..64u64 {
+            c.line(b, b % 3 == 0 || b == 63, all);
+        }
+        for b in 0..64u64 {
+            assert_eq!(c.is_dirty(b), Some(b % 3 == 0 || b == 63), "block {b}");
+        }
+        c.line(5, true, all); // a write hit dirties only its line
+        assert_eq!(c.is_dirty(5), Some(true));
+        assert_eq!(c.is_dirty(4), Some(false));
+        assert_eq!(c.invalidate(63), Some(true));
+        c.line(100, false, all); // fills the invalidated way, clean
+        assert_eq!(c.is_dirty(100), Some(false));
+        // LRU order: 0..62 (without 5), then 5, then 100. Evict them all.
+        let mut dirty = 0;
+        for b in 200..264u64 {
+            let v = c.line(b, false, all).victim.unwrap();
+            dirty += u64::from(v.dirty);
+            let want = match b - 200 {
+                i @ 0..=4 => i,
+                i @ 5..=61 => i + 1,
+                62 => 5,
+                _ => 100,
+            };
+            assert_eq!(v.block, want);
+            assert_eq!(v.dirty, want % 3 == 0 || want == 5, "block {want}");
+        }
+        assert_eq!(dirty, c.stats().dirty_evictions);
+        assert_eq!(dirty, 22);
+        assert_eq!(c.flush(), 0);
+    }
+
+    #[test]
     fn write_back_counts_dirty_evictions() {
         let mut c = cache(128, 2, PolicyKind::Lru);
         let all = c.full_mask();
