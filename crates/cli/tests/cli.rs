@@ -503,10 +503,15 @@ memory = { size-bytes = 67108864 }
 
 /// Generates `d/NAME.cpt` from a pattern (TOML lines).
 fn gen_trace(d: &std::path::Path, name: &str, pattern: &str) -> PathBuf {
+    gen_trace_of(d, name, pattern, 30_000)
+}
+
+/// [`gen_trace`] of `accesses` accesses.
+fn gen_trace_of(d: &std::path::Path, name: &str, pattern: &str, accesses: u64) -> PathBuf {
     let cfg = d.join(format!("{name}.toml"));
     std::fs::write(
         &cfg,
-        format!("seed = 2\naccesses = 30000\n[pattern]\n{pattern}\n"),
+        format!("seed = 2\naccesses = {accesses}\n[pattern]\n{pattern}\n"),
     )
     .unwrap();
     let cpt = d.join(format!("{name}.cpt"));
@@ -627,20 +632,12 @@ fn from_trace_table_feeds_profile_eval() {
 fn curves_of_a_truncated_trace_fail_with_the_offset() {
     let dir = tmpdir("curves-truncated");
     let d = dir.path();
-    let cfg = d.join("z.toml");
-    std::fs::write(
-        &cfg,
-        "seed = 5\naccesses = 600000\n[pattern]\nclass = \"cache-sensitive\"\nworking-set-bytes = 1048576\ndistribution = \"zipf\"\n",
-    )
-    .unwrap();
-    let whole = d.join("z.cpt");
-    let o = cachepart(&[
-        "trace",
-        "generate",
-        cfg.to_str().unwrap(),
-        whole.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = gen_trace_of(
+        d,
+        "z",
+        "class = \"cache-sensitive\"\nworking-set-bytes = 1048576\ndistribution = \"zipf\"",
+        600_000,
+    );
     let bytes = std::fs::read(&whole).unwrap();
     let cut = d.join("cut.cpt");
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
