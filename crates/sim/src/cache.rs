@@ -348,9 +348,11 @@ impl<R: Replacement> Cache<R> {
         miss
     }
 
-    fn find(&self, block: u64) -> Option<usize> {
-        let base = self.geom.set_of(block) * self.ways;
-        find_way(&self.tags[base..base + self.ways], block).map(|w| base + w)
+    /// The set and way holding `block`.
+    fn find(&self, block: u64) -> Option<(usize, usize)> {
+        let set = self.geom.set_of(block);
+        let base = set * self.ways;
+        find_way(&self.tags[base..base + self.ways], block).map(|w| (set, w))
     }
 
     /// Whether `block` is present (no state changes).
@@ -361,13 +363,13 @@ impl<R: Replacement> Cache<R> {
     /// Whether `block` is present and dirty (`None` when absent).
     pub fn is_dirty(&self, block: u64) -> Option<bool> {
         self.find(block)
-            .map(|i| self.sets[i / self.ways].is_dirty(i % self.ways))
+            .map(|(set, way)| self.sets[set].is_dirty(way))
     }
 
     /// Removes `block`; returns whether it was dirty (`None` when absent).
     pub fn invalidate(&mut self, block: u64) -> Option<bool> {
-        let i = self.find(block)?;
-        let (set, way) = (i / self.ways, i % self.ways);
+        let (set, way) = self.find(block)?;
+        let i = set * self.ways + way;
         self.tags[i] = INVALID;
         let st = &mut self.sets[set];
         if st.mru_block == block {
@@ -389,8 +391,8 @@ impl<R: Replacement> Cache<R> {
     /// that allocation.
     pub fn write_back(&mut self, block: u64, mask: u64) -> Option<Victim> {
         self.stats.writebacks_in += 1;
-        if let Some(i) = self.find(block) {
-            self.sets[i / self.ways].mark_dirty(i % self.ways);
+        if let Some((set, way)) = self.find(block) {
+            self.sets[set].mark_dirty(way);
             return None;
         }
         self.stats.writeback_misses += 1;
@@ -401,12 +403,12 @@ impl<R: Replacement> Cache<R> {
     /// Empties the cache; returns the number of dirty lines dropped
     /// (which the caller writes back).
     pub fn flush(&mut self) -> u64 {
+        // Only valid lines are ever dirty (an invalidation cleans its way).
         let n = self
-            .tags
+            .sets
             .iter()
-            .enumerate()
-            .filter(|&(i, &t)| t != INVALID && self.sets[i / self.ways].is_dirty(i % self.ways))
-            .count() as u64;
+            .map(|s| u64::from(s.dirty.count_ones()))
+            .sum();
         for (i, t) in self.tags.iter_mut().enumerate() {
             if *t != INVALID {
                 *t = INVALID;
