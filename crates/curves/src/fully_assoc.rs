@@ -29,6 +29,45 @@ const AHEAD: usize = 8;
 /// least 64 Ki buckets of 16 bytes: a megabyte, a host core's L2 here).
 const QUEUE_FROM_LINES: usize = 1 << 15;
 
+/// The references waiting for the stack, oldest first.
+struct Ahead {
+    lines: [u64; AHEAD],
+    /// References queued so far.
+    queued: usize,
+    /// References handed on so far (the oldest waiting is `done`).
+    done: usize,
+}
+
+impl Ahead {
+    fn is_empty(&self) -> bool {
+        self.queued == self.done
+    }
+
+    /// Queues `line`; when the queue was full, hands on the oldest line.
+    #[inline(always)]
+    fn push(&mut self, line: u64) -> Option<u64> {
+        let out = if self.queued - self.done == AHEAD {
+            self.pop()
+        } else {
+            None
+        };
+        self.lines[self.queued % AHEAD] = line;
+        self.queued += 1;
+        out
+    }
+
+    /// Hands on the oldest line, if any.
+    #[inline(always)]
+    fn pop(&mut self) -> Option<u64> {
+        if self.is_empty() {
+            return None;
+        }
+        let line = self.lines[self.done % AHEAD];
+        self.done += 1;
+        Some(line)
+    }
+}
+
 /// Builds a [`StackHistogram`] record by record.
 pub struct FullyAssociative {
     line_bytes: u64,
@@ -37,13 +76,8 @@ pub struct FullyAssociative {
     counts: Vec<u64>,
     cold: u64,
     prev: u64,
-    /// Lines queued for the stack, oldest at `queued - len`.
-    queue: [u64; AHEAD],
-    /// References queued so far (the queue holds the last `AHEAD` of them
-    /// not yet given to the stack).
-    queued: usize,
-    /// References given to the stack so far.
-    done: usize,
+    /// References waiting for the stack (once it is large).
+    ahead: Ahead,
 }
 
 impl FullyAssociative {
@@ -57,9 +91,11 @@ impl FullyAssociative {
             counts: vec![0; 1024],
             cold: 0,
             prev: u64::MAX,
-            queue: [0; AHEAD],
-            queued: 0,
-            done: 0,
+            ahead: Ahead {
+                lines: [0; AHEAD],
+                queued: 0,
+                done: 0,
+            },
         })
     }
 
@@ -72,9 +108,7 @@ impl FullyAssociative {
             counts,
             cold,
             prev,
-            queue,
-            queued,
-            done,
+            ahead,
             ..
         } = self;
         feed.push(r, |line| {
@@ -83,17 +117,14 @@ impl FullyAssociative {
                 return;
             }
             *prev = line;
-            if *queued == *done && stack.len() < QUEUE_FROM_LINES {
+            if ahead.is_empty() && stack.len() < QUEUE_FROM_LINES {
                 reference(stack, counts, cold, line);
                 return;
             }
             stack.prefetch(line);
-            if *queued - *done == AHEAD {
-                reference(stack, counts, cold, queue[*done % AHEAD]);
-                *done += 1;
+            if let Some(oldest) = ahead.push(line) {
+                reference(stack, counts, cold, oldest);
             }
-            queue[*queued % AHEAD] = line;
-            *queued += 1;
         });
     }
 
@@ -106,10 +137,8 @@ impl FullyAssociative {
 
     /// The histogram of the records added.
     pub fn finish(mut self) -> StackHistogram {
-        while self.done < self.queued {
-            let line = self.queue[self.done % AHEAD];
+        while let Some(line) = self.ahead.pop() {
             reference(&mut self.stack, &mut self.counts, &mut self.cold, line);
-            self.done += 1;
         }
         StackHistogram::new(self.line_bytes, self.counts, self.cold, self.feed.totals)
     }
