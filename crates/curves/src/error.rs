@@ -46,5 +46,18 @@ pub enum CurveError {
     Trace(#[from] cachepart_trace::TraceError),
 }
 
+impl CurveError {
+    /// Turns an I/O error on `path` into [`CurveError::Io`] (for
+    /// `map_err`).
+    pub(crate) fn io_at(
+        path: &std::path::Path,
+    ) -> impl Fn(std::io::Error) -> CurveError + Copy + '_ {
+        move |source| CurveError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// Result with a [`CurveError`].
 pub type Result<T, E = CurveError> = std::result::Result<T, E>;

@@ -279,10 +279,7 @@ pub fn build_index_with_base_salt(
             "exact-below-lines {exact_below}: expected at most {MAX_EXACT_BELOW}"
         )));
     }
-    let io = |e: std::io::Error| CurveError::Io {
-        path: trace.to_path_buf(),
-        source: e,
-    };
+    let io = CurveError::io_at(trace);
     let (trace_len, trailer) = trace_identity(trace)?;
     let file = File::open(trace).map_err(io)?;
     let reader = Reader::new(BufReader::with_capacity(1 << 20, file))?;
@@ -299,10 +296,7 @@ pub fn build_index_with_base_salt(
         return Err(CurveError::Sampling(format!("{}: {e}", trace.display())));
     }
     let out = index_path(trace);
-    let oio = |e: std::io::Error| CurveError::Io {
-        path: out.clone(),
-        source: e,
-    };
+    let oio = CurveError::io_at(&out);
     let mut lines = Vec::with_capacity(rec.lines.len() * 8);
     for l in &rec.lines {
         lines.extend_from_slice(&l.to_le_bytes());
@@ -361,10 +355,7 @@ pub fn build_index_with_base_salt(
 /// A trace file's length and its last [`TRAILER`] bytes (its trailer:
 /// index offset, record count and index checksum).
 fn trace_identity(trace: &Path) -> Result<(u64, [u8; TRAILER])> {
-    let io = |e: std::io::Error| CurveError::Io {
-        path: trace.to_path_buf(),
-        source: e,
-    };
+    let io = CurveError::io_at(trace);
     let mut f = File::open(trace).map_err(io)?;
     let len = f.metadata().map_err(io)?.len();
     let mut t = [0u8; TRAILER];
@@ -515,10 +506,7 @@ impl ShardsIndex {
             offset,
             reason,
         };
-        let io = |e: std::io::Error| CurveError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        };
+        let io = CurveError::io_at(path);
         let mut f = File::open(path).map_err(io)?;
         let len = f.metadata().map_err(io)?.len();
         let mut hb = [0u8; HEADER];
