@@ -21,7 +21,7 @@ use cachepart_curves::{
     build_index, fully_associative, log_sizes, mean_absolute_error, shards, shards_slice, Curve,
     Options, ShardsConfig, ShardsIndex, UntilError,
 };
-use cachepart_trace::{Header, Reader, Record, Writer};
+use cachepart_trace::{Header, Prefetch, Reader, Record, Writer};
 
 /// Exact and SHARDS from a trace file, and SHARDS from the file's sample
 /// index: the real paths of `cachepart curves`.
@@ -37,9 +37,12 @@ fn from_files(name: &str, recs: &[Record], t_exact_mem: f64) {
     let mut w = Writer::new(f, &Header::default()).unwrap();
     w.extend(recs.iter().copied()).unwrap();
     w.finish().unwrap();
+    // As `cachepart curves` reads a trace: frames decoded ahead on another
+    // thread.
     let read = || {
         let f = std::fs::File::open(&trace).unwrap();
-        UntilError::new(Reader::new(std::io::BufReader::with_capacity(1 << 20, f)).unwrap())
+        let reader = Reader::new(std::io::BufReader::with_capacity(1 << 20, f)).unwrap();
+        UntilError::new(Prefetch::reader(reader).unwrap())
     };
     let (t_exact, h) = time(3, || {
         let mut r = read();
