@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One app's behaviour alone at every way count. Index `w - 1` of every
-/// vector holds the value at `w` ways. All vectors have the same length `W`.
+/// One app's behaviour alone at every count of an alone sweep. Over ways
+/// (the usual case), index `w - 1` of every vector holds the value at `w`
+/// ways; over colors, index `i` holds the value at the sweep's `i`-th
+/// color count ([`crate::Axis::Colors`]). All vectors have the same length.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AppCurves {
     /// Program name.
@@ -20,6 +22,9 @@ pub struct AppCurves {
     pub slowdown: Vec<f64>,
     /// Fraction of cycles stalled on L2 misses (`stalls_l2_miss`), if known.
     pub stalls_l2_miss: Option<Vec<f64>>,
+    /// Fraction of cycles stalled on memory (LLC misses), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls_memory: Option<Vec<f64>>,
 }
 
 impl AppCurves {
@@ -42,6 +47,7 @@ impl AppCurves {
             bandwidth_mbps,
             slowdown,
             stalls_l2_miss: None,
+            stalls_memory: None,
         }
     }
 

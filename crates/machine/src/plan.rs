@@ -1,6 +1,6 @@
 //! Plans: which apps share which ways.
 
-use cachepart_units::{MaskError, MaskRules, WayMask};
+use cachepart_units::{IdSet, MaskError, MaskRules, WayMask};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
@@ -25,10 +25,22 @@ pub enum ShareModel {
     Llcmpki,
 }
 
-/// A partitioning plan: clusters of apps, each with a way mask.
+/// One app's page colors in a [`Plan`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppColors {
+    /// The app's index in the mix.
+    pub app: usize,
+    /// Its colors.
+    pub colors: IdSet,
+}
+
+/// A partitioning plan: clusters of apps, each with a way mask, and
+/// per-app page colors.
 ///
 /// Strict partitioning is the case of one app per cluster; no partitioning is
 /// one cluster holding every app and every way. Masks may overlap (Dunn).
+/// A plan without clusters but with colors leaves the way masks as they
+/// are (a page-coloring plan).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// The clusters, in the order the policy produced them.
@@ -37,6 +49,9 @@ pub struct Plan {
     /// to estimate it (the table-driven model); real machines ignore it.
     #[serde(default)]
     pub share_model: ShareModel,
+    /// Per-app page colors, for the apps whose colors the plan sets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub colors: Vec<AppColors>,
 }
 
 /// Why a plan is not valid for a mix on a platform.
@@ -82,6 +97,26 @@ pub enum PlanError {
         /// The app index.
         app: usize,
     },
+    /// A color set names an app that is not in the mix.
+    #[error("colors name app {app}, but the mix has {n_apps} apps (0..{n_apps})")]
+    UnknownColorApp {
+        /// The app index given.
+        app: usize,
+        /// Apps in the mix.
+        n_apps: usize,
+    },
+    /// An app is given colors twice.
+    #[error("app {app} is given colors twice")]
+    DuplicateColors {
+        /// The app index.
+        app: usize,
+    },
+    /// An app is given no color at all.
+    #[error("app {app} is given an empty color set")]
+    EmptyColors {
+        /// The app index.
+        app: usize,
+    },
     /// More clusters than ways: some cluster cannot get a way.
     #[error("{clusters} clusters need at least {clusters} ways, the platform has {ways}")]
     TooManyClusters {
@@ -117,7 +152,26 @@ impl Plan {
         Plan {
             clusters,
             share_model: ShareModel::default(),
+            colors: Vec::new(),
         }
+    }
+
+    /// A page-coloring plan: app `i` gets `colors[i]`; way masks are left
+    /// as they are.
+    pub fn from_colors(colors: impl IntoIterator<Item = IdSet>) -> Plan {
+        Plan {
+            colors: colors
+                .into_iter()
+                .enumerate()
+                .map(|(app, colors)| AppColors { app, colors })
+                .collect(),
+            ..Plan::default()
+        }
+    }
+
+    /// The colors the plan gives `app`, if it gives any.
+    pub fn colors_of(&self, app: usize) -> Option<&IdSet> {
+        self.colors.iter().find(|c| c.app == app).map(|c| &c.colors)
     }
 
     /// Every app shares every way.
@@ -126,8 +180,25 @@ impl Plan {
     }
 
     /// Checks that every app of an `n_apps` mix is in exactly one non-empty
-    /// cluster and that every mask follows `rules`.
+    /// cluster and that every mask follows `rules` (a plan with colors and
+    /// no cluster leaves masks alone), and that color sets name each app
+    /// of the mix at most once and are not empty.
     pub fn validate(&self, n_apps: usize, rules: &MaskRules) -> Result<(), PlanError> {
+        let mut colored = vec![false; n_apps];
+        for c in &self.colors {
+            if c.app >= n_apps {
+                return Err(PlanError::UnknownColorApp { app: c.app, n_apps });
+            }
+            if std::mem::replace(&mut colored[c.app], true) {
+                return Err(PlanError::DuplicateColors { app: c.app });
+            }
+            if c.colors.is_empty() {
+                return Err(PlanError::EmptyColors { app: c.app });
+            }
+        }
+        if self.clusters.is_empty() && !self.colors.is_empty() {
+            return Ok(());
+        }
         let mut owner: Vec<Option<usize>> = vec![None; n_apps];
         for (ci, c) in self.clusters.iter().enumerate() {
             if c.apps.is_empty() {
@@ -234,5 +305,41 @@ mod tests {
             dup.validate(2, &rules),
             Err(PlanError::DuplicateApp { app: 1, .. })
         ));
+    }
+
+    #[test]
+    fn color_plans() {
+        let rules = MaskRules::intel(11, 1);
+        let p = Plan::from_colors(["0-3".parse().unwrap(), "4-7".parse().unwrap()]);
+        assert!(p.validate(2, &rules).is_ok());
+        assert_eq!(p.colors_of(1).map(ToString::to_string), Some("4-7".into()));
+        assert_eq!(
+            p.validate(1, &rules),
+            Err(PlanError::UnknownColorApp { app: 1, n_apps: 1 })
+        );
+        let mut twice = p.clone();
+        twice.colors.push(AppColors {
+            app: 0,
+            colors: "8".parse().unwrap(),
+        });
+        assert_eq!(
+            twice.validate(2, &rules),
+            Err(PlanError::DuplicateColors { app: 0 })
+        );
+        let empty = Plan::from_colors([IdSet::new()]);
+        assert_eq!(
+            empty.validate(1, &rules),
+            Err(PlanError::EmptyColors { app: 0 })
+        );
+        // Colors with clusters: the clusters are checked as usual.
+        let mut both = Plan::from_way_counts(&[2]);
+        both.colors = p.colors.clone();
+        assert_eq!(
+            both.validate(2, &rules),
+            Err(PlanError::MissingApp { app: 1 })
+        );
+        // Serialised without a colors field when it has none.
+        let json = serde_json::to_string(&Plan::from_way_counts(&[2])).unwrap();
+        assert!(!json.contains("colors"), "{json}");
     }
 }

@@ -7,7 +7,9 @@
 // `criterion_group!` defines an undocumented `pub fn benches`.
 #![allow(missing_docs)]
 
-use cachepart_machine::{AppCurves, Machine, MachineError, Plan, Platform, Sample};
+use cachepart_machine::{
+    AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder,
+};
 use cachepart_policy::{Kpart, Lfoc, LfocPlus, Policy};
 use cachepart_profile::MetricsTable;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -28,13 +30,16 @@ impl Machine for Curves {
     fn platform(&self) -> &Platform {
         &self.platform
     }
-    fn alone_curves(&mut self) -> Result<&[AppCurves], MachineError> {
-        Ok(&self.curves)
+    fn alone_curves_on(&mut self, axis: &Axis) -> Result<&[AppCurves], MachineError> {
+        match axis {
+            Axis::Ways => Ok(&self.curves),
+            Axis::Colors { .. } => Err(MachineError::Unsupported("colors".into())),
+        }
     }
     fn apply(&mut self, _: &Plan) -> Result<(), MachineError> {
         Ok(())
     }
-    fn run_interval(&mut self) -> Result<Vec<Sample>, MachineError> {
+    fn run_interval(&mut self, _: Responder<'_>) -> Result<Interval, MachineError> {
         Err(MachineError::Unsupported("bench machine".into()))
     }
 }

@@ -206,6 +206,7 @@ pub fn dunn_plan(stalls: &[f64], ways: u32, max_clusters: usize) -> Plan {
             .map(|((_, apps), mask)| Cluster { mask, apps })
             .collect(),
         share_model: ShareModel::default(),
+        colors: Vec::new(),
     }
 }
 

@@ -1,4 +1,11 @@
-//! Partitioning and clustering policies, one file each.
+//! Partitioning and clustering policies, one file each, and the loop that
+//! runs them.
+//!
+//! Two interfaces: a static [`Policy`] decides one plan from the machine's
+//! alone curves; a [`Controller`] acts online: started with the machine,
+//! told of app events, handed every interval's samples, it answers with
+//! actions. [`driver::drive`] runs any controller on any machine; a static
+//! policy runs there as [`controller::Static`].
 //!
 //! A policy sees only the [`Machine`] interface: the platform and each app's
 //! curves alone at every way count. It returns a [`Plan`]: clusters of apps
@@ -28,6 +35,8 @@
 #![deny(missing_docs)]
 
 pub mod coloris;
+pub mod controller;
+pub mod driver;
 mod dunn;
 mod equal_part;
 mod error;
@@ -45,6 +54,8 @@ mod whirlpool;
 mod yu_petrov;
 
 pub use coloris::{ColorChange, ColorManager, ColorisConfig, Thresholds};
+pub use controller::{Controller, Static};
+pub use driver::{drive, DriveError, RunLog, Stop};
 pub use dunn::{dunn_plan, place_overlapping, ways_for_centroid, Dunn};
 pub use equal_part::EqualPart;
 pub use error::PolicyError;

@@ -1,7 +1,9 @@
 //! Test helpers shared by the policy unit tests: a machine that only serves
 //! fixed curves, and generators of curves.
 
-use cachepart_machine::{AppCurves, Machine, MachineError, Plan, Platform, Sample};
+use cachepart_machine::{
+    AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder,
+};
 use proptest::prelude::*;
 
 /// A machine that serves fixed curves and accepts any plan.
@@ -30,13 +32,16 @@ impl Machine for FixedMachine {
     fn platform(&self) -> &Platform {
         &self.platform
     }
-    fn alone_curves(&mut self) -> Result<&[AppCurves], MachineError> {
-        Ok(&self.curves)
+    fn alone_curves_on(&mut self, axis: &Axis) -> Result<&[AppCurves], MachineError> {
+        match axis {
+            Axis::Ways => Ok(&self.curves),
+            Axis::Colors { .. } => Err(MachineError::Unsupported("colors".into())),
+        }
     }
     fn apply(&mut self, _plan: &Plan) -> Result<(), MachineError> {
         Ok(())
     }
-    fn run_interval(&mut self) -> Result<Vec<Sample>, MachineError> {
+    fn run_interval(&mut self, _: Responder<'_>) -> Result<Interval, MachineError> {
         Err(MachineError::Unsupported("test machine".into()))
     }
 }

@@ -69,7 +69,7 @@ pub fn parse_plan(text: &str, names: &[String]) -> Result<Plan, PolicyError> {
     }
     Ok(Plan {
         clusters,
-        share_model: Default::default(),
+        ..Plan::default()
     })
 }
 

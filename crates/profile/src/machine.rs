@@ -4,7 +4,9 @@ use crate::error::ProfileError;
 use crate::mix::Mix;
 use crate::model::{evaluate, Evaluation, ModelConfig};
 use cachepart_machine::share::interpolate;
-use cachepart_machine::{AppCurves, Machine, MachineError, Plan, Platform, Sample};
+use cachepart_machine::{
+    AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder, Sample,
+};
 
 /// Cycles in one interval of [`ProfileMachine::run_interval`] (1 s at 1 GHz).
 pub const INTERVAL_CYCLES: f64 = 1e9;
@@ -18,6 +20,7 @@ pub struct ProfileMachine {
     config: ModelConfig,
     curves: Vec<AppCurves>,
     plan: Plan,
+    intervals: u64,
 }
 
 impl ProfileMachine {
@@ -35,6 +38,7 @@ impl ProfileMachine {
             config,
             curves,
             plan,
+            intervals: 0,
         }
     }
 
@@ -64,21 +68,30 @@ impl Machine for ProfileMachine {
         &self.platform
     }
 
-    fn alone_curves(&mut self) -> Result<&[AppCurves], MachineError> {
-        Ok(&self.curves)
+    fn alone_curves_on(&mut self, axis: &Axis) -> Result<&[AppCurves], MachineError> {
+        match axis {
+            Axis::Ways => Ok(&self.curves),
+            Axis::Colors { .. } => Err(MachineError::Unsupported(
+                "alone curves over page colors: the table-driven model knows way counts only"
+                    .into(),
+            )),
+        }
     }
 
     fn apply(&mut self, plan: &Plan) -> Result<(), MachineError> {
         plan.validate(self.mix.len(), &self.platform.mask_rules)?;
+        if !plan.colors.is_empty() {
+            return Err(MachineError::Unsupported(
+                "page colors: the table-driven model partitions by ways only".into(),
+            ));
+        }
         self.plan = plan.clone();
         Ok(())
     }
 
-    fn run_interval(&mut self) -> Result<Vec<Sample>, MachineError> {
-        let ev = self
-            .evaluation()
-            .map_err(|e| MachineError::Other(e.to_string()))?;
-        Ok(ev
+    fn run_interval(&mut self, _respond: Responder<'_>) -> Result<Interval, MachineError> {
+        let ev = self.evaluation().map_err(MachineError::backend)?;
+        let samples = ev
             .apps
             .iter()
             .map(|o| {
@@ -104,8 +117,21 @@ impl Machine for ProfileMachine {
                     memory_bytes: o.bandwidth_mbps * 1e6 * (INTERVAL_CYCLES / 1e9),
                     tlb_misses: f64::NAN,
                     pages_recolored: 0.0,
+                    l2_miss_stall_cycles: c
+                        .stalls_l2_miss
+                        .as_ref()
+                        .map_or(f64::NAN, |v| interpolate(v, f) * INTERVAL_CYCLES),
+                    ran: true,
                 }
             })
-            .collect())
+            .collect();
+        let index = self.intervals;
+        self.intervals += 1;
+        Ok(Interval {
+            index,
+            end_cycles: (self.intervals as f64 * INTERVAL_CYCLES) as u64,
+            samples,
+            events: Vec::new(),
+        })
     }
 }

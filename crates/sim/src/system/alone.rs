@@ -1,45 +1,163 @@
 //! Alone runs: one app by itself on core 0 of the same simulated platform,
-//! with the whole LLC or its first `n` ways. They define each app's
-//! slowdown (IPC alone / IPC shared) and its curves over way counts.
+//! with the whole LLC, its first `w` ways (a CAT mask) or its first `k`
+//! page colors. They define each app's slowdown (IPC alone / IPC shared)
+//! and its curves over way or color counts. This is the one place alone
+//! runs are made: the simulator machine's alone curves, the scenario's
+//! slowdowns, `profile from-trace` and the color policies all come here.
+//!
+//! A run over colors needs a color-aware allocator: a platform with the
+//! `buddy` allocator is switched to `tam` (its default settings) for it
+//! ([`sweep_platform`]). The app's own CAT mask is kept for a color run
+//! and replaced for a way run.
 
-use cachepart_units::WayMask;
+use cachepart_machine::Axis;
+use cachepart_units::{IdSet, WayMask};
 use rayon::prelude::*;
 
 use super::app::{AppSpec, AppTotals};
 use super::error::SystemError;
 use super::multicore::System;
 use super::platform::PlatformConfig;
+use crate::memory::AllocatorKind;
 
-/// Global-time interval of alone runs (only bounds the loop; the totals do
-/// not depend on it).
+/// Global-time interval of alone runs when nothing is sampled (only
+/// bounds the loop; the totals do not depend on it).
 const ALONE_INTERVAL: u64 = 1 << 40;
+
+/// How much of the LLC an alone run gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AloneSize {
+    /// Every way and every color.
+    Whole,
+    /// The first `n` ways (a CAT mask).
+    Ways(u32),
+    /// The first `n` page colors (colors `0..n`).
+    Colors(u32),
+}
+
+/// The result of one alone run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AloneRun {
+    /// Its whole-run counters.
+    pub totals: AppTotals,
+    /// Its LLC occupancy averaged over the run's sampling intervals
+    /// (weighted by cycles), in bytes; its end-of-run occupancy when the
+    /// run was not sampled.
+    pub mean_occupancy_bytes: f64,
+}
+
+/// The platform an alone run of `size` uses: `platform` itself, or for
+/// colors with a `buddy` allocator, the same with a `tam` allocator.
+pub fn sweep_platform(platform: &PlatformConfig, colors: bool) -> PlatformConfig {
+    let mut p = platform.clone();
+    if colors && p.memory.allocator == AllocatorKind::Buddy {
+        p.memory.allocator = AllocatorKind::Tam;
+    }
+    p
+}
+
+/// Runs `app` alone on core 0 of `platform` with `size` of the LLC until
+/// it finishes, sampling its occupancy every `sample_cycles` (`None`: no
+/// sampling). The app must finish: an instruction limit, or a finite
+/// trace without restart.
+pub fn run_alone_at(
+    platform: &PlatformConfig,
+    app: &AppSpec,
+    size: AloneSize,
+    seed: u64,
+    sample_cycles: Option<u64>,
+) -> Result<AloneRun, SystemError> {
+    let mut spec = app.clone();
+    spec.core = 0;
+    let bad = |what: &str, n: u32, max: u32| SystemError::Config {
+        field: format!("llc-{what}"),
+        reason: format!("{n} {what}: the LLC has 1..={max}"),
+    };
+    let mut colors = None;
+    match size {
+        AloneSize::Whole => spec.llc_mask = None,
+        AloneSize::Ways(w) if w == 0 || w > platform.llc.ways => {
+            return Err(bad("ways", w, platform.llc.ways))
+        }
+        AloneSize::Ways(w) => spec.llc_mask = Some(WayMask::contiguous(0, w)),
+        AloneSize::Colors(0) => return Err(bad("colors", 0, 0)),
+        AloneSize::Colors(k) => colors = Some((0..k).collect::<IdSet>()),
+    }
+    let color_platform;
+    let platform = if colors.is_some() && platform.memory.allocator == AllocatorKind::Buddy {
+        color_platform = sweep_platform(platform, true);
+        &color_platform
+    } else {
+        platform
+    };
+    let mut sys = System::new(platform, vec![spec], seed)?;
+    if let Some(set) = &colors {
+        sys.set_app_colors(0, set)?;
+    }
+    let (mut weighted, mut cycles) = (0.0f64, 0.0f64);
+    sys.run_to_end(sample_cycles.unwrap_or(ALONE_INTERVAL), |samples| {
+        if sample_cycles.is_some() {
+            for s in samples {
+                weighted += s.llc_occupancy_bytes * s.cycles;
+                cycles += s.cycles;
+            }
+        }
+    })?;
+    let totals = sys.totals().remove(0);
+    let mean_occupancy_bytes = if cycles > 0.0 {
+        weighted / cycles
+    } else {
+        totals.llc_occupancy_bytes as f64
+    };
+    Ok(AloneRun {
+        totals,
+        mean_occupancy_bytes,
+    })
+}
 
 /// Runs `app` alone on core 0 of `platform` until it finishes, with the
 /// whole LLC (`None`) or its first `llc_ways` ways (a CAT mask; the app's
-/// own mask is ignored). The app must finish: an instruction limit, or a
-/// finite trace without restart.
+/// own mask is ignored).
 pub fn run_alone(
     platform: &PlatformConfig,
     app: &AppSpec,
     llc_ways: Option<u32>,
     seed: u64,
 ) -> Result<AppTotals, SystemError> {
-    let mut spec = app.clone();
-    spec.core = 0;
-    spec.llc_mask = match llc_ways {
-        None => None,
-        Some(w) if w == 0 || w > platform.llc.ways => {
-            return Err(SystemError::Config {
-                field: "llc-ways".into(),
-                reason: format!("{w} ways: the LLC has 1..={}", platform.llc.ways),
-            })
-        }
-        Some(w) => Some(WayMask::contiguous(0, w)),
-    };
-    let mut sys = System::new(platform, vec![spec], seed)?;
-    sys.run_to_end(ALONE_INTERVAL, |_| {})?;
-    let mut t = sys.totals();
-    Ok(t.remove(0))
+    let size = llc_ways.map_or(AloneSize::Whole, AloneSize::Ways);
+    Ok(run_alone_at(platform, app, size, seed, None)?.totals)
+}
+
+/// The alone sizes of `axis` on `platform`.
+pub fn axis_sizes(platform: &PlatformConfig, axis: &Axis) -> Vec<AloneSize> {
+    match axis {
+        Axis::Ways => (1..=platform.llc.ways).map(AloneSize::Ways).collect(),
+        Axis::Colors { counts } => counts.iter().map(|&k| AloneSize::Colors(k)).collect(),
+    }
+}
+
+/// Every app of `apps` alone at every size of `axis`, in parallel (rayon);
+/// `out[a][i]` is app `a` at the `i`-th size, equal to the serial runs'.
+pub fn alone_sweep_many(
+    platform: &PlatformConfig,
+    apps: &[AppSpec],
+    axis: &Axis,
+    seed: u64,
+    sample_cycles: Option<u64>,
+) -> Result<Vec<Vec<AloneRun>>, SystemError> {
+    let sizes = axis_sizes(platform, axis);
+    let jobs: Vec<(usize, AloneSize)> = (0..apps.len())
+        .flat_map(|a| sizes.iter().map(move |&s| (a, s)))
+        .collect();
+    let runs: Vec<AloneRun> = jobs
+        .par_iter()
+        .map(|&(a, s)| run_alone_at(platform, &apps[a], s, seed, sample_cycles))
+        .collect::<Result<_, _>>()?;
+    let mut out: Vec<Vec<AloneRun>> = vec![Vec::with_capacity(sizes.len()); apps.len()];
+    for ((a, _), r) in jobs.into_iter().zip(runs) {
+        out[a].push(r);
+    }
+    Ok(out)
 }
 
 /// [`run_alone`] at every way count `1..=W`, in parallel (rayon); the
@@ -49,8 +167,11 @@ pub fn alone_sweep(
     app: &AppSpec,
     seed: u64,
 ) -> Result<Vec<AppTotals>, SystemError> {
-    (1..=platform.llc.ways)
-        .into_par_iter()
-        .map(|w| run_alone(platform, app, Some(w), seed))
-        .collect()
+    let mut runs = alone_sweep_many(platform, std::slice::from_ref(app), &Axis::Ways, seed, None)?;
+    Ok(runs
+        .pop()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.totals)
+        .collect())
 }

@@ -11,7 +11,7 @@
 //!   memory).
 //! * [`app`]: [`AppSpec`] and [`AppTotals`].
 //! * [`multicore`]: [`System`], the interleaving engine.
-//! * [`alone`]: [`run_alone`] and [`alone_sweep`].
+//! * [`alone`]: alone runs over ways or colors ([`run_alone_at`], [`alone_sweep_many`]).
 //! * [`sim_machine`]: [`SimMachine`], the simulator as a machine.
 //! * [`error`]: [`SystemError`], every failure with its app or field.
 //!
@@ -50,11 +50,13 @@ pub mod sim_machine;
 pub mod source;
 pub mod timing;
 
-pub use alone::{alone_sweep, run_alone};
+pub use alone::{
+    alone_sweep, alone_sweep_many, run_alone, run_alone_at, sweep_platform, AloneRun, AloneSize,
+};
 pub use app::{AppSpec, AppTotals};
 pub use dram::{queued_latency, Dram};
 pub use error::SystemError;
-pub use multicore::{ExhaustedHook, RecolorSummary, System, BATCH};
+pub use multicore::{ExhaustedResponder, RecolorSummary, System, BATCH};
 pub use platform::PlatformConfig;
 pub use sim_machine::{curves_from_totals, SimMachine};
 pub use source::{CptFile, RecordBatches, RecordStream, RecordsSource, TraceSource};

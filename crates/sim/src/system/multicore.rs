@@ -33,9 +33,14 @@
 //! page-in or a lazy move happens only there) and when
 //! [`System::recolor`] moves pages at once. An app whose colors run out
 //! ([`MemoryError::ColorsExhausted`] with no page of its own left to page
-//! out) asks the hook set by [`System::set_exhausted_hook`] for more colors
-//! (COLORIS's ALLOC_COLORS) and retries; without a hook it is an error
-//! naming the app.
+//! out) asks the responder given to [`System::run_interval_with`] for
+//! more colors (COLORIS's ALLOC_COLORS) and retries; without an answer it
+//! is an error naming the app.
+//!
+//! **Events.** Each app's start (its first time on a core), park and
+//! resume (time slicing), restart and finish, and each exhaustion of its
+//! colors is logged as an [`AppEvent`] stamped with its core's clock;
+//! [`System::take_events`] drains the log.
 //!
 //! **Recoloring** ([`System::recolor`]) changes an app's colors in the
 //! allocator and runs the [`RecolorEngine`] on its address space, installed
@@ -45,7 +50,7 @@
 //! slices against its core's clock (cycles to microseconds by
 //! `freq-ghz`).
 
-use cachepart_machine::Sample;
+use cachepart_machine::{AppEvent, EventKind, Sample};
 use cachepart_trace::{Kind, Record};
 use cachepart_units::{IdSet, WayMask};
 
@@ -125,11 +130,14 @@ struct App {
     paging_final: Option<PagingStats>,
     /// Pages recolored at the last sample.
     sampled_recolored: u64,
+    /// It has had a core at least once.
+    started: bool,
 }
 
-/// Asked for more colors when an app's colors are exhausted: returns the
-/// app's whole new color set (`None`: no more colors to give).
-pub type ExhaustedHook = Box<dyn FnMut(usize) -> Option<IdSet> + Send>;
+/// Asked for more colors when an app's colors are exhausted (the
+/// [`EventKind::ColorsExhausted`] event): returns the app's whole new color
+/// set (`None`: no more colors to give).
+pub type ExhaustedResponder<'a> = &'a mut dyn FnMut(&AppEvent) -> Option<IdSet>;
 
 /// What [`System::recolor`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -168,7 +176,8 @@ pub struct System {
     /// Ticks per nanosecond (`freq-ghz` x ticks per cycle).
     ticks_per_ns: f64,
     ways: u32,
-    on_exhausted: Option<ExhaustedHook>,
+    /// App events not yet taken.
+    events: Vec<AppEvent>,
 }
 
 fn idle_space() -> AddressSpace {
@@ -458,6 +467,7 @@ impl System {
                 window: false,
                 paging_final: None,
                 sampled_recolored: 0,
+                started: false,
             });
         }
         let t = &platform.timing;
@@ -477,7 +487,7 @@ impl System {
             evicted: Vec::new(),
             ticks_per_ns: t.freq_ghz * TICKS_PER_CYCLE as f64,
             ways: platform.llc.ways,
-            on_exhausted: None,
+            events: Vec::new(),
         };
         for c in 0..n_cores {
             if let Some(&first) = sys.cores[c].queue.first() {
@@ -584,10 +594,76 @@ impl System {
         self.alloc.app_colors(app as u32).cloned()
     }
 
-    /// Sets the hook asked for more colors when an app's colors are
-    /// exhausted (COLORIS's ALLOC_COLORS); without one that is an error.
-    pub fn set_exhausted_hook(&mut self, hook: ExhaustedHook) {
-        self.on_exhausted = Some(hook);
+    /// Moves app `app` to core `core` before the run starts (after that it
+    /// is an error): it joins that core's queue in app order and, if it is
+    /// the first there, is the one installed.
+    pub fn place_app(&mut self, app: usize, core: u32) -> Result<(), SystemError> {
+        if app >= self.apps.len() {
+            return Err(SystemError::NoSuchApp {
+                index: app,
+                apps: self.apps.len(),
+            });
+        }
+        let name = self.apps[app].spec.name.clone();
+        if core >= self.platform.cores {
+            return Err(cfg_err(
+                format!("app {name}: core"),
+                format!("core {core} does not exist (0..{})", self.platform.cores),
+            ));
+        }
+        if self.now > 0 || self.cores.iter().any(|c| c.clock > 0) {
+            return Err(cfg_err(
+                format!("app {name}: core"),
+                "apps are placed before the run starts".into(),
+            ));
+        }
+        let old = self.apps[app].spec.core as usize;
+        if old == core as usize {
+            return Ok(());
+        }
+        // Undo both cores' installs, move the app, install again: nothing
+        // has run, so this equals building the system with the new core.
+        for c in [old, core as usize] {
+            self.switch_to(c, None, false)?;
+        }
+        self.cores[old].queue.retain(|&a| a != app);
+        let q = &mut self.cores[core as usize].queue;
+        let at = q.partition_point(|&a| a < app);
+        q.insert(at, app);
+        self.apps[app].spec.core = core;
+        for c in [old, core as usize] {
+            if let Some(&first) = self.cores[c].queue.first() {
+                self.switch_to(c, Some(first), false)?;
+            }
+        }
+        // The undone installs happened at no time: the log is that of a
+        // system built with the app on its new core.
+        self.events.clear();
+        for a in &mut self.apps {
+            a.started = false;
+        }
+        for c in 0..self.cores.len() {
+            if let Some(n) = self.cores[c].running {
+                self.apps[n].started = true;
+                self.log(n, EventKind::Started, c);
+            }
+        }
+        Ok(())
+    }
+
+    /// The app events logged since the last call, in time order per core
+    /// (and in the order they happened).
+    pub fn take_events(&mut self) -> Vec<AppEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn log(&mut self, app: usize, kind: EventKind, core: usize) {
+        self.events.push(AppEvent {
+            app,
+            kind,
+            at_cycles: self.cores[core].clock / TICKS_PER_CYCLE,
+            core: Some(core as u32),
+        });
     }
 
     /// App `app`'s address space, installed on its core or parked; `None`
@@ -730,12 +806,23 @@ impl System {
     }
 
     /// Runs `cycles` more cycles of global time and returns one sample per
-    /// app (deltas over the interval; occupancy at its end).
+    /// app (deltas over the interval; occupancy at its end). An app whose
+    /// colors run out is an error.
     pub fn run_interval(&mut self, cycles: u64) -> Result<Vec<Sample>, SystemError> {
+        self.run_interval_with(cycles, &mut |_| None)
+    }
+
+    /// [`System::run_interval`], asking `more_colors` for an app's whole
+    /// new color set when its colors run out (`None`: the run fails).
+    pub fn run_interval_with(
+        &mut self,
+        cycles: u64,
+        more_colors: ExhaustedResponder<'_>,
+    ) -> Result<Vec<Sample>, SystemError> {
         let target = self
             .now
             .saturating_add(cycles.saturating_mul(TICKS_PER_CYCLE));
-        self.advance(target)?;
+        self.advance(target, more_colors)?;
         self.now = target;
         Ok(self.take_samples())
     }
@@ -830,6 +917,8 @@ impl System {
                     memory_bytes: (d.mem_lines * self.line) as f64,
                     tlb_misses: d.walks as f64,
                     pages_recolored: recolored as f64,
+                    l2_miss_stall_cycles: d.l2_miss_stall_ticks as f64 / TICKS_PER_CYCLE as f64,
+                    ran: d.ticks > 0 || d.instructions > 0,
                 }
             })
             .collect()
@@ -837,7 +926,11 @@ impl System {
 
     /// Runs every core until its clock reaches `target` (ticks) or it has
     /// nothing left to run.
-    fn advance(&mut self, target: u64) -> Result<(), SystemError> {
+    fn advance(
+        &mut self,
+        target: u64,
+        more_colors: ExhaustedResponder<'_>,
+    ) -> Result<(), SystemError> {
         loop {
             let mut best: Option<usize> = None;
             let mut next = u64::MAX;
@@ -878,7 +971,7 @@ impl System {
             if sliced {
                 stop = stop.min(core.quantum_end);
             }
-            self.run_slice(b, stop)?;
+            self.run_slice(b, stop, more_colors)?;
         }
         Ok(())
     }
@@ -901,7 +994,12 @@ impl System {
     }
 
     /// Runs core `b`'s app until the core's clock reaches `stop`.
-    fn run_slice(&mut self, b: usize, stop: u64) -> Result<(), SystemError> {
+    fn run_slice(
+        &mut self,
+        b: usize,
+        stop: u64,
+        more_colors: ExhaustedResponder<'_>,
+    ) -> Result<(), SystemError> {
         let Some(a) = self.cores[b].running else {
             return Ok(());
         };
@@ -932,7 +1030,7 @@ impl System {
             match r {
                 Ok(()) => {}
                 Err(source @ MemoryError::ColorsExhausted { .. }) => {
-                    self.more_colors(a, source)?;
+                    self.more_colors(a, source, more_colors)?;
                     continue;
                 }
                 Err(source) => {
@@ -971,12 +1069,22 @@ impl System {
         Ok(())
     }
 
-    /// App `a`'s colors are exhausted: the hook gives it more (its
+    /// App `a`'s colors are exhausted: `respond` gives it more (its
     /// allocation is then retried), else `source` is the error.
-    fn more_colors(&mut self, a: usize, source: MemoryError) -> Result<(), SystemError> {
+    fn more_colors(
+        &mut self,
+        a: usize,
+        source: MemoryError,
+        respond: ExhaustedResponder<'_>,
+    ) -> Result<(), SystemError> {
         let name = self.apps[a].spec.name.clone();
+        self.log(
+            a,
+            EventKind::ColorsExhausted,
+            self.apps[a].spec.core as usize,
+        );
         let old = self.alloc.app_colors(a as u32).cloned();
-        let new = self.on_exhausted.as_mut().and_then(|h| h(a));
+        let new = self.events.last().copied().and_then(|e| respond(&e));
         match new {
             Some(set) if Some(&set) != old.as_ref() && !set.is_empty() => self
                 .alloc
@@ -1028,6 +1136,13 @@ impl System {
                     })?;
                 app.stream = Some(s);
                 app.c.restarts += 1;
+                let core = app.spec.core as usize;
+                self.events.push(AppEvent {
+                    app: a,
+                    kind: EventKind::Restarted,
+                    at_cycles: self.cores[core].clock / TICKS_PER_CYCLE,
+                    core: Some(core as u32),
+                });
                 app.records_since_open = 0;
                 app.instructions_at_open = app.c.instructions;
             } else {
@@ -1043,6 +1158,7 @@ impl System {
         let Some(a) = self.cores[b].running else {
             return Ok(());
         };
+        self.log(a, EventKind::Finished, b);
         let app = &mut self.apps[a];
         app.done = true;
         app.stream = None;
@@ -1085,6 +1201,14 @@ impl System {
                 flush = true;
             } else {
                 app.space = Some(old);
+                if next.is_some() {
+                    self.events.push(AppEvent {
+                        app: prev,
+                        kind: EventKind::Parked,
+                        at_cycles: core.clock / TICKS_PER_CYCLE,
+                        core: Some(b as u32),
+                    });
+                }
             }
         }
         if charge {
@@ -1101,6 +1225,17 @@ impl System {
         core.running = next;
         if let Some(n) = next {
             let app = &mut self.apps[n];
+            let kind = if std::mem::replace(&mut app.started, true) {
+                EventKind::Resumed
+            } else {
+                EventKind::Started
+            };
+            self.events.push(AppEvent {
+                app: n,
+                kind,
+                at_cycles: core.clock / TICKS_PER_CYCLE,
+                core: Some(b as u32),
+            });
             // Page copies done while it was parked.
             let ns = core.pc.address_space().stats().stall_ns();
             if ns != app.stall_ns {
