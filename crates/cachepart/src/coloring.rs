@@ -1,7 +1,7 @@
 //! Page-color policies on the simulated machine (scenario section
 //! `[coloring]`): COLORIS's static sections and dynamic monitor (Ye et
 //! al., PACT'14) and Tam et al.'s static sizing (WIOSCA'07), driven by the
-//! interval loop of [`crate::sim_run`].
+//! controller loop of [`crate::sim_run`].
 //!
 //! ```toml
 //! [coloring]
@@ -21,32 +21,35 @@
 //! thresholds = { low = 0.01, high = 0.2 }   # this app's QoS (coloris-dynamic)
 //! ```
 //!
+//! Each policy is a controller of `cachepart-policy` run on the loop of
+//! [`crate::sim_run`] ([`ColorController`]):
+//!
 //! * **coloris-static**: the colors are cut into per-core sections of
 //!   contiguous colors; each app, in scenario order, gets the whole section
-//!   of its core (an app without `core` is placed on the least loaded core,
-//!   [`ColorManager::add_app`]).
-//! * **coloris-dynamic**: the same start; after every `period-intervals`
-//!   intervals each live app's LLC references and misses over the period go
-//!   to [`ColorManager::monitor`], and each change is carried out by
-//!   [`System::recolor`] (shrink: lazy recoloring; expand: `expand`). An app
-//!   whose colors run out gets `unit` more by ALLOC_COLORS and retries.
+//!   of its core (an app without `core` is placed on the least loaded
+//!   core). See [`cachepart_policy::coloris_control`].
+//! * **coloris-dynamic**: the same start; at the end of every
+//!   `period-intervals` intervals the monitor judges the app running on
+//!   each core (core by core, starting one core further each period) on
+//!   its LLC references and misses over the period, and each change is a
+//!   recoloring of the simulator (shrink: lazy recoloring; expand:
+//!   `expand`). An app whose colors run out gets `unit` more by
+//!   ALLOC_COLORS and retries; an app that finishes releases its colors.
 //! * **tam-static**: every app runs alone with `k` colors for the color
-//!   counts of the sweep; its curve (misses per kilo-instruction, or
-//!   memory-stall cycles per billion cycles) is interpolated linearly
-//!   between measured counts, and [`size_partitions`] splits the colors;
-//!   apps get contiguous ranges in scenario order. The sweep costs
-//!   `apps x colors / sweep-step` alone runs (in parallel).
+//!   counts of the sweep (the machine's alone curves over colors); its
+//!   curve (misses per kilo-instruction, or memory-stall cycles per billion
+//!   cycles) is interpolated linearly between measured counts, and
+//!   Tam's sizing splits the colors; apps get contiguous ranges in
+//!   scenario order. The sweep costs `apps x colors / sweep-step` alone
+//!   runs (in parallel). See [`cachepart_policy::tam_control`].
 //!
-//! Every decision is recorded as a [`RecolorEvent`].
+//! Every decision that changed colors is reported as a [`RecolorEvent`].
 
-use std::sync::{Arc, Mutex};
-
-use cachepart_machine::Sample;
-use cachepart_policy::{size_partitions, ColorManager, ColorisConfig, Thresholds};
+use cachepart_policy::{
+    ColorDecision, ColorisConfig, ColorisControl, ColorisSetup, Controller, DecisionReason,
+    TamCurve, TamStatic, Thresholds,
+};
 use cachepart_sim::memory::{AllocatorKind, ExpandPolicy, RecolorConfig};
-use cachepart_sim::system::{AppSpec, PlatformConfig, System};
-use cachepart_units::IdSet;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -115,16 +118,6 @@ impl ColorPolicy {
             _ => AllocatorKind::Coloris,
         }
     }
-}
-
-/// tam-static's curve.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TamCurve {
-    /// LLC misses per kilo-instruction.
-    MissRate,
-    /// Memory-stall cycles per billion cycles.
-    StallRate,
 }
 
 /// A checked `[coloring]` section.
@@ -326,17 +319,19 @@ impl ColoringFile {
     }
 }
 
-/// One recoloring decision.
+/// One change of an app's colors, as reported.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct RecolorEvent {
-    /// The interval after which it was taken (0-based).
+    /// The interval it was taken in (exhaustion, finish) or after
+    /// (monitor), from 0.
     pub interval: u64,
     /// The app's index.
     pub app: usize,
     /// The app's name.
     pub name: String,
-    /// `monitor` (Algorithm 1) or `exhausted` (its colors ran out).
+    /// `monitor` (Algorithm 1), `exhausted` (its colors ran out) or
+    /// `finished` (it released its colors).
     pub reason: String,
     /// LLC references of the period (monitor).
     pub references: u64,
@@ -354,28 +349,6 @@ pub struct RecolorEvent {
     pub pages_marked: u64,
 }
 
-/// One call of the monitor (kept for checks; not in reports).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MonitorCall {
-    /// Interval after which it was called.
-    pub interval: u64,
-    /// The app.
-    pub app: usize,
-    /// LLC references of the period.
-    pub references: u64,
-    /// LLC misses of the period.
-    pub misses: u64,
-}
-
-/// A decision in order: a monitor call or an ALLOC_COLORS on exhaustion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// [`ColorManager::monitor`] with these inputs.
-    Monitor(MonitorCall),
-    /// [`ColorManager::alloc_colors`] of UNIT for this app.
-    Exhausted(usize),
-}
-
 /// What the coloring did in a run (`SimReport.coloring`).
 #[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -391,313 +364,108 @@ pub struct ColoringReport {
     pub events: Vec<RecolorEvent>,
     /// Every decision taken, in order (not serialised).
     #[serde(skip)]
-    pub decisions: Vec<Decision>,
+    pub decisions: Vec<ColorDecision>,
 }
 
-struct Shared {
-    manager: Option<ColorManager>,
-    interval: u64,
-    names: Vec<String>,
-    unit: u32,
-    events: Vec<RecolorEvent>,
-    decisions: Vec<Decision>,
+/// The controller of a [`Coloring`], run on the loop by
+/// [`crate::sim_run`].
+pub enum ColorController {
+    /// coloris-static or coloris-dynamic.
+    Coloris(ColorisControl),
+    /// tam-static.
+    Tam(TamStatic),
 }
 
-/// Runs a [`Coloring`] on a [`System`]: initial colors, the exhaustion
-/// hook and the periodic monitor.
-pub struct ColorDriver {
-    cfg: Coloring,
-    shared: Arc<Mutex<Shared>>,
-    initial: Vec<IdSet>,
-    curves: Vec<Vec<f64>>,
-    acc: Vec<(u64, u64)>,
-    in_period: u64,
-}
-
-fn lock(s: &Arc<Mutex<Shared>>) -> std::sync::MutexGuard<'_, Shared> {
-    s.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl ColorDriver {
-    /// Decides the initial colors (and, for COLORIS, the cores of apps
-    /// placed by it: `pinned[i]` false lets the manager choose), running
-    /// tam-static's alone sweep if needed. `apps` get their cores updated.
-    pub fn new(
-        cfg: &Coloring,
-        platform: &PlatformConfig,
-        apps: &mut [AppSpec],
-        pinned: &[bool],
-        seed: u64,
-    ) -> Result<ColorDriver, Error> {
-        let names: Vec<String> = apps.iter().map(|a| a.name.clone()).collect();
-        let mut initial = Vec::with_capacity(apps.len());
-        let mut curves = Vec::new();
-        let manager = match cfg.policy {
+impl ColorController {
+    /// The controller for `cfg` over `apps` apps; `pinned[i]` is app
+    /// `i`'s core if the scenario gives one (else COLORIS places it).
+    pub fn new(cfg: &Coloring, pinned: &[Option<u32>]) -> Result<ColorController, Error> {
+        let bad = |e: cachepart_policy::PolicyError| Error::Input(format!("coloring: {e}"));
+        Ok(match cfg.policy {
             ColorPolicy::ColorisStatic | ColorPolicy::ColorisDynamic => {
-                let mut m = ColorManager::new(ColorisConfig {
-                    colors: cfg.colors,
-                    cores: cfg.cores,
-                    unit: cfg.unit,
-                    thresholds: cfg.thresholds,
-                    min_references: cfg.min_references,
-                })
-                .map_err(|e| Error::Input(format!("coloring: {e}")))?;
-                for (i, a) in apps.iter_mut().enumerate() {
-                    let core = pinned.get(i).copied().unwrap_or(true).then_some(a.core);
-                    let t = cfg.app_thresholds.get(i).copied().flatten();
-                    let (core, colors) = m
-                        .add_app(core, t)
-                        .map_err(|e| Error::Input(format!("coloring: app {}: {e}", a.name)))?;
-                    a.core = core;
-                    initial.push(colors);
-                }
-                Some(m)
+                let apps = pinned
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &core)| (core, cfg.app_thresholds.get(i).copied().flatten()))
+                    .collect();
+                ColorController::Coloris(
+                    ColorisControl::new(ColorisSetup {
+                        config: ColorisConfig {
+                            colors: cfg.colors,
+                            cores: cfg.cores,
+                            unit: cfg.unit,
+                            thresholds: cfg.thresholds,
+                            min_references: cfg.min_references,
+                        },
+                        apps,
+                        dynamic: cfg.policy == ColorPolicy::ColorisDynamic,
+                        period_intervals: cfg.period_intervals,
+                    })
+                    .map_err(bad)?,
+                )
             }
-            ColorPolicy::TamStatic => {
-                curves = tam_curves(cfg, platform, apps, seed)?;
-                let sizes = size_partitions(&curves, cfg.colors, 1)
-                    .map_err(|e| Error::Input(format!("coloring: tam-static: {e}")))?;
-                let mut next = 0u32;
-                for s in sizes {
-                    initial.push((next..next + s).collect());
-                    next += s;
-                }
-                None
-            }
-        };
-        Ok(ColorDriver {
-            cfg: cfg.clone(),
-            shared: Arc::new(Mutex::new(Shared {
-                manager,
-                interval: 0,
-                names,
-                unit: cfg.unit,
+            ColorPolicy::TamStatic => ColorController::Tam(
+                TamStatic::new(cfg.curve, cfg.colors, pinned.len(), cfg.sweep_step).map_err(bad)?,
+            ),
+        })
+    }
+
+    /// The controller, for the loop.
+    pub fn as_controller(&mut self) -> &mut dyn Controller {
+        match self {
+            ColorController::Coloris(c) => c,
+            ColorController::Tam(c) => c,
+        }
+    }
+
+    /// The report of what it did; `names` are the apps' names.
+    pub fn report(&self, names: &[String]) -> ColoringReport {
+        let name = |a: usize| names.get(a).cloned().unwrap_or_default();
+        match self {
+            ColorController::Coloris(c) => ColoringReport {
+                policy: c.name().into(),
+                initial: c.initial().iter().map(ToString::to_string).collect(),
+                curves: Vec::new(),
+                events: c
+                    .decisions()
+                    .iter()
+                    .filter(|d| d.changed())
+                    .map(|d| RecolorEvent {
+                        interval: d.interval,
+                        app: d.app,
+                        name: name(d.app),
+                        reason: match d.reason {
+                            DecisionReason::Monitor => "monitor",
+                            DecisionReason::Exhausted => "exhausted",
+                            DecisionReason::Finished => "finished",
+                        }
+                        .into(),
+                        references: d.references,
+                        misses: d.misses,
+                        added: d.added.to_string(),
+                        removed: d.removed.to_string(),
+                        colors: d.colors.to_string(),
+                        pages_moved: d.pages_moved,
+                        pages_marked: d.pages_marked,
+                    })
+                    .collect(),
+                decisions: c.decisions().to_vec(),
+            },
+            ColorController::Tam(c) => ColoringReport {
+                policy: c.name().into(),
+                initial: c.initial().iter().map(ToString::to_string).collect(),
+                curves: c.curves().to_vec(),
                 events: Vec::new(),
                 decisions: Vec::new(),
-            })),
-            initial,
-            curves,
-            acc: vec![(0, 0); apps.len()],
-            in_period: 0,
-        })
-    }
-
-    /// Each app's colors at the start.
-    pub fn initial(&self) -> &[IdSet] {
-        &self.initial
-    }
-
-    /// Gives the apps their initial colors and, for COLORIS, the hook that
-    /// gives an app whose colors ran out UNIT more.
-    pub fn install(&self, sys: &mut System) -> Result<(), Error> {
-        for (i, c) in self.initial.iter().enumerate() {
-            sys.set_app_colors(i, c)
-                .map_err(|e| Error::Input(format!("coloring: {e}")))?;
-        }
-        if lock(&self.shared).manager.is_some() {
-            let shared = Arc::clone(&self.shared);
-            sys.set_exhausted_hook(Box::new(move |app| {
-                let mut s = lock(&shared);
-                let unit = s.unit;
-                let interval = s.interval;
-                let m = s.manager.as_mut()?;
-                let added = m.alloc_colors(app, unit).ok()?;
-                let colors = m.colors_of(app);
-                s.decisions.push(Decision::Exhausted(app));
-                if added.is_empty() {
-                    return None;
-                }
-                let name = s.names[app].clone();
-                s.events.push(RecolorEvent {
-                    interval,
-                    app,
-                    name,
-                    reason: "exhausted".into(),
-                    references: 0,
-                    misses: 0,
-                    added: added.to_string(),
-                    removed: String::new(),
-                    colors: colors.to_string(),
-                    pages_moved: 0,
-                    pages_marked: 0,
-                });
-                Some(colors)
-            }));
-        }
-        Ok(())
-    }
-
-    /// The policy hook of the interval loop: called after interval
-    /// `interval` with its samples. COLORIS dynamic monitors every live app
-    /// at the end of each period and recolors.
-    pub fn after_interval(
-        &mut self,
-        interval: u64,
-        sys: &mut System,
-        samples: &[Sample],
-    ) -> Result<(), Error> {
-        lock(&self.shared).interval = interval + 1;
-        if self.cfg.policy != ColorPolicy::ColorisDynamic {
-            return Ok(());
-        }
-        for s in samples {
-            if let Some(a) = self.acc.get_mut(s.app) {
-                a.0 += s.llc_references.round() as u64;
-                a.1 += s.llc_misses.round() as u64;
-            }
-        }
-        self.in_period += 1;
-        if self.in_period < self.cfg.period_intervals {
-            return Ok(());
-        }
-        self.in_period = 0;
-        let totals = sys.totals();
-        let acc = std::mem::replace(&mut self.acc, vec![(0, 0); samples.len().max(totals.len())]);
-        for (app, &(references, misses)) in acc.iter().enumerate() {
-            if totals.get(app).is_none_or(|t| t.done) {
-                continue;
-            }
-            let mut s = lock(&self.shared);
-            let Some(m) = s.manager.as_mut() else {
-                return Ok(());
-            };
-            let change = m
-                .monitor(app, references, misses)
-                .map_err(|e| Error::Input(format!("coloring: {e}")))?;
-            let colors = m.colors_of(app);
-            s.decisions.push(Decision::Monitor(MonitorCall {
-                interval,
-                app,
-                references,
-                misses,
-            }));
-            if change.is_empty() {
-                continue;
-            }
-            let name = s.names[app].clone();
-            drop(s);
-            let sum = sys
-                .recolor(app, &colors, &self.cfg.recolor)
-                .map_err(|e| Error::Input(format!("coloring: {e}")))?;
-            lock(&self.shared).events.push(RecolorEvent {
-                interval,
-                app,
-                name,
-                reason: "monitor".into(),
-                references,
-                misses,
-                added: change.added.to_string(),
-                removed: change.removed.to_string(),
-                colors: colors.to_string(),
-                pages_moved: sum.moved,
-                pages_marked: sum.marked,
-            });
-        }
-        Ok(())
-    }
-
-    /// The report of what happened.
-    pub fn report(&self) -> ColoringReport {
-        let s = lock(&self.shared);
-        ColoringReport {
-            policy: self.cfg.policy.name().into(),
-            initial: self.initial.iter().map(|c| c.to_string()).collect(),
-            curves: self.curves.clone(),
-            events: s.events.clone(),
-            decisions: s.decisions.clone(),
+            },
         }
     }
-}
-
-/// The color counts tam-static measures: every `step`-th from 1, and the
-/// largest.
-pub fn sweep_sizes(max: u32, step: u32) -> Vec<u32> {
-    let mut v: Vec<u32> = (1..=max).step_by(step.max(1) as usize).collect();
-    if v.last() != Some(&max) {
-        v.push(max);
-    }
-    v
-}
-
-/// Each app's curve over color counts `1..=colors - (apps-1)`, measured
-/// alone at the sweep's counts (colors `0..k`) and interpolated linearly
-/// in between.
-fn tam_curves(
-    cfg: &Coloring,
-    platform: &PlatformConfig,
-    apps: &[AppSpec],
-    seed: u64,
-) -> Result<Vec<Vec<f64>>, Error> {
-    let max = cfg.colors - (apps.len() as u32).saturating_sub(1);
-    let sizes = sweep_sizes(max, cfg.sweep_step);
-    let jobs: Vec<(usize, u32)> = (0..apps.len())
-        .flat_map(|a| sizes.iter().map(move |&k| (a, k)))
-        .collect();
-    let values: Vec<f64> = jobs
-        .par_iter()
-        .map(|&(a, k)| {
-            let mut spec = apps[a].clone();
-            spec.core = 0;
-            let fail = |e: cachepart_sim::system::SystemError| {
-                Error::Input(format!(
-                    "coloring: tam-static alone run of {} with {k} colors: {e}",
-                    spec.name
-                ))
-            };
-            let mut sys = System::new(platform, vec![spec.clone()], seed).map_err(fail)?;
-            sys.set_app_colors(0, &(0..k).collect()).map_err(fail)?;
-            sys.run_to_end(1 << 40, |_| {}).map_err(fail)?;
-            let t = &sys.totals()[0];
-            Ok(match cfg.curve {
-                TamCurve::MissRate => t.llc_mpki(),
-                TamCurve::StallRate => {
-                    if t.cycles > 0.0 {
-                        t.memory_stall_cycles / t.cycles * 1e9
-                    } else {
-                        0.0
-                    }
-                }
-            })
-        })
-        .collect::<Result<_, Error>>()?;
-    Ok((0..apps.len())
-        .map(|a| {
-            let pts = &values[a * sizes.len()..(a + 1) * sizes.len()];
-            interpolate(&sizes, pts, max)
-        })
-        .collect())
-}
-
-/// Values at `1..=max` from values `pts` at `sizes` (increasing, first 1,
-/// last `max`), linear in between.
-pub fn interpolate(sizes: &[u32], pts: &[f64], max: u32) -> Vec<f64> {
-    (1..=max)
-        .map(|k| {
-            let j = sizes.partition_point(|&s| s < k);
-            match (sizes.get(j), j.checked_sub(1)) {
-                (Some(&s), _) if s == k => pts[j],
-                (Some(&s1), Some(i)) => {
-                    let s0 = sizes[i];
-                    let f = f64::from(k - s0) / f64::from(s1 - s0);
-                    pts[i] + f * (pts[j] - pts[i])
-                }
-                _ => pts.last().copied().unwrap_or(0.0),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sweep_and_interpolation() {
-        assert_eq!(sweep_sizes(10, 4), vec![1, 5, 9, 10]);
-        assert_eq!(sweep_sizes(3, 1), vec![1, 2, 3]);
-        let v = interpolate(&[1, 5, 9, 10], &[10.0, 6.0, 2.0, 1.0], 10);
-        assert_eq!(v, vec![10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
-    }
+    use cachepart_units::IdSet;
 
     fn check(text: &str, apps: &[(String, Option<Thresholds>)]) -> Result<Coloring, String> {
         let f: ColoringFile = toml::from_str(text).map_err(|e| e.to_string())?;
@@ -824,7 +592,7 @@ synth = {{ seed = 3, accesses = 100000, pattern = {{ class = "streaming", array-
         assert!(!rep.events.is_empty(), "no decision: {:?}", rep.decisions);
         eprintln!("{}", crate::sim_run::to_table(&r));
         // Replay every decision through a fresh manager.
-        let mut m = ColorManager::new(ColorisConfig {
+        let mut m = cachepart_policy::ColorManager::new(ColorisConfig {
             colors: 8,
             cores: 2,
             unit: 1,
@@ -832,57 +600,59 @@ synth = {{ seed = 3, accesses = 100000, pattern = {{ class = "streaming", array-
             min_references: 0,
         })
         .unwrap();
-        for (i, a) in s.apps.iter().enumerate() {
+        for (i, a) in r.apps.iter().enumerate() {
             m.add_app(Some(a.core), c.app_thresholds[i]).unwrap();
         }
         let mut events = rep.events.iter();
+        let mut monitored = 0;
         for d in &rep.decisions {
-            let (app, change) = match *d {
-                Decision::Monitor(call) => {
-                    // The inputs are the period's samples.
-                    let (mut refs, mut misses) = (0.0, 0.0);
+            let (added, removed) = match d.reason {
+                DecisionReason::Monitor => {
+                    monitored += 1;
+                    // The inputs are the period's samples, and the app ran
+                    // in its last interval (it was running on its core).
+                    let (mut refs, mut misses, mut ran) = (0.0, 0.0, false);
                     for row in &r.samples {
-                        if row.app == call.app
-                            && row.interval + c.period_intervals > call.interval
-                            && row.interval <= call.interval
+                        if row.app == d.app
+                            && row.interval + c.period_intervals > d.interval
+                            && row.interval <= d.interval
                         {
                             refs += row.sample.llc_references;
                             misses += row.sample.llc_misses;
+                            ran |= row.interval == d.interval && row.sample.ran;
                         }
                     }
-                    assert_eq!((call.references, call.misses), (refs as u64, misses as u64));
-                    (
-                        call.app,
-                        m.monitor(call.app, call.references, call.misses).unwrap(),
-                    )
+                    assert_eq!((d.references, d.misses), (refs as u64, misses as u64));
+                    assert!(ran, "{d:?} judged an app that did not run");
+                    let ch = m.monitor(d.app, d.references, d.misses).unwrap();
+                    (ch.added, ch.removed)
                 }
-                Decision::Exhausted(app) => (
-                    app,
-                    cachepart_policy::ColorChange {
-                        added: m.alloc_colors(app, 1).unwrap(),
-                        removed: IdSet::new(),
-                    },
-                ),
+                DecisionReason::Exhausted => (m.alloc_colors(d.app, 1).unwrap(), IdSet::new()),
+                DecisionReason::Finished => (IdSet::new(), m.remove_app(d.app).unwrap()),
             };
-            if change.is_empty() {
+            assert_eq!((&added, &removed), (&d.added, &d.removed), "{d:?}");
+            if added.is_empty() && removed.is_empty() {
                 continue;
             }
             let e = events.next().expect("an event per change");
             assert_eq!(
                 (e.app, e.added.clone(), e.removed.clone(), e.colors.clone()),
                 (
-                    app,
-                    change.added.to_string(),
-                    change.removed.to_string(),
-                    m.colors_of(app).to_string()
+                    d.app,
+                    added.to_string(),
+                    removed.to_string(),
+                    if m.is_removed(d.app) {
+                        String::new()
+                    } else {
+                        m.colors_of(d.app).to_string()
+                    }
                 )
             );
         }
         assert!(events.next().is_none());
-        // Final colors are the manager's; pages moved are counted.
-        for (i, a) in r.apps.iter().enumerate() {
-            assert_eq!(a.colors, m.colors_of(i).to_string());
-        }
+        assert!(monitored > 0);
+        // Every app finished and released its colors.
+        assert!((0..r.apps.len()).all(|i| m.is_removed(i)));
         let moved: u64 = r.apps.iter().map(|a| a.totals.pages_recolored).sum();
         let sampled: f64 = r.samples.iter().map(|x| x.sample.pages_recolored).sum();
         assert_eq!(moved, sampled as u64);

@@ -34,9 +34,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cachepart_sim::memory::{AllocatorKind, ColorLayout};
-use cachepart_sim::system::{AppSpec, AppTotals, CptFile, PlatformConfig, System};
-use cachepart_units::{IdSet, WayMask};
+use cachepart_sim::memory::ColorLayout;
+use cachepart_sim::system::{run_alone_at, AloneSize, AppSpec, AppTotals, CptFile, PlatformConfig};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -196,15 +195,11 @@ pub fn sweep_sizes(platform: &PlatformConfig, axis: Axis) -> Result<Vec<u32>, Er
 /// The platform a sweep over `axis` runs on: `platform` itself, or for
 /// colors with a `buddy` allocator, the same with a `tam` allocator.
 pub fn sweep_platform(platform: &PlatformConfig, axis: Axis) -> PlatformConfig {
-    let mut p = platform.clone();
-    if axis == Axis::Colors && p.memory.allocator == AllocatorKind::Buddy {
-        p.memory.allocator = AllocatorKind::Tam;
-    }
-    p
+    cachepart_sim::system::sweep_platform(platform, axis == Axis::Colors)
 }
 
 /// Runs `app` alone with `size` ways or colors of `platform` (already
-/// adapted by [`sweep_platform`]).
+/// adapted by [`sweep_platform`]), sampling its occupancy.
 fn alone_at(
     platform: &PlatformConfig,
     app: &TraceApp,
@@ -213,45 +208,34 @@ fn alone_at(
     size: u32,
     colors: u32,
 ) -> Result<AloneRun, Error> {
-    let mut spec = app.spec(opts);
+    let spec = app.spec(opts);
     let llc = platform.llc.size_bytes;
-    let size_bytes = match axis {
-        Axis::Ways => {
-            spec.llc_mask = Some(WayMask::contiguous(0, size));
-            llc / u64::from(platform.llc.ways.max(1)) * u64::from(size)
-        }
-        Axis::Colors => llc / u64::from(colors.max(1)) * u64::from(size),
+    let (alone, size_bytes) = match axis {
+        Axis::Ways => (
+            AloneSize::Ways(size),
+            llc / u64::from(platform.llc.ways.max(1)) * u64::from(size),
+        ),
+        Axis::Colors => (
+            AloneSize::Colors(size),
+            llc / u64::from(colors.max(1)) * u64::from(size),
+        ),
     };
-    let mut sys = System::new(platform, vec![spec], opts.seed).map_err(|e| app.err(e))?;
-    if axis == Axis::Colors {
-        let mut set = IdSet::new();
-        for c in 0..size {
-            set.insert(c);
-        }
-        sys.set_app_colors(0, &set).map_err(|e| app.err(e))?;
-    }
-    let (mut weighted, mut cycles) = (0.0f64, 0.0f64);
-    sys.run_to_end(OCCUPANCY_INTERVAL_CYCLES, |samples| {
-        for s in samples {
-            weighted += s.llc_occupancy_bytes * s.cycles;
-            cycles += s.cycles;
-        }
-    })
+    let run = run_alone_at(
+        platform,
+        &spec,
+        alone,
+        opts.seed,
+        Some(OCCUPANCY_INTERVAL_CYCLES),
+    )
     .map_err(|e| app.err(e))?;
-    let totals = sys.totals().remove(0);
-    if totals.instructions == 0 {
+    if run.totals.instructions == 0 {
         return Err(app.err("the trace has no instructions"));
     }
-    let mean_occupancy_bytes = if cycles > 0.0 {
-        weighted / cycles
-    } else {
-        totals.llc_occupancy_bytes as f64
-    };
     Ok(AloneRun {
         size,
         size_bytes,
-        totals,
-        mean_occupancy_bytes,
+        totals: run.totals,
+        mean_occupancy_bytes: run.mean_occupancy_bytes,
     })
 }
 

@@ -1,25 +1,23 @@
-//! Running a [`Scenario`] on the simulator: an optional policy decides the
-//! CAT masks from the apps' alone curves, the mix runs interval by
-//! interval to the end (every sample kept), each app runs alone on the
+//! Running a [`Scenario`] on the simulator: the controllers of the
+//! scenario (a `[coloring]` page-color policy, then a CAT policy that
+//! decides the masks from the apps' alone curves) run on the one loop of
+//! `cachepart-policy` ([`drive`]) over the simulator machine until every
+//! app has finished (every sample kept); each app then runs alone on the
 //! same platform for its slowdown, and the result is a [`SimReport`]:
-//! per-app totals, slowdowns, the mix metrics (STP, ANTT, unfairness, ...)
-//! and the samples.
-//!
-//! A `[coloring]` policy ([`crate::coloring`]) gives the initial colors
-//! and is the loop's dynamic hook: called after each interval with its
-//! samples, it may recolor apps; its decisions are in
-//! [`SimReport::coloring`].
+//! per-app totals, slowdowns, the mix metrics (STP, ANTT, unfairness, ...),
+//! the samples and the coloring's decisions ([`SimReport::coloring`]).
 //!
 //! Everything is deterministic for a scenario and seed: the alone runs
 //! go in parallel but each is its own simulation.
 
-use cachepart_machine::{Machine, Plan};
+use cachepart_machine::{AppColors, Machine, Plan};
+use cachepart_policy::{drive, Chain, Controller, DriveError, Flow, Static, Stop};
 use cachepart_profile::MixMetrics;
 use cachepart_sim::system::{run_alone, AppTotals, SimMachine};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::coloring::{ColorDriver, ColoringReport};
+use crate::coloring::{ColorController, ColoringReport};
 use crate::error::Error;
 use crate::experiment::{policy_for, RunOptions};
 use crate::samples::SampleRow;
@@ -77,99 +75,124 @@ fn sim_err(scenario: &Scenario, e: impl std::fmt::Display) -> Error {
     Error::Input(format!("scenario {}: {e}", scenario.name))
 }
 
+/// A driver error of the scenario's run. When the scenario's only
+/// controller is its CAT policy, the policy's failure (or a plan the
+/// machine refuses) names the workload and the algorithm.
+fn drive_err(scenario: &Scenario, e: DriveError) -> Error {
+    let Some(a) = scenario.policy.filter(|_| scenario.coloring.is_none()) else {
+        return sim_err(scenario, e);
+    };
+    let source = match e {
+        DriveError::Controller { source, .. } => source,
+        DriveError::Action { source, .. } => source.into(),
+        e => return sim_err(scenario, e),
+    };
+    Error::Policy {
+        workload: scenario.name.clone(),
+        algorithm: a.to_string(),
+        source: Box::new(source),
+    }
+}
+
 /// Runs `scenario` to the end.
 pub fn run_scenario(
     scenario: &Scenario,
     progress: Option<SimProgress<'_>>,
 ) -> Result<SimReport, Error> {
     let file = &scenario.file;
-    let mut apps = scenario.apps.clone();
-    let mut driver = match &scenario.coloring {
-        None => None,
-        Some(c) => {
-            let pinned: Vec<bool> = file.apps.iter().map(|a| a.core.is_some()).collect();
-            Some(
-                ColorDriver::new(c, &scenario.platform, &mut apps, &pinned, file.seed)
-                    .map_err(|e| sim_err(scenario, e))?,
-            )
-        }
-    };
     let mut machine = SimMachine::new(
         scenario.platform.clone(),
-        apps.clone(),
+        scenario.apps.clone(),
         file.seed,
         file.interval_cycles,
     )
     .map_err(|e| sim_err(scenario, e))?;
-    if let Some(d) = &driver {
-        d.install(machine.system_mut())
+    // Colors the scenario fixes for its apps.
+    let fixed: Vec<AppColors> = scenario
+        .colors
+        .iter()
+        .enumerate()
+        .filter_map(|(app, c)| c.clone().map(|colors| AppColors { app, colors }))
+        .collect();
+    if !fixed.is_empty() {
+        machine
+            .apply(&Plan {
+                colors: fixed,
+                ..Plan::default()
+            })
             .map_err(|e| sim_err(scenario, e))?;
     }
-    for (i, c) in scenario.colors.iter().enumerate() {
-        if let Some(set) = c {
-            machine
-                .system_mut()
-                .set_app_colors(i, set)
-                .map_err(|e| sim_err(scenario, e))?;
+    let mut coloring = match &scenario.coloring {
+        None => None,
+        Some(c) => {
+            machine.set_recolor_config(c.recolor);
+            let pinned: Vec<Option<u32>> = file
+                .apps
+                .iter()
+                .zip(&scenario.apps)
+                .map(|(f, a)| f.core.is_some().then_some(a.core))
+                .collect();
+            Some(ColorController::new(c, &pinned).map_err(|e| sim_err(scenario, e))?)
         }
-    }
-    let plan = match scenario.policy {
+    };
+    let mut policy = match scenario.policy {
         None => None,
         Some(a) => {
             let opts = RunOptions {
                 user_plan: file.plan.clone(),
                 ..RunOptions::default()
             };
-            let mut policy = policy_for(a, &opts)?;
-            let plan = policy
-                .decide(&mut machine)
-                .map_err(|source| Error::Policy {
-                    workload: scenario.name.clone(),
-                    algorithm: a.to_string(),
-                    source: Box::new(source),
-                })?;
-            machine.apply(&plan).map_err(|e| Error::Policy {
-                workload: scenario.name.clone(),
-                algorithm: a.to_string(),
-                source: Box::new(e.into()),
-            })?;
-            Some(plan)
+            Some(Static::new(policy_for(a, &opts)?))
         }
     };
-    let names = machine.system().app_names();
+    let mut parts: Vec<&mut dyn Controller> = Vec::new();
+    if let Some(c) = coloring.as_mut() {
+        parts.push(c.as_controller());
+    }
+    if let Some(p) = policy.as_mut() {
+        parts.push(p);
+    }
+    let mut chain = Chain::new(parts);
+    let names = machine.app_names();
     let limit: Option<u64> = scenario.apps.iter().map(|a| a.instructions).sum();
     let mut samples = Vec::new();
-    let mut interval = 0u64;
     let mut retired = 0u64;
-    let interval_cycles = file.interval_cycles;
-    let sys = machine.system_mut();
-    while !sys.is_done() {
-        let s = sys
-            .run_interval(interval_cycles)
-            .map_err(|e| sim_err(scenario, e))?;
-        let end = (interval + 1) * interval_cycles;
-        if let Some(d) = driver.as_mut() {
-            d.after_interval(interval, sys, &s)
-                .map_err(|e| sim_err(scenario, e))?;
-        }
-        for x in s {
+    let log = drive(&mut machine, &mut chain, Stop::WhenDone, &mut |iv| {
+        for x in &iv.samples {
             retired += x.instructions as u64;
             samples.push(SampleRow {
-                interval,
-                end_cycles: end,
+                interval: iv.index,
+                end_cycles: iv.end_cycles,
                 app: x.app,
                 name: names[x.app].clone(),
-                sample: x,
+                sample: x.clone(),
             });
         }
-        interval += 1;
         if let Some(p) = progress {
-            p(interval, end, retired, limit);
+            p(iv.index + 1, iv.end_cycles, retired, limit);
         }
-    }
-    let totals = sys.totals();
-    let final_colors: Vec<String> = (0..apps.len())
-        .map(|i| sys.app_colors(i).map_or("all".into(), |c| c.to_string()))
+        Flow::Continue
+    })
+    .map_err(|e| drive_err(scenario, e))?;
+    drop(chain);
+    let plan = log.actions.iter().find_map(|a| match (&a.action, a.cause) {
+        (cachepart_machine::Action::Apply(p), cachepart_policy::driver::Cause::Start)
+            if !p.clusters.is_empty() =>
+        {
+            Some(p.clone())
+        }
+        _ => None,
+    });
+    let totals = machine.totals();
+    let final_colors: Vec<String> = (0..scenario.apps.len())
+        .map(|i| {
+            machine
+                .app_colors(i)
+                .map_or("all".into(), |c| c.to_string())
+        })
+        .collect();
+    let cores: Vec<u32> = (0..scenario.apps.len())
+        .map(|i| machine.app_core(i))
         .collect();
     let alone: Option<Vec<AppTotals>> = if file.alone {
         Some(
@@ -210,7 +233,7 @@ pub fn run_scenario(
                 }
             });
             AppResult {
-                core: apps[i].core,
+                core: cores[i],
                 ways: masks[i].clone(),
                 colors: final_colors[i].clone(),
                 totals: t,
@@ -231,9 +254,9 @@ pub fn run_scenario(
         plan,
         apps,
         metrics,
-        intervals: interval,
-        simulated_cycles: interval * interval_cycles,
-        coloring: driver.as_ref().map(ColorDriver::report),
+        intervals: log.intervals,
+        simulated_cycles: log.intervals * file.interval_cycles,
+        coloring: coloring.as_ref().map(|c| c.report(&names)),
         samples,
     })
 }

@@ -159,6 +159,8 @@ struct AppState {
     core: u32,
     owned: Vec<bool>,
     thresholds: Thresholds,
+    /// Removed (finished): it owns nothing and is no one's neighbour.
+    gone: bool,
 }
 
 /// The Page Color Manager: sections, ownership, the global hot/cold flags.
@@ -226,7 +228,10 @@ impl ColorManager {
             }
             Some(k) => k,
             None => (0..self.cfg.cores)
-                .min_by_key(|&k| (self.apps.iter().filter(|a| a.core == k).count(), k))
+                .min_by_key(|&k| {
+                    let load = self.apps.iter().filter(|a| a.core == k && !a.gone).count();
+                    (load, k)
+                })
                 .expect("at least one core"),
         };
         let mut owned = vec![false; self.cfg.colors as usize];
@@ -238,8 +243,27 @@ impl ColorManager {
             core,
             owned,
             thresholds: thresholds.unwrap_or(self.cfg.thresholds),
+            gone: false,
         });
         Ok((core, self.colors_of(app)))
+    }
+
+    /// Removes `app` (it finished): its colors are released, lowering
+    /// their hotness, and it is no longer counted on its core. Returns the
+    /// colors it held.
+    pub fn remove_app(&mut self, app: usize) -> Result<IdSet, PolicyError> {
+        self.check_app(app)?;
+        let held = self.colors_of(app);
+        for c in held.iter() {
+            self.set(app, c, false);
+        }
+        self.apps[app].gone = true;
+        Ok(held)
+    }
+
+    /// Whether `app` was removed.
+    pub fn is_removed(&self, app: usize) -> bool {
+        self.apps.get(app).is_some_and(|a| a.gone)
     }
 
     /// Apps added so far.
@@ -288,12 +312,12 @@ impl ColorManager {
     }
 
     fn check_app(&self, app: usize) -> Result<(), PolicyError> {
-        if app >= self.apps.len() {
+        if app >= self.apps.len() || self.apps[app].gone {
             return Err(PolicyError::BadParameter {
                 policy: NAME.into(),
                 name: "app".into(),
                 value: app.to_string(),
-                expected: format!("an app added before (0..{})", self.apps.len()),
+                expected: format!("a live app added before (0..{})", self.apps.len()),
             });
         }
         Ok(())

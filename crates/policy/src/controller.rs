@@ -73,3 +73,101 @@ impl Controller for Static {
         Ok(vec![Action::Apply(self.policy.decide(machine)?)])
     }
 }
+
+/// A plan fixed in advance (or none): applied at the start, never
+/// changed. A run without a policy is a run of `Fixed::none()`.
+pub struct Fixed {
+    plan: Option<cachepart_machine::Plan>,
+}
+
+impl Fixed {
+    /// Applies `plan` at the start.
+    pub fn new(plan: cachepart_machine::Plan) -> Fixed {
+        Fixed { plan: Some(plan) }
+    }
+
+    /// Does nothing.
+    pub fn none() -> Fixed {
+        Fixed { plan: None }
+    }
+}
+
+impl Controller for Fixed {
+    fn name(&self) -> &str {
+        "fixed"
+    }
+
+    fn start(&mut self, _: &mut dyn Machine) -> Result<Vec<Action>, PolicyError> {
+        Ok(self.plan.iter().cloned().map(Action::Apply).collect())
+    }
+}
+
+/// Several controllers run as one (a page-color policy beside a CAT
+/// policy): each is started, told of every event and handed every
+/// interval in turn, and their actions are carried out in that order.
+/// [`Controller::applied`] reaches the controller whose action it was
+/// (every action but the answers to colors-exhausted events is reported
+/// back, in order, by the driver).
+pub struct Chain<'a> {
+    parts: Vec<&'a mut dyn Controller>,
+    name: String,
+    /// Owner of each action not yet reported back, in order.
+    owners: std::collections::VecDeque<usize>,
+}
+
+impl<'a> Chain<'a> {
+    /// Chains `parts` in this order.
+    pub fn new(parts: Vec<&'a mut dyn Controller>) -> Chain<'a> {
+        let name = parts
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect::<Vec<_>>()
+            .join("+");
+        Chain {
+            parts,
+            name,
+            owners: Default::default(),
+        }
+    }
+
+    fn each(
+        &mut self,
+        track: bool,
+        mut f: impl FnMut(&mut dyn Controller) -> Result<Vec<Action>, PolicyError>,
+    ) -> Result<Vec<Action>, PolicyError> {
+        let mut all = Vec::new();
+        for (i, p) in self.parts.iter_mut().enumerate() {
+            let actions = f(&mut **p)?;
+            if track {
+                self.owners.extend(std::iter::repeat_n(i, actions.len()));
+            }
+            all.extend(actions);
+        }
+        Ok(all)
+    }
+}
+
+impl Controller for Chain<'_> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn start(&mut self, machine: &mut dyn Machine) -> Result<Vec<Action>, PolicyError> {
+        self.each(true, |p| p.start(machine))
+    }
+
+    fn on_event(&mut self, event: &AppEvent) -> Result<Vec<Action>, PolicyError> {
+        let track = event.kind != cachepart_machine::EventKind::ColorsExhausted;
+        self.each(track, |p| p.on_event(event))
+    }
+
+    fn on_interval(&mut self, interval: &Interval) -> Result<Vec<Action>, PolicyError> {
+        self.each(true, |p| p.on_interval(interval))
+    }
+
+    fn applied(&mut self, action: &Action, effect: &Effect) {
+        if let Some(i) = self.owners.pop_front() {
+            self.parts[i].applied(action, effect);
+        }
+    }
+}

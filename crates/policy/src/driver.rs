@@ -17,6 +17,15 @@ use thiserror::Error;
 use crate::controller::Controller;
 use crate::error::PolicyError;
 
+/// What the observer of [`drive`] wants after an interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on.
+    Continue,
+    /// Stop now (after the controller has seen the interval).
+    Stop,
+}
+
 /// When [`drive`] stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -147,7 +156,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn interval(&mut self, observe: &mut dyn FnMut(&Interval)) -> Result<(), DriveError> {
+    fn interval(&mut self, observe: &mut dyn FnMut(&Interval) -> Flow) -> Result<Flow, DriveError> {
         let index = self.log.intervals;
         let mut failed: Option<PolicyError> = None;
         let mut answered: Vec<(AppEvent, Vec<Action>)> = Vec::new();
@@ -184,7 +193,7 @@ impl Run<'_> {
         }
         self.log.intervals += 1;
         self.log.end_cycles = interval.end_cycles;
-        observe(&interval);
+        let flow = observe(&interval);
         for event in &interval.events {
             if event.kind == EventKind::ColorsExhausted {
                 continue; // answered while the interval ran
@@ -196,17 +205,19 @@ impl Run<'_> {
             .ctl
             .on_interval(&interval)
             .map_err(|e| self.ctl_err(e))?;
-        self.carry_out(index, Cause::Interval, actions)
+        self.carry_out(index, Cause::Interval, actions)?;
+        Ok(flow)
     }
 }
 
-/// Runs `controller` on `machine` until `stop`, handing every interval to
-/// `observe` (after the machine ran it, before the controller sees it).
+/// Runs `controller` on `machine` until `stop` (or until `observe`, handed
+/// every interval after the machine ran it and before the controller sees
+/// it, answers [`Flow::Stop`]).
 pub fn drive(
     machine: &mut dyn Machine,
     controller: &mut dyn Controller,
     stop: Stop,
-    observe: &mut dyn FnMut(&Interval),
+    observe: &mut dyn FnMut(&Interval) -> Flow,
 ) -> Result<RunLog, DriveError> {
     let mut run = Run {
         machine,
@@ -224,7 +235,9 @@ pub fn drive(
                 break;
             }
         }
-        run.interval(observe)?;
+        if run.interval(observe)? == Flow::Stop {
+            break;
+        }
     }
     Ok(run.log)
 }
@@ -414,12 +427,22 @@ mod tests {
     fn stop_after_and_refusals() {
         let mut m = script(10);
         let mut ctl = Static::new(Box::new(EqualPart));
-        let log = drive(&mut m, &mut ctl, Stop::After(4), &mut |_| {}).unwrap();
+        let log = drive(&mut m, &mut ctl, Stop::After(4), &mut |_| Flow::Continue).unwrap();
         assert_eq!(log.intervals, 4);
         assert_eq!(
             m.applied,
             vec![Action::Apply(Plan::from_way_counts(&[2, 2]))]
         );
+        let mut m = script(10);
+        let log = drive(&mut m, &mut ctl, Stop::WhenDone, &mut |i| {
+            if i.index == 1 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })
+        .unwrap();
+        assert_eq!(log.intervals, 2);
 
         struct Placer;
         impl Controller for Placer {
@@ -430,7 +453,10 @@ mod tests {
                 Ok(vec![Action::Place { app: 0, core: 1 }])
             }
         }
-        let e = drive(&mut script(2), &mut Placer, Stop::WhenDone, &mut |_| {}).unwrap_err();
+        let e = drive(&mut script(2), &mut Placer, Stop::WhenDone, &mut |_| {
+            Flow::Continue
+        })
+        .unwrap_err();
         assert!(
             matches!(
                 e,

@@ -32,9 +32,18 @@
 //! |---|---|
 //! | [`coloris`] | COLORIS's per-core color sections and Cache Utilization Monitor (Algorithm 1) |
 //! | [`tam_sizing`] | Tam et al.'s static sizing: the split minimising the sum of miss-rate or stall-rate curves |
+//!
+//! Controllers on the loop ([`driver`]):
+//!
+//! | module | what it does |
+//! |---|---|
+//! | [`controller::Static`] | any static policy: plans once at the start |
+//! | [`coloris_control`] | COLORIS: sections at the start; the monitor every period on the apps running; ALLOC_COLORS on exhaustion |
+//! | [`tam_control`] | Tam's sizing: alone curves over colors at the start, contiguous color ranges |
 #![deny(missing_docs)]
 
 pub mod coloris;
+pub mod coloris_control;
 pub mod controller;
 pub mod driver;
 mod dunn;
@@ -45,6 +54,7 @@ mod lfoc;
 mod lfoc_plus;
 pub mod lookahead;
 mod stock;
+pub mod tam_control;
 pub mod tam_sizing;
 #[cfg(test)]
 mod testutil;
@@ -54,8 +64,9 @@ mod whirlpool;
 mod yu_petrov;
 
 pub use coloris::{ColorChange, ColorManager, ColorisConfig, Thresholds};
-pub use controller::{Controller, Static};
-pub use driver::{drive, DriveError, RunLog, Stop};
+pub use coloris_control::{ColorDecision, ColorisControl, ColorisSetup, DecisionReason};
+pub use controller::{Chain, Controller, Fixed, Static};
+pub use driver::{drive, DriveError, Flow, RunLog, Stop};
 pub use dunn::{dunn_plan, place_overlapping, ways_for_centroid, Dunn};
 pub use equal_part::EqualPart;
 pub use error::PolicyError;
@@ -63,6 +74,7 @@ pub use kpart::{kpart_clusters, Kpart};
 pub use lfoc::{classify, classify_app, AppClass, Classification, Lfoc};
 pub use lfoc_plus::{pair_clusters, LfocPlus, MAX_STEAL_COST};
 pub use stock::Stock;
+pub use tam_control::{TamCurve, TamStatic};
 pub use tam_sizing::size_partitions;
 pub use ucp::{Ucp, UcpCurve};
 pub use user::UserPlan;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cachepart_machine::{Machine, Plan};
+use cachepart_machine::{EventKind, Machine, Plan};
 use cachepart_sim::memory::{AddressSpace, HugePages, MemoryConfig, PhysicalCore, Tlb, TlbConfig};
 use cachepart_sim::system::{
     alone_sweep, run_alone, AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, SimMachine,
@@ -342,13 +342,52 @@ fn sim_machine_runs_plans() {
         .all(|c| c.ways() == 8 && c.ipc.iter().all(|&x| x > 0.0)));
     m.apply(&Plan::from_way_counts(&[6, 2])).unwrap();
     assert!(m.apply(&Plan::from_way_counts(&[6, 6])).is_err());
+    // The plan takes effect: each app's LLC occupancy stays within the
+    // ways of its mask, and the streaming app fills its two.
+    let way_bytes = (small_llc().size_bytes / 8) as f64;
     let mut n = 0;
+    let mut peak = [0.0f64; 2];
     while !m.is_done() {
-        let s = m.run_interval().unwrap();
-        assert_eq!(s.len(), 2);
+        let iv = m.run_interval(&mut |_| Vec::new()).unwrap();
+        assert_eq!((iv.index, iv.samples.len()), (n, 2));
+        for s in &iv.samples {
+            peak[s.app] = peak[s.app].max(s.llc_occupancy_bytes);
+        }
         n += 1;
     }
     assert!(n > 1);
+    assert!(
+        peak[0] <= 6.0 * way_bytes && peak[1] <= 2.0 * way_bytes,
+        "{peak:?}"
+    );
+    assert!(peak[1] > 1.0 * way_bytes, "{peak:?}");
+}
+
+#[test]
+fn sim_machine_alone_curves_over_colors() {
+    let mut p = platform(1, small_llc());
+    p.memory.allocator = cachepart_sim::memory::AllocatorKind::Tam;
+    let apps = vec![AppSpec::new("a", sensitive(1, 20_000, 256 << 10))];
+    let mut m = SimMachine::new(p.clone(), apps.clone(), 0, 50_000).unwrap();
+    let axis = cachepart_machine::Axis::Colors {
+        counts: vec![1, 2, 4],
+    };
+    let c = m.alone_curves_on(&axis).unwrap()[0].clone();
+    assert_eq!(c.ipc.len(), 3);
+    // More colors, fewer misses; each point is its own alone run.
+    assert!(c.llcmpki[0] > c.llcmpki[2], "{:?}", c.llcmpki);
+    let one = cachepart_sim::system::run_alone_at(
+        &p,
+        &apps[0],
+        cachepart_sim::system::AloneSize::Colors(2),
+        0,
+        None,
+    )
+    .unwrap();
+    assert_eq!(c.ipc[1], one.totals.ipc);
+    assert!(c.stalls_memory.as_ref().unwrap()[0] > 0.0);
+    let bad = cachepart_machine::Axis::Colors { counts: vec![2, 1] };
+    assert!(m.alone_curves_on(&bad).is_err());
 }
 
 #[test]
@@ -615,14 +654,104 @@ fn exhausted_colors_name_the_app_or_call_the_hook() {
     let mut sys = System::new(&p, two(), 1).unwrap();
     sys.set_app_colors(0, &one).unwrap();
     sys.set_app_colors(1, &one).unwrap();
-    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = asked.clone();
-    sys.set_exhausted_hook(Box::new(move |app| {
-        log.lock().unwrap().push(app);
-        Some("0-1".parse().unwrap())
-    }));
-    sys.run_to_end(1_000_000, |_| {}).unwrap();
-    assert_eq!(*asked.lock().unwrap(), vec![1]);
+    let mut asked = Vec::new();
+    while !sys.is_done() {
+        sys.run_interval_with(1_000_000, &mut |e| {
+            asked.push((e.app, e.kind));
+            Some("0-1".parse().unwrap())
+        })
+        .unwrap();
+    }
+    assert_eq!(asked, vec![(1, EventKind::ColorsExhausted)]);
     assert_eq!(sys.app_colors(1), Some("0-1".parse().unwrap()));
     assert!(sys.totals().iter().all(|t| t.done));
+    // The exhaustion is in the event log, with the app's core and time.
+    let events = sys.take_events();
+    let e = events
+        .iter()
+        .find(|e| e.kind == EventKind::ColorsExhausted)
+        .unwrap();
+    assert_eq!((e.app, e.core), (1, Some(0)));
+    assert!(e.at_cycles > 0);
+}
+
+/// Events: two apps time-sliced on one core start, park, resume and
+/// finish, in time order; a third alone on core 1 starts and finishes;
+/// samples say which app ran in each interval.
+#[test]
+fn events_follow_time_slicing() {
+    let mut p = platform(2, CacheConfig::lru(1 << 20, 16, 64));
+    p.timing.quantum_cycles = 200_000;
+    let apps = vec![
+        AppSpec::new("a", sensitive(1, 60_000, 64 << 10)),
+        AppSpec::new("b", sensitive(2, 60_000, 64 << 10)),
+        AppSpec::new("c", sensitive(3, 20_000, 64 << 10)).on_core(1),
+    ];
+    let mut sys = System::new(&p, apps, 1).unwrap();
+    let mut all = Vec::new();
+    let mut ran = vec![0u32; 3];
+    while !sys.is_done() {
+        for s in sys.run_interval(100_000).unwrap() {
+            ran[s.app] += u32::from(s.ran);
+        }
+        all.extend(sys.take_events());
+    }
+    let of = |app: usize| -> Vec<EventKind> {
+        all.iter()
+            .filter(|e| e.app == app)
+            .map(|e| e.kind)
+            .collect()
+    };
+    use EventKind::*;
+    let a = of(0);
+    assert_eq!(a.first(), Some(&Started));
+    assert_eq!(a.last(), Some(&Finished));
+    assert!(a.contains(&Parked) && a.contains(&Resumed), "{a:?}");
+    let b = of(1);
+    assert_eq!(b.first(), Some(&Started));
+    assert!(b.contains(&Parked), "{b:?}");
+    assert_eq!(of(2), vec![Started, Finished]);
+    // Per core, events are in time order; parks and resumes alternate.
+    for core in 0..2 {
+        let t: Vec<u64> = all
+            .iter()
+            .filter(|e| e.core == Some(core))
+            .map(|e| e.at_cycles)
+            .collect();
+        assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
+    }
+    for k in [a, b] {
+        let mid: Vec<&EventKind> = k.iter().filter(|e| matches!(e, Parked | Resumed)).collect();
+        assert!(mid.windows(2).all(|w| w[0] != w[1]), "{mid:?}");
+    }
+    // Each app ran in some intervals, and a time-sliced one not in all.
+    assert!(ran.iter().all(|&r| r > 0), "{ran:?}");
+    let intervals = all.iter().map(|e| e.at_cycles).max().unwrap() / 100_000 + 1;
+    assert!(u64::from(ran[0]) < intervals, "{ran:?} of {intervals}");
+}
+
+/// Placing an app before the start equals building the system with the
+/// app on that core; after the start it is refused.
+#[test]
+fn placement_before_the_start_equals_construction() {
+    let p = platform(2, CacheConfig::lru(1 << 20, 16, 64));
+    let apps = || {
+        vec![
+            AppSpec::new("a", sensitive(1, 20_000, 64 << 10)),
+            AppSpec::new("b", sensitive(2, 20_000, 64 << 10)),
+            AppSpec::new("c", sensitive(3, 20_000, 64 << 10)),
+        ]
+    };
+    let mut moved = System::new(&p, apps(), 1).unwrap();
+    moved.place_app(1, 1).unwrap();
+    let mut built = apps();
+    built[1] = built[1].clone().on_core(1);
+    let mut direct = System::new(&p, built, 1).unwrap();
+    assert_eq!(moved.take_events(), direct.take_events());
+    moved.run_to_end(50_000, |_| {}).unwrap();
+    direct.run_to_end(50_000, |_| {}).unwrap();
+    assert_eq!(moved.totals(), direct.totals());
+    let e = moved.place_app(0, 1).unwrap_err().to_string();
+    assert!(e.contains("before the run starts"), "{e}");
+    assert!(direct.place_app(0, 9).is_err());
 }

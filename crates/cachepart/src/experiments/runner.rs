@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use cachepart_machine::{AppColors, EventKind, Plan};
+use cachepart_policy::{self as policy, drive, Fixed, Flow};
 use cachepart_sim::system::{AppTotals, SimMachine};
 use rayon::prelude::*;
 
@@ -63,7 +65,9 @@ fn sim_err(label: &str, e: impl std::fmt::Display) -> Error {
     Error::Input(format!("run {label}: {e}"))
 }
 
-/// Runs one scenario interval by interval until `stop` says so.
+/// Runs one scenario on the controller loop, with its fixed colors and no
+/// policy, until `stop` says so (checked after every interval, on the
+/// apps that finished).
 pub fn simulate(scenario: &Scenario, stop: Stop) -> Result<RunResult, Error> {
     let label = scenario.name.clone();
     let mut machine = SimMachine::new(
@@ -73,38 +77,51 @@ pub fn simulate(scenario: &Scenario, stop: Stop) -> Result<RunResult, Error> {
         scenario.file.interval_cycles,
     )
     .map_err(|e| sim_err(&label, e))?;
-    for (i, c) in scenario.colors.iter().enumerate() {
-        if let Some(set) = c {
-            machine
-                .system_mut()
-                .set_app_colors(i, set)
-                .map_err(|e| sim_err(&label, e))?;
-        }
-    }
-    let sys = machine.system_mut();
-    let mut intervals = 0u64;
-    loop {
-        let done = match stop {
-            Stop::AppDone(i) => sys.totals().get(i).is_none_or(|t| t.done),
-            Stop::AnyDone => sys.totals().iter().any(|t| t.done),
-            Stop::AllDone => sys.is_done(),
-        };
-        if done {
-            break;
-        }
-        sys.run_interval(scenario.file.interval_cycles)
-            .map_err(|e| sim_err(&label, e))?;
-        intervals += 1;
-    }
-    let totals = sys.totals();
-    let fallbacks = (0..totals.len())
-        .map(|i| sys.allocator().app_stats(i as u32).fallbacks)
+    let colors: Vec<AppColors> = scenario
+        .colors
+        .iter()
+        .enumerate()
+        .filter_map(|(app, c)| c.clone().map(|colors| AppColors { app, colors }))
         .collect();
+    let mut fixed = if colors.is_empty() {
+        Fixed::none()
+    } else {
+        Fixed::new(Plan {
+            colors,
+            ..Plan::default()
+        })
+    };
+    let mut finished = vec![false; scenario.apps.len()];
+    let log = drive(
+        &mut machine,
+        &mut fixed,
+        policy::Stop::WhenDone,
+        &mut |iv| {
+            for e in &iv.events {
+                if e.kind == EventKind::Finished {
+                    finished[e.app] = true;
+                }
+            }
+            let done = match stop {
+                Stop::AppDone(i) => finished.get(i).is_none_or(|&d| d),
+                Stop::AnyDone => finished.iter().any(|&d| d),
+                Stop::AllDone => false,
+            };
+            if done {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        },
+    )
+    .map_err(|e| sim_err(&label, e))?;
+    let totals = machine.totals();
+    let fallbacks = totals.iter().map(|t| t.fallbacks).collect();
     Ok(RunResult {
         label,
         totals,
         fallbacks,
-        cycles: intervals * scenario.file.interval_cycles,
+        cycles: log.intervals * scenario.file.interval_cycles,
         report: None,
     })
 }

@@ -113,6 +113,26 @@ impl SimMachine {
         alone_sweep_many(&self.config, &self.apps, axis, self.seed, None)
     }
 
+    /// Whole-run counters of every app so far.
+    pub fn totals(&self) -> Vec<AppTotals> {
+        self.system.totals()
+    }
+
+    /// The apps' names, in mix order.
+    pub fn app_names(&self) -> Vec<String> {
+        self.system.app_names()
+    }
+
+    /// App `app`'s colors (`None`: any color).
+    pub fn app_colors(&self, app: usize) -> Option<cachepart_units::IdSet> {
+        self.system.app_colors(app)
+    }
+
+    /// App `app`'s core (after placements).
+    pub fn app_core(&self, app: usize) -> u32 {
+        self.apps.get(app).map_or(0, |a| a.core)
+    }
+
     fn started(&self) -> bool {
         self.intervals > 0
     }
