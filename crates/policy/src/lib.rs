@@ -37,8 +37,6 @@ mod lfoc_plus;
 pub mod lookahead;
 mod stock;
 pub mod tam_sizing;
-#[cfg(test)]
-mod testutil;
 mod ucp;
 mod user;
 mod whirlpool;
