@@ -2,7 +2,8 @@
 # Sets everything up, then runs every check and test: formatting, clippy,
 # the API docs (no broken links),
 # the Rust tests (unit, property, parity with PBBCache's reference outputs),
-# the Python tests and the type-stub check.
+# ruff and mypy over python/, the Python tests (warnings are errors) and
+# the type-stub check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -20,6 +21,9 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test -q --workspace
 fi
+echo "== Python lint and types (ruff, mypy)" >&2
+.venv/bin/ruff check python/
+.venv/bin/mypy
 echo "== Python tests" >&2
 .venv/bin/python -m mypy.stubtest cachepart._core --ignore-missing-stub 2>&1 | tail -3
 .venv/bin/python -m pytest -q python/tests

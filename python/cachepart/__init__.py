@@ -7,6 +7,7 @@ DataFrames and plots.
 >>> df = cp.evaluate(algorithms=["stock", "lfoc"])   # built-in default data
 """
 
+from cachepart import curves, profile, sim
 from cachepart._core import (
     CachepartError,
     ChartError,
@@ -17,7 +18,6 @@ from cachepart._core import (
     __version__,
     algorithms,
 )
-from cachepart import curves, profile, sim
 
 __all__ = [
     "CachepartError",

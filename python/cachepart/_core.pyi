@@ -1,4 +1,3 @@
-from typing import Optional
 
 __version__: str
 
@@ -11,24 +10,24 @@ class ChartError(CachepartError): ...
 
 def profile_evaluate(
     algorithms: list[str],
-    metrics: Optional[str] = None,
-    workloads: Optional[str] = None,
-    mixes: Optional[list[list[str]]] = None,
-    ways: Optional[int] = None,
+    metrics: str | None = None,
+    workloads: str | None = None,
+    mixes: list[list[str]] | None = None,
+    ways: int | None = None,
     bw_model: str = "simple",
-    max_bw: Optional[float] = None,
-    plan: Optional[str] = None,
-    time_limit: Optional[float] = None,
-    threads: Optional[int] = None,
+    max_bw: float | None = None,
+    plan: str | None = None,
+    time_limit: float | None = None,
+    threads: int | None = None,
     lfoc_max_streaming: int = 5,
     lfoc_gaps_per_streaming: int = 3,
     timings: bool = False,
     builtin: str = "debian",
 ) -> str: ...
 def profile_classify(
-    metrics: Optional[str] = None,
-    workloads: Optional[str] = None,
-    mixes: Optional[list[list[str]]] = None,
+    metrics: str | None = None,
+    workloads: str | None = None,
+    mixes: list[list[str]] | None = None,
     builtin: str = "debian",
 ) -> str: ...
 def curves(
@@ -43,7 +42,7 @@ def curves(
     ways: int = 16,
     page: int = 4096,
     rate: float = 0.01,
-    max_lines: Optional[int] = None,
+    max_lines: int | None = None,
     adjust: bool = True,
     use_index: bool = True,
 ) -> str: ...
@@ -54,16 +53,16 @@ def stall_curve(
     axis: str = "ways",
     base_cpi: float = 1.0,
     mlp: float = 1.0,
-    instructions: Optional[int] = None,
+    instructions: int | None = None,
     seed: int = 0,
 ) -> str: ...
 def profile_from_traces(
     traces: list[str],
     platform: str,
-    names: Optional[list[str]] = None,
+    names: list[str] | None = None,
     base_cpi: float = 1.0,
     mlp: float = 1.0,
-    instructions: Optional[int] = None,
+    instructions: int | None = None,
     seed: int = 0,
 ) -> str: ...
 def builtin_metrics_csv(set: str = "debian") -> str: ...
@@ -71,8 +70,8 @@ def builtin_workloads(set: str = "debian") -> str: ...
 def algorithms() -> list[str]: ...
 def sim_run(
     scenario: str,
-    seed: Optional[int] = None,
-    policy: Optional[str] = None,
+    seed: int | None = None,
+    policy: str | None = None,
     alone: bool = True,
 ) -> tuple[str, str]: ...
 def sim_platforms() -> list[tuple[str, str]]: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Iterable, Optional, Union
+from typing import Union
 
 import pandas as pd
 
@@ -37,7 +37,7 @@ def miss_curve(
     ways: int = 16,
     page: int = 4096,
     rate: float = 0.01,
-    max_lines: Optional[int] = None,
+    max_lines: int | None = None,
     adjust: bool = True,
     use_index: bool = True,
 ) -> pd.DataFrame:
@@ -98,7 +98,7 @@ def stall_curve(
     *,
     base_cpi: float = 1.0,
     mlp: float = 1.0,
-    instructions: Optional[int] = None,
+    instructions: int | None = None,
     seed: int = 0,
 ) -> pd.DataFrame:
     """The stall-rate curve of a binary trace (Tam et al.): the trace runs
@@ -139,7 +139,7 @@ def stall_curve(
     return df
 
 
-def plot_curves(curves: dict[str, pd.DataFrame], path: Optional[PathLike] = None, y: str = "miss_ratio"):
+def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y: str = "miss_ratio"):
     """Plots several curves (label -> DataFrame from :func:`miss_curve`)
     against cache size on a log2 axis. Saves a PNG when ``path`` is given;
     returns the matplotlib Figure."""
@@ -171,4 +171,4 @@ def mean_absolute_error(a: pd.DataFrame, b: pd.DataFrame, column: str = "miss_ra
     return float((m[f"{column}_a"] - m[f"{column}_b"]).abs().mean())
 
 
-__all__: Iterable[str] = ["AXES", "KINDS", "miss_curve", "build_shards_index", "stall_curve", "plot_curves", "mean_absolute_error"]
+__all__ = ["AXES", "KINDS", "miss_curve", "build_shards_index", "stall_curve", "plot_curves", "mean_absolute_error"]

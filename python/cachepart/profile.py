@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Iterable, Optional, Sequence, Union
+from collections.abc import Iterable, Sequence
+from typing import Union
 
 import pandas as pd
 
@@ -25,28 +26,28 @@ PathLike = Union[str, "os.PathLike[str]"]
 WORKLOAD_METRICS = ["stp", "antt", "unfairness", "unfairness_cov", "jain", "gmean_speedup", "gmean_ipc"]
 
 
-def _path(p: Optional[PathLike]) -> Optional[str]:
+def _path(p: PathLike | None) -> str | None:
     return None if p is None else os.fspath(p)
 
 
-def _algorithms(algorithms: Union[str, Iterable[str]]) -> list[str]:
+def _algorithms(algorithms: str | Iterable[str]) -> list[str]:
     if isinstance(algorithms, str):
         return [a.strip() for a in algorithms.split(",") if a.strip()]
     return list(algorithms)
 
 
 def evaluate(
-    algorithms: Union[str, Iterable[str]] = ("stock", "equal-part", "ucp", "kpart", "lfoc", "optc-unf"),
-    metrics: Optional[PathLike] = None,
-    workloads: Optional[PathLike] = None,
-    mixes: Optional[Sequence[Sequence[str]]] = None,
+    algorithms: str | Iterable[str] = ("stock", "equal-part", "ucp", "kpart", "lfoc", "optc-unf"),
+    metrics: PathLike | None = None,
+    workloads: PathLike | None = None,
+    mixes: Sequence[Sequence[str]] | None = None,
     *,
-    ways: Optional[int] = None,
+    ways: int | None = None,
     bw_model: str = "simple",
-    max_bw: Optional[float] = None,
-    plan: Optional[str] = None,
-    time_limit: Optional[float] = None,
-    threads: Optional[int] = None,
+    max_bw: float | None = None,
+    plan: str | None = None,
+    time_limit: float | None = None,
+    threads: int | None = None,
     lfoc_max_streaming: int = 5,
     lfoc_gaps_per_streaming: int = 3,
     timings: bool = False,
@@ -80,9 +81,9 @@ def evaluate(
 
 
 def classify(
-    metrics: Optional[PathLike] = None,
-    workloads: Optional[PathLike] = None,
-    mixes: Optional[Sequence[Sequence[str]]] = None,
+    metrics: PathLike | None = None,
+    workloads: PathLike | None = None,
+    mixes: Sequence[Sequence[str]] | None = None,
     builtin: str = "debian",
 ) -> pd.DataFrame:
     """LFOC class (light, streaming, sensitive) of each program, with the
@@ -119,7 +120,7 @@ def tradeoff(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def plot_tradeoff(df: pd.DataFrame, path: Optional[PathLike] = None, title: str = "STP vs unfairness, normalised to stock"):
+def plot_tradeoff(df: pd.DataFrame, path: PathLike | None = None, title: str = "STP vs unfairness, normalised to stock"):
     """Scatter of normalised unfairness (x) against normalised STP (y), one
     colour per algorithm. Saves a PNG when ``path`` is given; returns the
     matplotlib Figure."""
@@ -148,13 +149,13 @@ def plot_tradeoff(df: pd.DataFrame, path: Optional[PathLike] = None, title: str 
 def from_traces(
     traces: Sequence[PathLike],
     platform: str,
-    names: Optional[Sequence[str]] = None,
+    names: Sequence[str] | None = None,
     *,
     base_cpi: float = 1.0,
     mlp: float = 1.0,
-    instructions: Optional[int] = None,
+    instructions: int | None = None,
     seed: int = 0,
-    path: Optional[PathLike] = None,
+    path: PathLike | None = None,
 ) -> pd.DataFrame:
     """A PBBCache metrics table made from binary traces: each runs alone on
     the simulated ``platform`` at every way count (as ``cachepart profile

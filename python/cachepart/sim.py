@@ -14,7 +14,7 @@ import io
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Union
 
 import pandas as pd
 
@@ -34,16 +34,16 @@ class SimRun:
     samples: pd.DataFrame
     #: Mix metrics (stp, antt, unfairness, unfairness_cov, jain, ...), or
     #: None when the alone runs were skipped.
-    metrics: Optional[Dict[str, float]]
+    metrics: dict[str, float] | None
     #: The whole report (scenario, platform, policy, plan, ...).
-    report: Dict[str, Any]
+    report: dict[str, Any]
 
 
 def run(
     scenario: PathLike,
     *,
-    seed: Optional[int] = None,
-    policy: Optional[str] = None,
+    seed: int | None = None,
+    policy: str | None = None,
     alone: bool = True,
 ) -> SimRun:
     """Runs a scenario file to the end on the simulator.
@@ -66,6 +66,6 @@ def run(
     return SimRun(apps=apps, samples=samples, metrics=report.get("metrics"), report=report)
 
 
-def platforms() -> List[Tuple[str, str]]:
+def platforms() -> list[tuple[str, str]]:
     """The built-in platforms: (name, description)."""
     return list(_core.sim_platforms())

@@ -1,4 +1,3 @@
-import json
 
 import pandas as pd
 import pytest
@@ -18,7 +17,7 @@ def test_evaluate_builtin_default():
     assert {"workload", "app", "cluster", "ways", "slowdown", "stp", "unfairness", "antt"} <= set(df.columns)
     s = cp.summary(df)
     # the exact fairness optimum is at least as fair as every heuristic
-    for w, g in s.groupby("workload"):
+    for _w, g in s.groupby("workload"):
         best = g.loc[g["algorithm"] == "optc-unf", "unfairness"].iloc[0]
         assert (g["unfairness"] >= best - 1e-3).all(), g
     opt = df[df["algorithm"] == "optc-unf"]
@@ -98,7 +97,7 @@ def test_builtin_sets():
 @given(st.lists(st.sampled_from(BUILTIN_APPS), min_size=1, max_size=7))
 def test_invariants_on_random_mixes(apps):
     df = cp.evaluate(["stock", "ucp-slowdown", "lfoc", "optc-stp"], mixes=[apps])
-    for alg, g in df.groupby("algorithm"):
+    for _alg, g in df.groupby("algorithm"):
         assert len(g) == len(apps)
         assert (g["ways"] >= 1).all() and (g["ways"] <= 11).all()
         # shares of a cluster never exceed its ways

@@ -1,104 +1,18 @@
 //! Parity with PBBCache: every row of `ref/tidy_results.csv` (per-app ways,
 //! cluster membership up to renumbering, slowdowns, STP, ANTT, unfairness).
 
-mod common;
-
 use cachepart::profile::{round3, BwModel, MetricsTable, Mix, ModelConfig};
 use cachepart::{Algorithm, RunOptions};
+use cachepart_testkit::pbbcache::{load_reference, partition};
 use std::collections::{BTreeMap, BTreeSet};
-
-#[derive(Debug, Clone)]
-struct RefRow {
-    app: String,
-    cluster: String,
-    ways: u32,
-    slowdown_nobw: f64,
-    slowdown: f64,
-    stp: f64,
-    antt: f64,
-    unfairness: f64,
-}
-
-type Key = (String, String, String, String); // tag, set, workload, algorithm
-
-/// Reference rows grouped by (tag, set, workload, algorithm), in app order.
-type Groups = BTreeMap<Key, Vec<RefRow>>;
-/// Tag -> (bandwidth model, maximum bandwidth).
-type Tags = BTreeMap<String, (String, f64)>;
-
-fn load_ref(path: &std::path::Path) -> (Groups, Tags) {
-    let mut rdr = csv::Reader::from_path(path).expect("tidy_results.csv");
-    let hdr = rdr.headers().unwrap().clone();
-    let col = |n: &str| {
-        hdr.iter()
-            .position(|h| h == n)
-            .unwrap_or_else(|| panic!("column {n}"))
-    };
-    let (tag, bw, maxbw, set, wid, alg, bid, app, cl, ways, sdnb, sd, stp, antt, unf) = (
-        col("tag"),
-        col("bw_model"),
-        col("max_bw"),
-        col("set"),
-        col("workload_id"),
-        col("algorithm"),
-        col("bench_id"),
-        col("app"),
-        col("cluster"),
-        col("ways"),
-        col("slowdown_nobw"),
-        col("slowdown"),
-        col("STP"),
-        col("ANTT"),
-        col("unfairness"),
-    );
-    let mut groups: BTreeMap<Key, Vec<(u32, RefRow)>> = BTreeMap::new();
-    let mut tags = BTreeMap::new();
-    for r in rdr.records() {
-        let r = r.unwrap();
-        let f = |i: usize| r[i].parse::<f64>().unwrap();
-        tags.insert(r[tag].to_string(), (r[bw].to_string(), f(maxbw)));
-        groups
-            .entry((r[tag].into(), r[set].into(), r[wid].into(), r[alg].into()))
-            .or_default()
-            .push((
-                r[bid].parse().unwrap(),
-                RefRow {
-                    app: r[app].into(),
-                    cluster: r[cl].into(),
-                    ways: r[ways].parse().unwrap(),
-                    slowdown_nobw: f(sdnb),
-                    slowdown: f(sd),
-                    stp: f(stp),
-                    antt: f(antt),
-                    unfairness: f(unf),
-                },
-            ));
-    }
-    let groups = groups
-        .into_iter()
-        .map(|(k, mut v)| {
-            v.sort_by_key(|(b, _)| *b);
-            (k, v.into_iter().map(|(_, r)| r).collect())
-        })
-        .collect();
-    (groups, tags)
-}
-
-fn partition<T: Ord + Clone>(labels: &[T]) -> BTreeSet<BTreeSet<usize>> {
-    let mut m: BTreeMap<T, BTreeSet<usize>> = BTreeMap::new();
-    for (i, l) in labels.iter().enumerate() {
-        m.entry(l.clone()).or_default().insert(i);
-    }
-    m.into_values().collect()
-}
 
 #[test]
 fn every_reference_row() {
-    let Some(dir) = common::pbbcache_dir("every_reference_row") else {
+    let Some(dir) = cachepart_testkit::pbbcache_dir("every_reference_row") else {
         return;
     };
     let table = MetricsTable::from_path(&dir.join("metrics.csv")).unwrap();
-    let (groups, tags) = load_ref(&dir.join("ref/tidy_results.csv"));
+    let (groups, tags) = load_reference(&dir.join("ref/tidy_results.csv"));
     let mut stats: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut unsupported = BTreeSet::new();

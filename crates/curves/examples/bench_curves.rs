@@ -21,7 +21,7 @@ use cachepart_curves::{
     build_index, fully_associative, log_sizes, mean_absolute_error, shards, shards_slice, Curve,
     Options, ShardsConfig, ShardsIndex, UntilError,
 };
-use cachepart_trace::{Header, Prefetch, Reader, Record, Writer};
+use cachepart_trace::{Header, Kind, Prefetch, Reader, Record, Writer};
 
 /// Exact and SHARDS from a trace file, and SHARDS from the file's sample
 /// index: the real paths of `cachepart curves`.
@@ -153,10 +153,9 @@ fn report(name: &str, recs: &[Record]) {
         let mut refs = 0u64;
         let mut instructions = 0u64;
         for &r in std::hint::black_box(recs) {
-            let x = r.raw();
-            let kind = (x >> 48) & 7;
-            instructions += (x >> 58) + u64::from(kind == 2);
-            refs += u64::from(kind != 2 && kind != 4);
+            let kind = r.kind_code();
+            instructions += r.gap_u64() + u64::from(kind == Kind::Ifetch as u64);
+            refs += u64::from(kind != Kind::Ifetch as u64 && kind != Kind::Escape as u64);
         }
         std::hint::black_box((refs, instructions))
     });

@@ -1,21 +1,14 @@
-//! Record fields by bit operations on the packed 64-bit word
-//! ([`Record::raw`]), for the per-record hot loops: which lines a record
+//! Record fields for the per-record hot loops: which lines a record
 //! references and how many instructions it accounts for, without the
-//! accessors' per-field kind checks.
-//!
-//! The bit layout is the trace format's (`docs/trace-format.md`: address
-//! or payload in bits 0..48, kind in 48..51, size or event code in 51..58,
-//! gap in 58..64); the tests check every function here against the
-//! [`Record`] accessors.
+//! accessors' per-field kind checks. The bit layout itself stays in
+//! `cachepart-trace` ([`Record::kind_code`], [`Record::addr_unchecked`],
+//! [`Record::size_unchecked`], [`Record::gap_u64`]); the tests check every
+//! function here against the [`Record`] accessors.
 
-use cachepart_trace::Record;
+use cachepart_trace::{Kind, Record};
 
-const KIND_SHIFT: u32 = 48;
-const SIZE_SHIFT: u32 = 51;
-const GAP_SHIFT: u32 = 58;
-const ADDR_BITS: u32 = 48;
-const IFETCH: u64 = 2;
-const ESCAPE: u64 = 4;
+const IFETCH: u64 = Kind::Ifetch as u64;
+const ESCAPE: u64 = Kind::Escape as u64;
 
 /// What a record means for a curve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,13 +30,11 @@ pub(crate) struct Decoded {
 /// Decodes `r` for lines of `1 << shift` bytes.
 #[inline(always)]
 pub(crate) fn decode(r: Record, shift: u32, ifetch: bool) -> Decoded {
-    let x = r.raw();
-    let kind = (x >> KIND_SHIFT) & 7;
+    let kind = r.kind_code();
     let is_fetch = kind == IFETCH;
     let is_escape = kind == ESCAPE;
-    // Sign-extend the 48-bit address to its canonical form.
-    let addr = (((x << (64 - ADDR_BITS)) as i64) >> (64 - ADDR_BITS)) as u64;
-    let size = (x >> SIZE_SHIFT) & 0x7f;
+    let addr = r.addr_unchecked();
+    let size = r.size_unchecked();
     let first = addr >> shift;
     let last = addr.saturating_add(size.saturating_sub(1)) >> shift;
     Decoded {
@@ -51,7 +42,7 @@ pub(crate) fn decode(r: Record, shift: u32, ifetch: bool) -> Decoded {
         is_escape,
         first,
         last: last.max(first),
-        gap_instructions: (x >> GAP_SHIFT) + u64::from(is_fetch),
+        gap_instructions: r.gap_u64() + u64::from(is_fetch),
     }
 }
 
@@ -59,7 +50,7 @@ pub(crate) fn decode(r: Record, shift: u32, ifetch: bool) -> Decoded {
 /// cheapest test of the hot loops, which skip those).
 #[inline(always)]
 pub(crate) fn skip_fetch(r: Record, ifetch: bool) -> bool {
-    !ifetch && (r.raw() >> KIND_SHIFT) & 7 == IFETCH
+    !ifetch && r.kind_code() == IFETCH
 }
 
 #[cfg(test)]

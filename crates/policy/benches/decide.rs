@@ -13,12 +13,6 @@ use cachepart_machine::{
 use cachepart_policy::{Kpart, Lfoc, LfocPlus, Policy};
 use cachepart_profile::MetricsTable;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
-use std::path::Path;
-
-const METRICS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/pbbcache/metrics.csv"
-);
 
 /// A machine that only serves curves.
 struct Curves {
@@ -71,7 +65,8 @@ fn synthetic(n: usize, ways: usize) -> Vec<AppCurves> {
 
 /// `n` apps: every 5th program of metrics.csv from an offset, or synthetic.
 fn mix(n: usize) -> (Vec<AppCurves>, u32, &'static str) {
-    if let Ok(t) = MetricsTable::from_path(Path::new(METRICS)) {
+    let metrics = cachepart_testkit::shared_dir().join("data/pbbcache/metrics.csv");
+    if let Ok(t) = MetricsTable::from_path(&metrics) {
         let apps = t.apps().len();
         let curves = (0..n).map(|i| t.curves((3 + 5 * i) % apps)).collect();
         (curves, t.ways() as u32, "metrics.csv")

@@ -463,7 +463,10 @@ mod tests {
         // Not judged any more, and an exhaustion of it asks nothing.
         c.on_interval(&interval(0, &[(0.0, 0.0), (0.0, 0.0), (10.0, 10.0)]))
             .unwrap();
-        assert!(c.decisions().iter().all(|d| d.app != 2));
+        assert!(c
+            .decisions()
+            .iter()
+            .all(|d| d.app != 2 || d.reason == DecisionReason::Finished));
         assert!(c
             .on_event(&ev(2, EventKind::ColorsExhausted, 0))
             .unwrap()

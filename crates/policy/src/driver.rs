@@ -246,9 +246,9 @@ pub fn drive(
 mod tests {
     use super::*;
     use crate::controller::Static;
-    use crate::testutil::{curves_from_ipc, FixedMachine};
     use crate::EqualPart;
     use cachepart_machine::{Plan, Sample};
+    use cachepart_testkit::{curves_from_ipc, FixedMachine};
 
     /// A machine of two apps that finishes after `len` intervals, runs
     /// out of colors for app 1 in interval 1, and records what it was
@@ -384,7 +384,8 @@ mod tests {
         let mut w = Watcher::default();
         let mut observed = Vec::new();
         let log = drive(&mut m, &mut w, Stop::WhenDone, &mut |i| {
-            observed.push(i.index)
+            observed.push(i.index);
+            Flow::Continue
         })
         .unwrap();
         assert_eq!(observed, vec![0, 1, 2]);

@@ -253,8 +253,7 @@ impl Policy for Dunn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{random_curves, FixedMachine};
-    use proptest::prelude::*;
+    use cachepart_testkit::FixedMachine;
 
     #[test]
     fn three_groups_on_eleven_ways() {
@@ -322,27 +321,12 @@ mod tests {
     #[test]
     fn equal_stalls_or_missing_data() {
         assert_eq!(dunn_plan(&[0.3, 0.3, 0.3], 11, 8), Plan::shared_all(3, 11));
-        let mut c = crate::testutil::curves_from_bw("a", &[1.0, 1.0]);
+        let mut c = cachepart_testkit::curves_from_bw("a", &[1.0, 1.0]);
         c.stalls_l2_miss = None;
         let mut m = FixedMachine::new(vec![c], 2);
         assert!(matches!(
             Dunn::default().decide(&mut m),
             Err(PolicyError::MissingData { .. })
         ));
-    }
-
-    proptest! {
-        #[test]
-        fn plans_are_valid((mut curves, ways) in random_curves(1, 20),
-                           stalls in proptest::collection::vec(0.0f64..1.0, 20)) {
-            let n = curves.len();
-            for (c, s) in curves.iter_mut().zip(&stalls) {
-                c.stalls_l2_miss = Some(vec![*s; ways]);
-            }
-            let mut m = FixedMachine::new(curves, ways as u32);
-            let plan = Dunn::default().decide(&mut m).unwrap();
-            prop_assert!(plan.validate(n, &m.platform().mask_rules).is_ok());
-            prop_assert!(plan.clusters.len() <= 8);
-        }
     }
 }

@@ -400,7 +400,7 @@ impl Policy for Kpart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{curves_from_ipc, random_curves, FixedMachine};
+    use cachepart_testkit::{curves_from_ipc, FixedMachine};
     use proptest::prelude::*;
 
     #[test]
@@ -451,20 +451,6 @@ mod tests {
         ) {
             let l = lookahead(&[&a[..], &b[..]], total);
             prop_assert_eq!(lookahead2(&a, &b, total), (l[0], l[1]));
-        }
-
-        #[test]
-        fn plans_are_valid((curves, ways) in random_curves(1, 20), bw in proptest::option::of(1.0f64..5000.0)) {
-            let n = curves.len();
-            let mut m = FixedMachine::new(curves, ways as u32);
-            if let Some(b) = bw {
-                m = m.with_bandwidth(b);
-            }
-            let plan = Kpart.decide(&mut m).unwrap();
-            prop_assert!(plan.validate(n, &m.platform().mask_rules).is_ok());
-            prop_assert!(plan.is_disjoint());
-            let total: u32 = plan.clusters.iter().map(|c| c.mask.0.count_ones()).sum();
-            prop_assert_eq!(total, ways as u32);
         }
     }
 }

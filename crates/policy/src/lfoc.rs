@@ -366,7 +366,7 @@ impl Policy for Lfoc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{curves_from_ipc, random_curves, FixedMachine};
+    use cachepart_testkit::{curves_from_ipc, random_curves, FixedMachine};
     use proptest::prelude::*;
 
     /// An app with a given slowdown curve (IPC = 1 / slowdown) and MPKC.
@@ -492,17 +492,13 @@ mod tests {
     /// PBBCache's own classes of all 55 programs of its metrics file.
     #[test]
     fn classes_match_pbbcache() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
-        let cats = std::path::Path::new(dir).join("ref/app_categories_from_get_app_category.csv");
-        let metrics = std::path::Path::new(dir).join("metrics.csv");
-        let (Ok(text), true) = (std::fs::read_to_string(&cats), metrics.exists()) else {
-            eprintln!(
-                "SKIPPED classes_match_pbbcache: {} or {} not found (../shared absent)",
-                cats.display(),
-                metrics.display()
-            );
+        let Some(dir) = cachepart_testkit::pbbcache_dir("classes_match_pbbcache") else {
             return;
         };
+        let cats = dir.join("ref/app_categories_from_get_app_category.csv");
+        let metrics = dir.join("metrics.csv");
+        let text =
+            std::fs::read_to_string(&cats).unwrap_or_else(|e| panic!("{}: {e}", cats.display()));
         let table = cachepart_profile::MetricsTable::from_path(&metrics).unwrap();
         let mut checked = 0;
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -520,15 +516,6 @@ mod tests {
     }
 
     proptest! {
-        #[test]
-        fn plans_are_valid((curves, ways) in random_curves(1, 24)) {
-            let n = curves.len();
-            let mut m = FixedMachine::new(curves, ways as u32);
-            let plan = Lfoc::default().decide(&mut m).unwrap();
-            prop_assert!(plan.validate(n, &m.platform().mask_rules).is_ok());
-            prop_assert!(plan.is_disjoint());
-        }
-
         #[test]
         fn forced_classes_give_valid_plans(
             (curves, ways) in random_curves(1, 24),

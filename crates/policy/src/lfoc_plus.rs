@@ -406,7 +406,7 @@ fn first_min(v: &[f64]) -> (usize, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{curves_from_ipc, random_curves, FixedMachine};
+    use cachepart_testkit::{curves_from_ipc, random_curves, FixedMachine};
     use proptest::prelude::*;
 
     /// An app with a given slowdown curve (IPC = 1 / slowdown) and a flat
@@ -535,15 +535,6 @@ mod tests {
     }
 
     proptest! {
-        #[test]
-        fn plans_are_valid((curves, ways) in random_curves(1, 24)) {
-            let n = curves.len();
-            let mut m = FixedMachine::new(curves, ways as u32);
-            let plan = LfocPlus::default().decide(&mut m).unwrap();
-            prop_assert!(plan.validate(n, &m.platform().mask_rules).is_ok());
-            prop_assert!(plan.is_disjoint());
-        }
-
         #[test]
         fn forced_classes_give_valid_plans(
             (curves, ways) in random_curves(1, 24),

@@ -56,8 +56,6 @@ pub mod lookahead;
 mod stock;
 pub mod tam_control;
 pub mod tam_sizing;
-#[cfg(test)]
-mod testutil;
 mod ucp;
 mod user;
 mod whirlpool;

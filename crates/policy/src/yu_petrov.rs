@@ -83,8 +83,7 @@ impl Policy for YuPetrov {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{curves_from_bw, random_curves, FixedMachine};
-    use proptest::prelude::*;
+    use cachepart_testkit::{curves_from_bw, FixedMachine};
 
     #[test]
     fn largest_saving_first_and_the_quirk() {
@@ -119,19 +118,5 @@ mod tests {
             YuPetrov.decide(&mut m),
             Err(PolicyError::NotEnoughWays { .. })
         ));
-    }
-
-    proptest! {
-        #[test]
-        fn plans_are_valid((curves, ways) in random_curves(1, 11)) {
-            let n = curves.len();
-            prop_assume!(n <= ways);
-            let mut m = FixedMachine::new(curves, ways as u32);
-            let plan = YuPetrov.decide(&mut m).unwrap();
-            prop_assert!(plan.validate(n, &m.platform().mask_rules).is_ok());
-            prop_assert!(plan.is_disjoint());
-            let total: u32 = plan.clusters.iter().map(|c| c.mask.0.count_ones()).sum();
-            prop_assert_eq!(total, ways as u32);
-        }
     }
 }

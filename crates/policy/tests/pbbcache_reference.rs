@@ -4,83 +4,37 @@
 //! and `stalls_b35000`; `lfoc+` has rows for mix W1 of `simple_b35000`
 //! only), running the policies on the table-driven machine. The cluster
 //! numbering (list order) of KPart, LFOC and LFOC+ must match too.
-//! Skipped, with a message, when `../shared` is absent.
+//! Fails when `../shared` is absent, unless
+//! `CACHEPART_ALLOW_MISSING_SHARED=1` (see `cachepart-testkit`).
 
 use cachepart_policy::{Kpart, Lfoc, LfocPlus, Policy, YuPetrov};
 use cachepart_profile::{BwModel, MetricsTable, Mix, ModelConfig, ProfileMachine};
+use cachepart_testkit::pbbcache::{canon, load_reference};
 use std::collections::BTreeMap;
-use std::path::Path;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
-
-/// One reference row: the fields compared.
-struct Row {
-    bench_id: usize,
-    app: String,
-    cluster: String,
-    ways: u32,
-}
-
-/// Canonical cluster labels: first appearance order.
-fn canon<T: PartialEq + Clone>(labels: &[T]) -> Vec<usize> {
-    let mut seen: Vec<T> = Vec::new();
-    labels
-        .iter()
-        .map(|l| match seen.iter().position(|s| s == l) {
-            Some(i) => i,
-            None => {
-                seen.push(l.clone());
-                seen.len() - 1
-            }
-        })
-        .collect()
-}
 
 #[test]
 fn reference_rows_match() {
-    let tidy = Path::new(DATA).join("ref/tidy_results.csv");
-    let metrics = Path::new(DATA).join("metrics.csv");
-    let (Ok(text), true) = (std::fs::read_to_string(&tidy), metrics.exists()) else {
-        eprintln!(
-            "SKIPPED reference_rows_match: {} or {} not found (../shared absent)",
-            tidy.display(),
-            metrics.display()
-        );
+    let Some(dir) = cachepart_testkit::pbbcache_dir("reference_rows_match") else {
         return;
     };
-    let table = MetricsTable::from_path(&metrics).expect("metrics.csv parses");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
-    let (c_tag, c_set, c_wl, c_alg) =
-        (col("tag"), col("set"), col("workload_id"), col("algorithm"));
-    let (c_id, c_app, c_cl, c_ways) = (col("bench_id"), col("app"), col("cluster"), col("ways"));
-    let mut groups: BTreeMap<(String, String, String, String), Vec<Row>> = BTreeMap::new();
-    for line in lines.filter(|l| !l.is_empty()) {
-        let f: Vec<&str> = line.split(',').collect();
-        let alg = f[c_alg];
-        if !["kpart", "lfoc", "lfoc+", "yu-petrov"].contains(&alg) {
+    let table = MetricsTable::from_path(&dir.join("metrics.csv")).expect("metrics.csv parses");
+    let (all, _) = load_reference(&dir.join("ref/tidy_results.csv"));
+    // In (tag, algorithm, set, workload) order; rows in `bench_id` order.
+    let mut groups: BTreeMap<(String, String, String, String), _> = BTreeMap::new();
+    for ((tag, set, wl, alg), rows) in all {
+        if !["kpart", "lfoc", "lfoc+", "yu-petrov"].contains(&alg.as_str()) {
             continue;
         }
-        if !["simple_b35000", "stalls_b35000"].contains(&f[c_tag]) {
+        if !["simple_b35000", "stalls_b35000"].contains(&tag.as_str()) {
             continue;
         }
-        groups
-            .entry((f[c_tag].into(), alg.into(), f[c_set].into(), f[c_wl].into()))
-            .or_default()
-            .push(Row {
-                bench_id: f[c_id].parse().unwrap(),
-                app: f[c_app].into(),
-                cluster: f[c_cl].into(),
-                ways: f[c_ways].parse().unwrap(),
-            });
+        groups.insert((tag, alg, set, wl), rows);
     }
     let mut rows_total: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut same_ids: BTreeMap<String, usize> = BTreeMap::new();
     let mut groups_total: BTreeMap<String, usize> = BTreeMap::new();
-    for ((tag, alg, set, wl), mut rows) in groups {
-        rows.sort_by_key(|r| r.bench_id);
+    for ((tag, alg, set, wl), rows) in groups {
         let indices: Vec<usize> = rows
             .iter()
             .map(|r| table.app_index(&r.app).expect("app in metrics.csv"))

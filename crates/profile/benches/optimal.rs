@@ -9,14 +9,17 @@
 use cachepart_profile::optimal::{solve, Objective, SolveOptions, Structure};
 use cachepart_profile::{read_workloads, BwModel, MetricsTable, Mix, ModelConfig};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use std::path::Path;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
+/// The PBBCache data (`$CACHEPART_SHARED/data/pbbcache`, default beside
+/// the repository).
+fn data() -> std::path::PathBuf {
+    cachepart_testkit::shared_dir().join("data/pbbcache")
+}
 
 fn mixes() -> Option<Vec<(String, Mix)>> {
-    let table = MetricsTable::from_path(&Path::new(DATA).join("metrics.csv")).ok()?;
+    let table = MetricsTable::from_path(&data().join("metrics.csv")).ok()?;
     let mut out = Vec::new();
-    for (i, w) in read_workloads(&Path::new(DATA).join("workloads.csv"))
+    for (i, w) in read_workloads(&data().join("workloads.csv"))
         .ok()?
         .iter()
         .enumerate()
@@ -45,7 +48,7 @@ fn mixes() -> Option<Vec<(String, Mix)>> {
 
 fn bench(c: &mut Criterion) {
     let Some(mixes) = mixes() else {
-        eprintln!("SKIPPED: shared data not found under {DATA}");
+        eprintln!("SKIPPED: shared data not found under {}", data().display());
         return;
     };
     let cfg = ModelConfig {

@@ -13,10 +13,13 @@
 use cachepart_profile::optimal::{solve, Objective, SolveOptions, Structure};
 use cachepart_profile::{BwModel, MetricsTable, Mix, ModelConfig};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
+/// The PBBCache data (`$CACHEPART_SHARED/data/pbbcache`, default beside
+/// the repository).
+fn data() -> std::path::PathBuf {
+    cachepart_testkit::shared_dir().join("data/pbbcache")
+}
 const LIMIT_S: u64 = 60;
 const MIXES_PER_SIZE: usize = 3;
 
@@ -38,7 +41,7 @@ fn draw(table: &MetricsTable, count: usize, seed: u64) -> Vec<usize> {
 
 fn pbbcache_medians() -> BTreeMap<(String, usize), f64> {
     let mut all: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
-    let p = Path::new(DATA).join("ref/summary_results.csv");
+    let p = data().join("ref/summary_results.csv");
     let Ok(mut rdr) = csv::Reader::from_path(&p) else {
         return BTreeMap::new();
     };
@@ -82,8 +85,8 @@ fn main() {
         .nth(1)
         .map(|s| s.split(',').map(|x| x.parse().expect("size")).collect())
         .unwrap_or_else(|| vec![4, 6, 8, 10, 12, 14, 16]);
-    let table = MetricsTable::from_path(&Path::new(DATA).join("metrics.csv"))
-        .expect("metrics.csv (shared data)");
+    let table =
+        MetricsTable::from_path(&data().join("metrics.csv")).expect("metrics.csv (shared data)");
     let cfg = ModelConfig {
         bw_model: BwModel::Simple,
         max_bw_mbps: Some(35000.0),

@@ -7,10 +7,7 @@ use cachepart_machine::AppCurves;
 use cachepart_profile::optimal::{brute_force, solve, Objective, SolveOptions, Structure, TieRule};
 use cachepart_profile::{evaluate, round3, BwModel, MetricsTable, Mix, ModelConfig};
 use proptest::prelude::*;
-use std::path::Path;
 use std::time::Duration;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
 
 fn cost(mix: &Mix, plan: &cachepart_machine::Plan, cfg: &ModelConfig, o: Objective) -> (f64, f64) {
     let m = evaluate(mix, plan, cfg).expect("valid plan").metrics;
@@ -105,13 +102,11 @@ proptest! {
     }
 }
 
+/// PBBCache's metrics table (the test fails without the shared data
+/// unless `CACHEPART_ALLOW_MISSING_SHARED=1`).
 fn table() -> Option<MetricsTable> {
-    let p = Path::new(DATA).join("metrics.csv");
-    if !p.exists() {
-        println!("SKIPPED: {} not found (shared data absent)", p.display());
-        return None;
-    }
-    Some(MetricsTable::from_path(&p).unwrap())
+    let dir = cachepart_testkit::pbbcache_dir("metrics_apps_match_oracle")?;
+    Some(MetricsTable::from_path(&dir.join("metrics.csv")).unwrap())
 }
 
 proptest! {

@@ -3,45 +3,23 @@
 //! membership (up to renumbering) of every `opt-stp`, `opt-unf`,
 //! `optc-stp` and `optc-unf` row and of their best-first (`-bf`) variants,
 //! both tags. `optc-*-bf` start from LFOC's plan, taken from the
-//! reference's own `lfoc` rows of the same workload. Skipped when the
-//! shared data is absent.
+//! reference's own `lfoc` rows of the same workload. Fails when the
+//! shared data is absent unless `CACHEPART_ALLOW_MISSING_SHARED=1`.
 
 use cachepart_machine::Plan;
 use cachepart_profile::optimal::{solve, Objective, SolveOptions, Structure, TieRule};
 use cachepart_profile::{BwModel, MetricsTable, Mix, ModelConfig};
+use cachepart_testkit::pbbcache::{canon, load_reference, RefRow};
 use std::collections::BTreeMap;
-use std::path::Path;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/pbbcache");
-
-struct Row {
-    app: String,
-    bench_id: usize,
-    cluster: String,
-    ways: usize,
-}
-
-fn canon(ids: &[String]) -> Vec<usize> {
-    let mut seen: Vec<&String> = Vec::new();
-    ids.iter()
-        .map(|c| match seen.iter().position(|s| *s == c) {
-            Some(i) => i,
-            None => {
-                seen.push(c);
-                seen.len() - 1
-            }
-        })
-        .collect()
-}
 
 /// The plan of a reference group: clusters by printed id, apps in
 /// workload order, each cluster with its printed ways.
-fn plan_of(rows: &[Row]) -> Plan {
+fn plan_of(rows: &[RefRow]) -> Plan {
     let mut clusters: BTreeMap<usize, (Vec<usize>, u32)> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         let e = clusters
             .entry(r.cluster.parse().unwrap())
-            .or_insert((Vec::new(), r.ways as u32));
+            .or_insert((Vec::new(), r.ways));
         e.0.push(i);
     }
     Plan::from_clusters(clusters.into_values())
@@ -59,52 +37,21 @@ fn best_first_reference_rows_match() {
 
 /// Solves every reference group of the `algorithms` and compares.
 fn check(algorithms: &[&str]) {
-    let tidy = Path::new(DATA).join("ref/tidy_results.csv");
-    if !tidy.exists() {
-        println!("SKIPPED: {} not found (shared data absent)", tidy.display());
+    let Some(dir) = cachepart_testkit::pbbcache_dir("optimal reference rows") else {
         return;
-    }
-    let table = MetricsTable::from_path(&Path::new(DATA).join("metrics.csv")).unwrap();
-    let mut rdr = csv::Reader::from_path(&tidy).unwrap();
-    let headers = rdr.headers().unwrap().clone();
-    let col = |n: &str| headers.iter().position(|h| h == n).unwrap();
-    let (c_tag, c_set, c_wid, c_alg, c_bid, c_app, c_cl, c_ways) = (
-        col("tag"),
-        col("set"),
-        col("workload_id"),
-        col("algorithm"),
-        col("bench_id"),
-        col("app"),
-        col("cluster"),
-        col("ways"),
-    );
-    let mut groups: BTreeMap<(String, String, String, String), Vec<Row>> = BTreeMap::new();
-    for rec in rdr.records() {
-        let r = rec.unwrap();
-        let alg = &r[c_alg];
-        if !algorithms.contains(&alg) && alg != "lfoc" {
+    };
+    let table = MetricsTable::from_path(&dir.join("metrics.csv")).unwrap();
+    let (all, _) = load_reference(&dir.join("ref/tidy_results.csv"));
+    // In (tag, algorithm, set, workload) order; rows in `bench_id` order.
+    let mut groups: BTreeMap<(String, String, String, String), Vec<RefRow>> = BTreeMap::new();
+    for ((tag, set, wid, alg), rows) in all {
+        if !algorithms.contains(&alg.as_str()) && alg != "lfoc" {
             continue;
         }
-        groups
-            .entry((
-                r[c_tag].to_string(),
-                alg.to_string(),
-                r[c_set].to_string(),
-                r[c_wid].to_string(),
-            ))
-            .or_default()
-            .push(Row {
-                app: r[c_app].to_string(),
-                bench_id: r[c_bid].parse().unwrap(),
-                cluster: r[c_cl].to_string(),
-                ways: r[c_ways].parse().unwrap(),
-            });
+        groups.insert((tag, alg, set, wid), rows);
     }
     let mut tally: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
-    for group in &mut groups.values_mut() {
-        group.sort_by_key(|r| r.bench_id);
-    }
     for ((tag, alg, set, wid), rows) in &groups {
         if alg == "lfoc" {
             continue;
@@ -156,7 +103,7 @@ fn check(algorithms: &[&str]) {
             .map(|c| sol.plan.clusters[c.unwrap()].mask.count() as usize)
             .collect();
         let ours_cl: Vec<String> = cluster_of.iter().map(|c| c.unwrap().to_string()).collect();
-        let ref_ways: Vec<usize> = rows.iter().map(|r| r.ways).collect();
+        let ref_ways: Vec<usize> = rows.iter().map(|r| r.ways as usize).collect();
         let ref_cl: Vec<String> = rows.iter().map(|r| r.cluster.clone()).collect();
         let ok = ours_ways == ref_ways && canon(&ours_cl) == canon(&ref_cl);
         let e = tally.entry((tag.clone(), alg.clone())).or_default();

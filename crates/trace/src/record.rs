@@ -270,6 +270,35 @@ impl Record {
         self.0
     }
 
+    /// The kind's code (bits 48..51: [`Kind`] as `u64`), without the
+    /// match of [`Record::kind`]: for hot loops that compare it with
+    /// `Kind::X as u64`.
+    #[inline(always)]
+    pub const fn kind_code(self) -> u64 {
+        (self.0 >> KIND_SHIFT) & 7
+    }
+
+    /// The low 48 bits sign-extended, whatever the kind: the address of an
+    /// access (as [`Record::addr`]), meaningless for an escape. For hot
+    /// loops that have checked the kind themselves.
+    #[inline(always)]
+    pub const fn addr_unchecked(self) -> u64 {
+        (((self.0 << (64 - ADDR_BITS)) as i64) >> (64 - ADDR_BITS)) as u64
+    }
+
+    /// Bits 51..58, whatever the kind: the size of an access (as
+    /// [`Record::size`]), the event code of an escape.
+    #[inline(always)]
+    pub const fn size_unchecked(self) -> u64 {
+        (self.0 >> SIZE_SHIFT) & 0x7f
+    }
+
+    /// The gap (bits 58..64) as a `u64`, for sums in hot loops.
+    #[inline(always)]
+    pub const fn gap_u64(self) -> u64 {
+        self.0 >> GAP_SHIFT
+    }
+
     /// The record's kind.
     pub fn kind(self) -> Kind {
         match (self.0 >> KIND_SHIFT) & 7 {
@@ -368,6 +397,25 @@ impl Record {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn unchecked_fields_agree_with_the_accessors() {
+        for (kind, addr, size, gap) in [
+            (Kind::Load, 0x1234_5678u64, 8u32, 0u32),
+            (Kind::Ifetch, 0xffff_8000_0000_0040, 127, 63),
+            (Kind::Store, 0x7fff_ffff_fff8, 1, 5),
+        ] {
+            let r = Record::access(kind, addr, size, gap).unwrap();
+            assert_eq!(r.kind_code(), kind as u64);
+            assert_eq!(r.addr_unchecked(), r.addr());
+            assert_eq!(r.addr_unchecked(), addr);
+            assert_eq!(r.size_unchecked(), u64::from(r.size()));
+            assert_eq!(r.gap_u64(), u64::from(r.gap()));
+        }
+        let e = Record::event(Event::InstrGap(1000), 7).unwrap();
+        assert_eq!(e.kind_code(), Kind::Escape as u64);
+        assert_eq!(e.gap_u64(), 7);
+    }
 
     #[test]
     fn access_fields_round_trip() {

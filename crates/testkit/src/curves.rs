@@ -1,50 +1,8 @@
-//! Test helpers shared by the policy unit tests: a machine that only serves
-//! fixed curves, and generators of curves.
+//! Curve builders for hand-written cases, and proptest strategies of
+//! random apps and mixes.
 
-use cachepart_machine::{
-    AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder,
-};
+use cachepart_machine::AppCurves;
 use proptest::prelude::*;
-
-/// A machine that serves fixed curves and accepts any plan.
-pub struct FixedMachine {
-    platform: Platform,
-    curves: Vec<AppCurves>,
-}
-
-impl FixedMachine {
-    /// A machine of `ways` ways (no bandwidth limit) serving `curves`.
-    pub fn new(curves: Vec<AppCurves>, ways: u32) -> Self {
-        FixedMachine {
-            platform: Platform::with_ways("test", ways),
-            curves,
-        }
-    }
-
-    /// The same with a bandwidth limit.
-    pub fn with_bandwidth(mut self, mbps: f64) -> Self {
-        self.platform.max_bandwidth_mbps = Some(mbps);
-        self
-    }
-}
-
-impl Machine for FixedMachine {
-    fn platform(&self) -> &Platform {
-        &self.platform
-    }
-    fn alone_curves_on(&mut self, axis: &Axis) -> Result<&[AppCurves], MachineError> {
-        match axis {
-            Axis::Ways => Ok(&self.curves),
-            Axis::Colors { .. } => Err(MachineError::Unsupported("colors".into())),
-        }
-    }
-    fn apply(&mut self, _plan: &Plan) -> Result<(), MachineError> {
-        Ok(())
-    }
-    fn run_interval(&mut self, _: Responder<'_>) -> Result<Interval, MachineError> {
-        Err(MachineError::Unsupported("test machine".into()))
-    }
-}
 
 /// Curves whose only interesting column is the bandwidth.
 pub fn curves_from_bw(name: &str, bw: &[f64]) -> AppCurves {
