@@ -684,7 +684,7 @@ synth = {{ seed = 3, accesses = 100000, pattern = {{ class = "streaming", array-
         assert_eq!(sizes.iter().sum::<u32>(), 8);
         assert_eq!(
             sizes,
-            size_partitions(&rep.curves, 8, 1).unwrap(),
+            cachepart_policy::size_partitions(&rep.curves, 8, 1).unwrap(),
             "{:?}",
             rep.curves
         );
