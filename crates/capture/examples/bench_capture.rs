@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use cachepart_capture::{capture_lackey, capture_qemu, qemu_plugin, CaptureOptions, CaptureSummary};
+use cachepart_capture::{
+    capture_lackey, capture_qemu, qemu_plugin, CaptureOptions, CaptureSummary,
+};
 
 /// splitmix64: the word and line draws of the input text.
 struct Mix(u64);

@@ -1,7 +1,7 @@
 //! The valgrind lackey route of a capture: [`capture_lackey`].
 //!
 //! It runs
-//! `valgrind --tool=lackey --trace-mem=yes --log-file=FIFO CMD ARGS...`,
+//! `valgrind --tool=lackey --trace-mem=yes --vgdb=no --log-file=FIFO CMD ARGS...`,
 //! where FIFO is a named pipe in a fresh private directory, and reads the
 //! pipe through a [`LackeyReader`] into a [`Writer`], so memory stays
 //! bounded and lackey's text never reaches the disk. The rest (the FIFO,
@@ -62,7 +62,9 @@ impl Route for Lackey<'_> {
         let mut log_arg = OsString::from("--log-file=");
         log_arg.push(escape_percent(fifo.as_os_str()));
         let mut cmd = Command::new(self.valgrind);
-        cmd.args(["--tool=lackey", "--trace-mem=yes"])
+        // --vgdb=no: no gdbserver FIFOs in $TMPDIR, which a killed
+        // valgrind could not remove
+        cmd.args(["--tool=lackey", "--trace-mem=yes", "--vgdb=no"])
             .arg(log_arg)
             .args(self.command);
         cmd

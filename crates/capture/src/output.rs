@@ -49,13 +49,11 @@ impl TempOutput {
 
     /// Renames the file to `output`.
     pub(crate) fn commit(self, output: &Path) -> CaptureResult<()> {
-        self.path
-            .persist(output)
-            .map_err(|e| CaptureError::Io {
-                what: "renaming the trace to",
-                path: output.to_path_buf(),
-                source: e.error,
-            })
+        self.path.persist(output).map_err(|e| CaptureError::Io {
+            what: "renaming the trace to",
+            path: output.to_path_buf(),
+            source: e.error,
+        })
     }
 }
 

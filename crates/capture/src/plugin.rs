@@ -105,7 +105,12 @@ pub(crate) fn ensure_plugin(cc: &Path, dir: &Path, api: u32) -> CaptureResult<Pa
         })
         .map_err(|e| fail(format!("writing {}: {e}", src.display())))?;
     let tmp_so = temp_in_dir(".so")
-        .map_err(|e| fail(format!("creating a temporary file in {}: {e}", dir.display())))?
+        .map_err(|e| {
+            fail(format!(
+                "creating a temporary file in {}: {e}",
+                dir.display()
+            ))
+        })?
         .into_temp_path();
     let mut define = OsString::from("-DCP_PLUGIN_API=");
     define.push(api.to_string());

@@ -32,8 +32,13 @@ pub(crate) fn tie(cmd: &mut Command) -> &mut Command {
         // allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0)
-                    == -1
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) == -1
                 {
                     return Err(io::Error::last_os_error());
                 }
@@ -160,7 +165,10 @@ mod tests {
     fn a_child_that_exits_gives_its_status() {
         let mut c = TiedChild::spawn(Command::new("sh").args(["-c", "exit 7"])).unwrap();
         let ended = c.wait_or_stop(|| false).unwrap();
-        assert!(matches!(ended, Ended::Exited(s) if s.code() == Some(7)), "{ended:?}");
+        assert!(
+            matches!(ended, Ended::Exited(s) if s.code() == Some(7)),
+            "{ended:?}"
+        );
     }
 
     #[test]
