@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn a_stop_kills_and_reaps_the_child() {
-        let mut c = TiedChild::spawn(&mut Command::new("sleep").arg("30")).unwrap();
+        let mut c = TiedChild::spawn(Command::new("sleep").arg("30")).unwrap();
         let pid = c.id();
         let t = Instant::now();
         let stop = AtomicBool::new(false);
@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn dropping_a_running_child_kills_and_reaps_it() {
-        let c = TiedChild::spawn(&mut Command::new("sleep").arg("30")).unwrap();
+        let c = TiedChild::spawn(Command::new("sleep").arg("30")).unwrap();
         let pid = c.id();
         assert!(alive(pid));
         drop(c);
@@ -206,7 +206,7 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         // PR_SET_PDEATHSIG fires when the starting thread ends: a thread
         // that spawns a tied `sleep` and returns leaves it killed
-        let mut child = std::thread::spawn(|| tie(&mut Command::new("sleep").arg("30")).spawn())
+        let mut child = std::thread::spawn(|| tie(Command::new("sleep").arg("30")).spawn())
             .join()
             .unwrap()
             .unwrap();

@@ -62,7 +62,9 @@ pub enum TraceCommand {
     /// cachepart warns and then exits with the program's status (128 + N
     /// for a program killed by signal N). Errors (valgrind, qemu-user or gcc
     /// missing, command not found, malformed tool output) exit with status 1
-    /// and leave no output file.
+    /// and leave no output file. SIGINT (Ctrl-C) or SIGTERM stops the
+    /// program, removes every temporary and exits with 130 or 143, without
+    /// an output file.
     Capture {
         /// The capture route.
         #[arg(long, value_enum, default_value = "lackey")]
