@@ -2,7 +2,7 @@
 //! with cachepart's own TCG plugin, its raw records streamed through a FIFO
 //! into the binary format.
 //!
-//! [`capture_qemu`] builds the plugin if needed (`qemu_plugin.rs`), then
+//! [`capture_qemu`] builds the plugin if needed (`plugin.rs`), then
 //! runs
 //! `qemu-x86_64 -plugin PLUGIN.so,out=FIFO[,ifetch=on] -0 CMD /path/of/CMD ARGS...`
 //! (qemu-user does not search `PATH`, so the program is resolved here and
