@@ -35,5 +35,5 @@ if [[ $what == all || $what == curves ]]; then
 fi
 if [[ $what == all || $what == capture ]]; then
   echo "== trace capture speed: qemu plugin and lackey routes on xz, vs the bare program"
-  cargo run -q --release -p cachepart-trace --example bench_capture -- ${CAPTURE_ARGS:-}
+  cargo run -q --release -p cachepart-capture --example bench_capture -- ${CAPTURE_ARGS:-}
 fi

@@ -1,6 +1,7 @@
 //! The `cachepart` binary: parses arguments and calls the facade.
 #![deny(missing_docs)]
 
+mod capture_cmd;
 mod curves_cmd;
 mod experiment_cmd;
 mod output;

@@ -4,10 +4,7 @@
 use crate::output::temp_beside;
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
-use cachepart::trace::{
-    capture_lackey, capture_qemu, convert_stream, info, CaptureOptions, CaptureSummary, Header,
-    TraceFormat,
-};
+use cachepart::trace::{convert_stream, info, Header, TraceFormat};
 use clap::{Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::fs::File;
@@ -65,7 +62,9 @@ pub enum TraceCommand {
     /// cachepart warns and then exits with the program's status (128 + N
     /// for a program killed by signal N). Errors (valgrind, qemu-user or gcc
     /// missing, command not found, malformed tool output) exit with status 1
-    /// and leave no output file.
+    /// and leave no output file. SIGINT (Ctrl-C) or SIGTERM stops the
+    /// program, removes every temporary and exits with 130 or 143, without
+    /// an output file.
     Capture {
         /// The capture route.
         #[arg(long, value_enum, default_value = "lackey")]
@@ -238,55 +237,8 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             output,
             ifetch,
             command,
-        } => capture(tool, &output, ifetch, &command),
+        } => crate::capture_cmd::capture(tool, &output, ifetch, &command),
     }
-}
-
-/// `trace capture`: exits with the program's status when it failed.
-fn capture(tool: CaptureTool, output: &Path, ifetch: bool, command: &[OsString]) -> Result<()> {
-    let opts = CaptureOptions {
-        ifetch,
-        ..CaptureOptions::default()
-    };
-    let s = match tool {
-        CaptureTool::Lackey => {
-            if ifetch {
-                bail!("--ifetch is for --tool qemu: lackey always records instruction fetches");
-            }
-            capture_lackey(command, output, &opts)?
-        }
-        CaptureTool::Qemu => capture_qemu(command, output, &opts)?,
-    };
-    eprintln!("{}", summary_line(output, &s));
-    if !s.success() {
-        use std::os::unix::process::ExitStatusExt;
-        let code = s
-            .status
-            .code()
-            .or_else(|| s.status.signal().map(|n| 128 + n))
-            .unwrap_or(1);
-        eprintln!(
-            "warning: {} exited with {}; the trace covers its run up to then",
-            command[0].to_string_lossy(),
-            s.status
-        );
-        std::process::exit(code);
-    }
-    Ok(())
-}
-
-/// One line: records, accesses, seconds and the capture rate.
-fn summary_line(output: &Path, s: &CaptureSummary) -> String {
-    format!(
-        "{}: {} records, {} accesses, {} instructions in {:.2} s ({:.2} M accesses/s, {:.3} bytes/access)",
-        output.display(),
-        s.records(),
-        s.accesses(),
-        s.instructions(),
-        s.seconds,
-        s.accesses_per_second() / 1e6,
-        s.written.bytes as f64 / s.accesses().max(1) as f64,
-    )
 }
 
 /// Runs `write` on a temporary file beside `output` and renames it into

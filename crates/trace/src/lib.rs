@@ -18,11 +18,12 @@
 //!   strided and phased applications.
 //! * [`info()`] and [`convert()`]: the library side of `cachepart trace info`
 //!   and `cachepart trace convert`.
-//! * [`capture_lackey`] and [`capture_qemu`]: record a real program under
-//!   valgrind lackey or under qemu-user with cachepart's own TCG plugin,
-//!   streamed through a FIFO into the binary format (`cachepart trace capture`).
 //! * [`codec`]: the varint and FNV-1a codings, shared with the SHARDS
 //!   sample index of `cachepart-curves`.
+//!
+//! This crate starts no programs: `cachepart-capture` records real
+//! programs (valgrind lackey, qemu-user) through [`LackeyReader`] and
+//! [`Writer`].
 //!
 //! Every failure is a [`TraceError`] naming the byte offset (binary) or the
 //! line (text) where it happened.
@@ -38,8 +39,6 @@
 //! ```
 #![deny(missing_docs)]
 
-mod capture;
-mod capture_qemu;
 pub mod codec;
 mod compress_pool;
 mod convert;
@@ -53,7 +52,6 @@ mod info;
 mod io_util;
 mod lackey;
 mod prefetch;
-mod qemu_plugin;
 mod reader;
 pub mod record;
 mod stats;
@@ -61,8 +59,6 @@ pub mod synth;
 mod text;
 mod writer;
 
-pub use capture::{capture_lackey, CaptureError, CaptureOptions, CaptureResult, CaptureSummary};
-pub use capture_qemu::{capture_qemu, qemu_plugin, QemuPlugin};
 pub use convert::{convert, convert_stream, TraceFormat};
 pub use din::DinReader;
 pub use error::{Result, TraceError};
@@ -72,7 +68,6 @@ pub use index::FrameInfo;
 pub use info::{info, TraceInfo};
 pub use lackey::LackeyReader;
 pub use prefetch::{Prefetch, DEFAULT_CHUNK_RECORDS, DEFAULT_DEPTH};
-pub use qemu_plugin::default_plugin_dir;
 pub use reader::Reader;
 pub use record::{Event, Kind, Record, RecordError};
 pub use stats::{Counts, Footprint};

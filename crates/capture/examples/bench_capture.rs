@@ -2,7 +2,7 @@
 //! real program, beside the program's bare run time.
 //!
 //! ```text
-//! cargo run --release -p cachepart-trace --example bench_capture [-- OPTIONS]
+//! cargo run --release -p cachepart-capture --example bench_capture [-- OPTIONS]
 //!   --kib N        size of the generated text input (default 256)
 //!   --level N      xz preset (default 1)
 //!   --no-lackey    skip the lackey route (about 2 M accesses/s)
@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use cachepart_trace::{capture_lackey, capture_qemu, qemu_plugin, CaptureOptions, CaptureSummary};
+use cachepart_capture::{
+    capture_lackey, capture_qemu, qemu_plugin, CaptureOptions, CaptureSummary,
+};
 
 /// splitmix64: the word and line draws of the input text.
 struct Mix(u64);

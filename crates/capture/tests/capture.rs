@@ -10,10 +10,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use cachepart_trace::{
-    capture_lackey, capture_qemu, convert, info, CaptureError, CaptureOptions, Counts, Event,
-    Reader, TraceFormat,
-};
+use cachepart_capture::{capture_lackey, capture_qemu, CaptureError, CaptureOptions};
+use cachepart_trace::{convert, info, Counts, Event, Reader, TraceFormat};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

@@ -2,20 +2,23 @@
 //! plugin API version it must declare for a given QEMU, and building it
 //! once into a cache directory.
 //!
-//! The source (`crates/trace/qemu-plugin/cachepart_plugin.c`) is compiled
+//! The source (`crates/capture/qemu-plugin/cachepart_plugin.c`) is compiled
 //! into this crate and written out, then built with
 //! `gcc -O2 -shared -fPIC -fvisibility=hidden -DCP_PLUGIN_API=N` the first
 //! time a capture needs it. The shared object is named after the API
 //! version and a hash of the source, so a changed source or another QEMU
 //! builds a new one, and it is renamed into place only once complete, so
-//! concurrent captures never load a half-written plugin.
+//! concurrent captures never load a half-written plugin; the temporaries
+//! of a build (source and shared object) are removed whatever happens.
 
 use std::ffi::OsString;
-use std::io;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::capture::{serial, CaptureError, CaptureResult};
+use crate::error::{CaptureError, CaptureResult};
+use crate::process::tie;
 
 /// The plugin's C source.
 pub(crate) const SOURCE: &str = include_str!("../qemu-plugin/cachepart_plugin.c");
@@ -88,17 +91,30 @@ pub(crate) fn ensure_plugin(cc: &Path, dir: &Path, api: u32) -> CaptureResult<Pa
     };
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("creating {}: {e}", dir.display())))?;
     let src = dir.join(format!("{stem}.c"));
-    let tmp_src = dir.join(format!(".{stem}-{}.c", serial()));
-    std::fs::write(&tmp_src, SOURCE)
-        .and_then(|()| std::fs::rename(&tmp_src, &src))
+    let temp_in_dir = |suffix: &str| {
+        tempfile::Builder::new()
+            .prefix(&format!(".{stem}-"))
+            .suffix(suffix)
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+    };
+    temp_in_dir(".c")
+        .and_then(|mut f| {
+            f.write_all(SOURCE.as_bytes())?;
+            f.into_temp_path().persist(&src).map_err(|e| e.error)
+        })
+        .map_err(|e| fail(format!("writing {}: {e}", src.display())))?;
+    let tmp_so = temp_in_dir(".so")
         .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp_src);
-            fail(format!("writing {}: {e}", src.display()))
-        })?;
-    let tmp_so = dir.join(format!(".{stem}-{}.so", serial()));
+            fail(format!(
+                "creating a temporary file in {}: {e}",
+                dir.display()
+            ))
+        })?
+        .into_temp_path();
     let mut define = OsString::from("-DCP_PLUGIN_API=");
     define.push(api.to_string());
-    let out = Command::new(cc)
+    let out = tie(&mut Command::new(cc))
         .args(["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall"])
         .arg(define)
         .arg("-o")
@@ -112,7 +128,6 @@ pub(crate) fn ensure_plugin(cc: &Path, dir: &Path, api: u32) -> CaptureResult<Pa
             source,
         })?;
     if !out.status.success() {
-        let _ = std::fs::remove_file(&tmp_so);
         return Err(fail(format!(
             "{} exited with {}: {}",
             cc.display(),
@@ -120,16 +135,23 @@ pub(crate) fn ensure_plugin(cc: &Path, dir: &Path, api: u32) -> CaptureResult<Pa
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    std::fs::rename(&tmp_so, &so).map_err(|e: io::Error| {
-        let _ = std::fs::remove_file(&tmp_so);
-        fail(format!("renaming {}: {e}", tmp_so.display()))
-    })?;
+    let tmp_name = tmp_so.to_path_buf();
+    tmp_so
+        .persist(&so)
+        .map_err(|e| fail(format!("renaming {}: {}", tmp_name.display(), e.error)))?;
     Ok(so)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn listing(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
 
     #[test]
     fn releases_are_parsed_from_the_version_line() {
@@ -152,19 +174,22 @@ mod tests {
 
     #[test]
     fn a_missing_compiler_is_a_typed_error() {
-        let dir = std::env::temp_dir().join(format!("cachepart-plugin-unit-{}", serial()));
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("plugin");
         let err = ensure_plugin(Path::new("/nonexistent/gcc"), &dir, 1).unwrap_err();
         assert!(
             matches!(err, CaptureError::CompilerMissing { .. }),
             "{err:?}"
         );
         assert!(err.to_string().contains("Debian package `gcc`"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
+        // only the source is left, under its final name
+        assert_eq!(listing(&dir).len(), 1, "{:?}", listing(&dir));
     }
 
     #[test]
     fn a_compiler_failure_carries_its_message() {
-        let dir = std::env::temp_dir().join(format!("cachepart-plugin-unit-{}", serial()));
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("plugin");
         // `false` runs but fails: the build error names the plugin
         let err = ensure_plugin(Path::new("false"), &dir, 1).unwrap_err();
         assert!(matches!(err, CaptureError::PluginBuild { .. }), "{err:?}");
@@ -172,15 +197,11 @@ mod tests {
             err.to_string().contains("building the qemu plugin"),
             "{err}"
         );
-        // nothing half-built is left behind
-        let names: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        // nothing half-built is left behind: only the source
+        let names = listing(&dir);
         assert!(
-            names.iter().all(|n| !n.to_string_lossy().ends_with(".so")),
+            names.len() == 1 && names[0].ends_with(".c") && !names[0].starts_with('.'),
             "{names:?}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

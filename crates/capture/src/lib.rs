@@ -1,0 +1,59 @@
+//! `cachepart trace capture`: record a real program's memory accesses,
+//! streamed straight into cachepart's binary trace format
+//! (`cachepart-trace`).
+//!
+//! This crate owns every program that cachepart starts to trace another:
+//!
+//! * [`capture_lackey`] (`lackey.rs`): the program under valgrind lackey,
+//!   whose text log is parsed by [`cachepart_trace::LackeyReader`].
+//! * [`capture_qemu`] (`qemu.rs`, `qemu_stream.rs`): the program under
+//!   qemu-user with cachepart's own TCG plugin, whose C source and gcc
+//!   build are in `plugin.rs` ([`qemu_plugin`], [`default_plugin_dir`]).
+//! * What both share: the route runner (`route.rs`), the FIFO in a private
+//!   temporary directory (`fifo.rs`), the temporary output renamed on
+//!   success (`output.rs`), the command's lookup and quoting
+//!   (`command.rs`), and the child processes' lifetime (`process.rs`).
+//! * [`CaptureOptions`], [`CaptureSummary`] and the typed [`CaptureError`].
+//!
+//! Guarantees of both routes:
+//!
+//! * A successful capture renames a complete trace into place; a program
+//!   that exits non-zero or dies of a signal still yields the trace of
+//!   what it did, with its status in [`CaptureSummary::status`].
+//! * After any error there is no output file, no temporary file and no
+//!   FIFO directory, and the tool has been killed and reaped.
+//! * The tool dies with this process, even when this process is killed
+//!   with `SIGKILL` (Linux: `PR_SET_PDEATHSIG`).
+//! * Cancellation: the library installs no signal handler. A caller that
+//!   wants Ctrl-C to stop a capture raises [`CaptureOptions::cancel`]
+//!   from its own handler (e.g. `signal_hook::flag::register`); the
+//!   capture then kills and reaps the tool, removes its temporaries and
+//!   returns [`CaptureError::Interrupted`].
+//!
+//! ```no_run
+//! use std::ffi::OsString;
+//! use std::path::Path;
+//! use cachepart_capture::{capture_lackey, CaptureOptions};
+//! let cmd = [OsString::from("ls"), OsString::from("/usr")];
+//! let s = capture_lackey(&cmd, Path::new("ls.cpt"), &CaptureOptions::default()).unwrap();
+//! println!("{} accesses", s.accesses());
+//! ```
+#![deny(missing_docs)]
+
+mod command;
+mod error;
+mod fifo;
+mod lackey;
+mod options;
+mod output;
+mod plugin;
+mod process;
+mod qemu;
+mod qemu_stream;
+mod route;
+
+pub use error::{CaptureError, CaptureResult};
+pub use lackey::capture_lackey;
+pub use options::{CaptureOptions, CaptureSummary};
+pub use plugin::default_plugin_dir;
+pub use qemu::{capture_qemu, qemu_plugin, QemuPlugin};

@@ -1,0 +1,112 @@
+//! What a capture is asked to do ([`CaptureOptions`], shared by both
+//! routes) and what it reports ([`CaptureSummary`]).
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use cachepart_trace::{Counts, Header, WriteSummary, DEFAULT_LEVEL};
+
+/// How to capture (fields of one route are ignored by the other).
+#[derive(Clone, Debug)]
+pub struct CaptureOptions {
+    /// The valgrind program (default `valgrind`, looked up on `PATH`).
+    pub valgrind: PathBuf,
+    /// The qemu-user program (default `qemu-ARCH` for this machine's
+    /// architecture, e.g. `qemu-x86_64`, looked up on `PATH`).
+    pub qemu: PathBuf,
+    /// The C compiler that builds the qemu plugin (default `gcc`).
+    pub cc: PathBuf,
+    /// Where the built qemu plugin is cached (default: see
+    /// [`crate::default_plugin_dir`]).
+    pub plugin_dir: Option<PathBuf>,
+    /// qemu route: also record an instruction fetch per executed
+    /// instruction (lackey always does).
+    pub ifetch: bool,
+    /// The header to start from (frame size, page size hint, extra
+    /// metadata); the capture adds `source-format`, `tool`, `command` and
+    /// the tool's version.
+    pub header: Header,
+    /// zstd compression level.
+    pub level: i32,
+    /// Threads compressing the trace's frames while the tool runs (0: one
+    /// per available CPU, at most [`cachepart_trace::MAX_DEFAULT_THREADS`];
+    /// the file does not depend on it).
+    pub compress_threads: usize,
+    /// Cancellation: once this flag is `true` (a signal handler of the
+    /// caller's may set it), the capture kills and reaps its child, removes
+    /// its temporaries and returns
+    /// [`CaptureError::Interrupted`](crate::CaptureError::Interrupted)
+    /// within a few tens of milliseconds. The library installs no signal
+    /// handler itself.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl CaptureOptions {
+    /// Whether [`CaptureOptions::cancel`] is raised.
+    pub fn cancelled(&self) -> bool {
+        self.cancel
+            .as_deref()
+            .is_some_and(|c| c.load(Ordering::SeqCst))
+    }
+}
+
+impl Default for CaptureOptions {
+    fn default() -> Self {
+        CaptureOptions {
+            valgrind: PathBuf::from("valgrind"),
+            qemu: PathBuf::from(format!("qemu-{}", std::env::consts::ARCH)),
+            cc: PathBuf::from("gcc"),
+            plugin_dir: None,
+            ifetch: false,
+            header: Header::default(),
+            level: DEFAULT_LEVEL,
+            compress_threads: 0,
+            cancel: None,
+        }
+    }
+}
+
+/// What a capture recorded.
+#[derive(Clone, Debug)]
+pub struct CaptureSummary {
+    /// Records by kind and instructions.
+    pub counts: Counts,
+    /// What the writer wrote (records, frames, bytes).
+    pub written: WriteSummary,
+    /// How the program (valgrind and qemu pass its status through) ended.
+    pub status: ExitStatus,
+    /// Wall-clock seconds from starting the tool to the finished file.
+    pub seconds: f64,
+    /// The tool's version: `valgrind --version` (e.g. `valgrind-3.19.0`)
+    /// or the first line of `qemu-x86_64 --version`.
+    pub tool_version: String,
+}
+
+impl CaptureSummary {
+    /// Records written.
+    pub fn records(&self) -> u64 {
+        self.counts.records
+    }
+
+    /// Accesses written (records that are not escapes).
+    pub fn accesses(&self) -> u64 {
+        self.counts.accesses()
+    }
+
+    /// Instructions the program executed.
+    pub fn instructions(&self) -> u64 {
+        self.counts.instructions
+    }
+
+    /// Whether the program exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Accesses captured per wall-clock second.
+    pub fn accesses_per_second(&self) -> f64 {
+        self.accesses() as f64 / self.seconds.max(1e-9)
+    }
+}

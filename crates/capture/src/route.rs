@@ -1,0 +1,137 @@
+//! What both capture routes share: a [`Route`] (the tool's command line
+//! and how to decode its bytes) run by [`run_route`].
+//!
+//! [`run_route`] makes the FIFO ([`Fifo`]) and the temporary output
+//! ([`TempOutput`]), starts the tool as a [`TiedChild`] writing into the
+//! FIFO, and decodes the FIFO into a [`Writer`] on the caller's thread
+//! while a supervising thread waits for the tool. The program's stdin,
+//! stdout and stderr are the caller's: only the tool's trace goes through
+//! the pipe.
+//!
+//! A program that exits with a non-zero status (or is killed by a signal)
+//! still yields a trace of everything it did up to then:
+//! [`CaptureSummary::status`] says how it ended and the caller decides what
+//! to make of it. Any error (a malformed stream, a write failure) and the
+//! caller's cancellation kill and reap the tool at once, and then the FIFO
+//! directory and the temporary output are removed: after an error there is
+//! no output file, no temporary and no child left.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, BufWriter, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use cachepart_trace::{Counts, Header, WriteSummary, Writer};
+
+use crate::error::{CaptureError, CaptureResult};
+use crate::fifo::{Counted, Fifo};
+use crate::options::{CaptureOptions, CaptureSummary};
+use crate::output::TempOutput;
+use crate::process::{Ended, TiedChild};
+
+/// One capture route: the tool's command line and how to decode what it
+/// writes into the FIFO.
+pub(crate) trait Route {
+    /// The command to start, writing its trace into `fifo`.
+    fn command(&self, fifo: &Path) -> Command;
+    /// The error when the tool cannot be spawned.
+    fn spawn_error(&self, source: io::Error) -> CaptureError;
+    /// The error when the tool wrote nothing and exited with `status`: it
+    /// could not start the program.
+    fn start_error(&self, command: String, status: ExitStatus) -> CaptureError;
+    /// Decodes the FIFO's bytes into `writer` until end-of-file.
+    fn decode(
+        &self,
+        input: &mut (dyn Read + Send),
+        writer: Writer<BufWriter<File>>,
+    ) -> CaptureResult<(Counts, WriteSummary)>;
+}
+
+/// The error of a capture of `program` that was cancelled.
+pub(crate) fn interrupted(program: &OsStr) -> CaptureError {
+    CaptureError::Interrupted {
+        command: program.to_string_lossy().into_owned(),
+    }
+}
+
+/// Runs `route` for `program` with its trace going through a FIFO into
+/// `output` (through a temporary file renamed on success).
+pub(crate) fn run_route(
+    route: &dyn Route,
+    program: &OsStr,
+    output: &Path,
+    header: &Header,
+    opts: &CaptureOptions,
+    tool_version: String,
+) -> CaptureResult<CaptureSummary> {
+    if opts.cancelled() {
+        return Err(interrupted(program));
+    }
+    let fifo = Fifo::new()?;
+    let (out, file) = TempOutput::beside(output)?;
+    let mut writer =
+        Writer::with_level(BufWriter::with_capacity(1 << 20, file), header, opts.level)?;
+    if opts.compress_threads > 0 {
+        writer = writer.with_threads(opts.compress_threads);
+    }
+
+    // Hold a read-write handle so that neither our open nor the tool's
+    // blocks, and EOF comes only after the tool has exited.
+    let keep = fifo.open_keep()?;
+    let read_end = fifo.open_read()?;
+
+    let start = Instant::now();
+    let mut child =
+        TiedChild::spawn(&mut route.command(fifo.path())).map_err(|e| route.spawn_error(e))?;
+    let cancel = opts.cancel.as_deref();
+    // raised when decoding failed: the tool is of no more use
+    let failed = AtomicBool::new(false);
+    let stop = || failed.load(Ordering::SeqCst) || opts.cancelled();
+
+    let (streamed, ended, bytes) = std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            let ended = child.wait_or_stop(stop);
+            drop(keep);
+            ended
+        });
+        let mut input = Counted::new(read_end, cancel);
+        let streamed = route.decode(&mut input, writer);
+        if streamed.is_err() {
+            failed.store(true, Ordering::SeqCst);
+        }
+        let bytes = input.bytes;
+        // the tool gets EPIPE (or is killed) rather than block on a full pipe
+        drop(input);
+        let ended = waiter.join().expect("the tool's waiter does not panic");
+        (streamed, ended, bytes)
+    });
+    if opts.cancelled() {
+        return Err(interrupted(program));
+    }
+    let ended = ended.map_err(|source| CaptureError::Io {
+        what: "waiting for the capture of",
+        path: PathBuf::from(program),
+        source,
+    })?;
+    let status = match ended {
+        Ended::Exited(status) => status,
+        // only a decoding error stops the tool when not cancelled
+        Ended::Stopped => return Err(streamed.err().unwrap_or_else(|| interrupted(program))),
+    };
+    if bytes == 0 && !status.success() {
+        // The tool wrote nothing: it could not start the program.
+        return Err(route.start_error(program.to_string_lossy().into_owned(), status));
+    }
+    let (counts, written) = streamed?;
+    out.commit(output)?;
+    Ok(CaptureSummary {
+        counts,
+        written,
+        status,
+        seconds: start.elapsed().as_secs_f64(),
+        tool_version,
+    })
+}

@@ -1,0 +1,104 @@
+//! `cachepart trace capture`: runs the capture library and turns its
+//! outcome into an exit status. It owns the command's interruption: while
+//! a capture runs, SIGINT and SIGTERM raise the capture's cancellation
+//! flag (the library then kills and reaps the tool and removes its
+//! temporaries) and cachepart exits with 128 + the signal (130, 143).
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use cachepart_capture::{
+    capture_lackey, capture_qemu, CaptureError, CaptureOptions, CaptureSummary,
+};
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use crate::trace_cmd::CaptureTool;
+
+/// `trace capture`: exits with the program's status when it failed, and
+/// with 128 + N when interrupted by signal N.
+pub fn capture(tool: CaptureTool, output: &Path, ifetch: bool, command: &[OsString]) -> Result<()> {
+    if matches!(tool, CaptureTool::Lackey) && ifetch {
+        bail!("--ifetch is for --tool qemu: lackey always records instruction fetches");
+    }
+    let interrupt = Interrupt::register()?;
+    let opts = CaptureOptions {
+        ifetch,
+        cancel: Some(Arc::clone(&interrupt.cancel)),
+        ..CaptureOptions::default()
+    };
+    let captured = match tool {
+        CaptureTool::Lackey => capture_lackey(command, output, &opts),
+        CaptureTool::Qemu => capture_qemu(command, output, &opts),
+    };
+    let s = match captured {
+        Err(e @ CaptureError::Interrupted { .. }) => {
+            eprintln!("error: {e}");
+            std::process::exit(interrupt.exit_code());
+        }
+        r => r?,
+    };
+    eprintln!("{}", summary_line(output, &s));
+    if !s.success() {
+        use std::os::unix::process::ExitStatusExt;
+        let code = s
+            .status
+            .code()
+            .or_else(|| s.status.signal().map(|n| 128 + n))
+            .unwrap_or(1);
+        eprintln!(
+            "warning: {} exited with {}; the trace covers its run up to then",
+            command[0].to_string_lossy(),
+            s.status
+        );
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+/// SIGINT and SIGTERM while a capture runs: the flag the capture polls,
+/// and the last signal received.
+struct Interrupt {
+    cancel: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+impl Interrupt {
+    /// Replaces the default action of SIGINT and SIGTERM (ending the
+    /// process at once, which would leave the tool and the temporaries) by
+    /// raising the flag.
+    fn register() -> Result<Interrupt> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let signal = Arc::new(AtomicUsize::new(0));
+        for sig in [SIGINT, SIGTERM] {
+            signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
+                .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&cancel)))
+                .with_context(|| format!("installing the handler of signal {sig}"))?;
+        }
+        Ok(Interrupt { cancel, signal })
+    }
+
+    /// 128 + the signal received (130 when none was recorded).
+    fn exit_code(&self) -> i32 {
+        match self.signal.load(Ordering::SeqCst) {
+            0 => 128 + SIGINT,
+            n => 128 + n as i32,
+        }
+    }
+}
+
+/// One line: records, accesses, seconds and the capture rate.
+fn summary_line(output: &Path, s: &CaptureSummary) -> String {
+    format!(
+        "{}: {} records, {} accesses, {} instructions in {:.2} s ({:.2} M accesses/s, {:.3} bytes/access)",
+        output.display(),
+        s.records(),
+        s.accesses(),
+        s.instructions(),
+        s.seconds,
+        s.accesses_per_second() / 1e6,
+        s.written.bytes as f64 / s.accesses().max(1) as f64,
+    )
+}
