@@ -273,11 +273,7 @@ mod tests {
     }
 
     fn arb_mix() -> impl Strategy<Value = Vec<BwInput>> {
-        proptest::collection::vec(
-            (0.0f64..20000.0, 1.0f64..1e9, 0.0f64..1.0),
-            1..8,
-        )
-        .prop_map(|v| {
+        proptest::collection::vec((0.0f64..20000.0, 1.0f64..1e9, 0.0f64..1.0), 1..8).prop_map(|v| {
             v.into_iter()
                 .map(|(d, total, frac)| BwInput {
                     demand: d,

@@ -35,8 +35,10 @@ impl ModelConfig {
             if !(b.is_finite() && b > 0.0) {
                 return Err(ProfileError::BadOption {
                     option: "max-bw",
-                    value: b.to_string(),
-                    expected: "expected a positive, finite bandwidth in MB/s (leave it out for unlimited)".into(),
+                    value: format!("{b:?}"),
+                    expected:
+                        "expected a positive, finite bandwidth in MB/s (leave it out for unlimited)"
+                            .into(),
                 });
             }
         }

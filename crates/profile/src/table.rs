@@ -364,7 +364,10 @@ mod tests {
     #[test]
     fn refuses_negative_rates_and_absurd_ipcs() {
         let e = parse("a,1,1.0,-2,2,20,8\n").unwrap_err().to_string();
-        assert!(e.contains("m.csv:2 column llcmpki") && e.contains(">= 0"), "{e}");
+        assert!(
+            e.contains("m.csv:2 column llcmpki") && e.contains(">= 0"),
+            "{e}"
+        );
         let e = parse("a,1,1.0,2,2,-20,8\n").unwrap_err().to_string();
         assert!(e.contains("column bandwidth_mbps"), "{e}");
         let e = parse("a,1,1e-300,2,2,20,8\n").unwrap_err().to_string();
