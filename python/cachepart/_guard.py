@@ -22,7 +22,14 @@ def call(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
     cachepart exceptions."""
     try:
         return fn(*args, **kwargs)
-    except (OverflowError, TypeError) as e:
+    except OverflowError as e:
+        # pyo3's message does not name the argument: find it
+        bad = [
+            f"{k} {v}" for k, v in kwargs.items() if isinstance(v, int) and not isinstance(v, bool) and not 0 <= v < 2**64
+        ]
+        what = ", ".join(bad) if bad else "an integer argument"
+        raise _core.UsageError(f"{what}: expected a whole number from 0 to 2**64 - 1 ({e})") from e
+    except TypeError as e:
         raise _core.UsageError(str(e)) from e
     except BaseException as e:
         if type(e).__name__ == "PanicException":
