@@ -16,6 +16,7 @@ from typing import Union
 import pandas as pd
 
 from cachepart import _core
+from cachepart._guard import call
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -54,7 +55,8 @@ def miss_curve(
     same either way.
     """
     doc = json.loads(
-        _core.curves(
+        call(
+            _core.curves,
             os.fspath(trace),
             kind=kind,
             line=line,
@@ -84,7 +86,7 @@ def build_shards_index(trace: PathLike, *, line: int = 64, ifetch: bool = False,
     summary: ``path``, ``bytes``, ``accesses``, ``sampled_refs``,
     ``sampled_lines``, ``ref_samples``.
     """
-    return json.loads(_core.build_shards_index(os.fspath(trace), line=line, ifetch=ifetch, exact_below=exact_below))
+    return json.loads(call(_core.build_shards_index, os.fspath(trace), line=line, ifetch=ifetch, exact_below=exact_below))
 
 
 #: Axes of stall-rate curves: CAT way counts or page-color counts.
@@ -113,7 +115,8 @@ def stall_curve(
     and ``axis``. Plot it with ``plot_curves({...}, y="stall_rate")``.
     """
     doc = json.loads(
-        _core.stall_curve(
+        call(
+            _core.stall_curve,
             os.fspath(trace),
             platform,
             axis=axis,

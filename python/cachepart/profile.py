@@ -19,6 +19,8 @@ from typing import Union
 import pandas as pd
 
 from cachepart import _core
+from cachepart._guard import call
+from cachepart._guard import mixes as check_mixes
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -30,14 +32,16 @@ def _path(p: PathLike | None) -> str | None:
     return None if p is None else os.fspath(p)
 
 
-def _algorithms(algorithms: str | Iterable[str]) -> list[str]:
+def _algorithms(algorithms: str | Iterable[str] | None) -> list[str]:
+    if algorithms is None:
+        return _core.default_algorithms()
     if isinstance(algorithms, str):
         return [a.strip() for a in algorithms.split(",") if a.strip()]
     return list(algorithms)
 
 
 def evaluate(
-    algorithms: str | Iterable[str] = ("stock", "equal-part", "ucp", "kpart", "lfoc", "optc-unf"),
+    algorithms: str | Iterable[str] | None = None,
     metrics: PathLike | None = None,
     workloads: PathLike | None = None,
     mixes: Sequence[Sequence[str]] | None = None,
@@ -59,13 +63,15 @@ def evaluate(
     mask, ways, effective ways, slowdowns and speedup, and the workload's
     metrics (``stp``, ``antt``, ``unfairness``, ``unfairness_cov``, ``jain``,
     ``gmean_speedup``, ``gmean_ipc``); ``proven_optimal`` is set for exact
-    solvers. ``timings=True`` adds ``decision_seconds``.
+    solvers. ``timings=True`` adds ``decision_seconds``. Without
+    ``algorithms``, the CLI's default list runs (``_core.default_algorithms()``).
     """
-    text = _core.profile_evaluate(
+    text = call(
+        _core.profile_evaluate,
         _algorithms(algorithms),
         metrics=_path(metrics),
         workloads=_path(workloads),
-        mixes=None if mixes is None else [list(m) for m in mixes],
+        mixes=check_mixes(mixes),
         ways=ways,
         bw_model=bw_model,
         max_bw=max_bw,
@@ -89,10 +95,11 @@ def classify(
     """LFOC class (light, streaming, sensitive) of each program, with the
     numbers that decided it. Without workloads or mixes, every program of
     the table is classified."""
-    text = _core.profile_classify(
+    text = call(
+        _core.profile_classify,
         metrics=_path(metrics),
         workloads=_path(workloads),
-        mixes=None if mixes is None else [list(m) for m in mixes],
+        mixes=check_mixes(mixes),
         builtin=builtin,
     )
     return pd.DataFrame.from_records(json.loads(text))
@@ -164,7 +171,8 @@ def from_traces(
     ``path``, also writes the CSV there (usable as ``metrics=path``)."""
     import io
 
-    text = _core.profile_from_traces(
+    text = call(
+        _core.profile_from_traces,
         [os.fspath(t) for t in traces],
         platform,
         names=None if names is None else list(names),
@@ -182,4 +190,4 @@ def from_traces(
 def builtin_metrics_csv(set: str = "debian") -> str:
     """A built-in metrics table (``"debian"`` or ``"parametric"``) as
     PBBCache-format CSV text."""
-    return _core.builtin_metrics_csv(set)
+    return call(_core.builtin_metrics_csv, set)

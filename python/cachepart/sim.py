@@ -19,6 +19,7 @@ from typing import Any, Union
 import pandas as pd
 
 from cachepart import _core
+from cachepart._guard import call
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -52,7 +53,7 @@ def run(
     alone runs (no slowdowns, no metrics). Raises ``cachepart.InputError``
     for a bad scenario (the message names the file and field).
     """
-    text, csv = _core.sim_run(os.fspath(scenario), seed, policy, alone)
+    text, csv = call(_core.sim_run, os.fspath(scenario), seed, policy, alone)
     report = json.loads(text)
     rows = []
     for a in report["apps"]:
@@ -68,4 +69,4 @@ def run(
 
 def platforms() -> list[tuple[str, str]]:
     """The built-in platforms: (name, description)."""
-    return list(_core.sim_platforms())
+    return list(call(_core.sim_platforms))

@@ -107,3 +107,48 @@ def test_invariants_on_random_mixes(apps):
         assert g["stp"].iloc[0] <= len(apps) * 1.01
     s = cp.summary(df).set_index("algorithm")
     assert s.loc["optc-stp", "stp"] >= s["stp"].max() - 1e-3
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(max_bw=-5), "max-bw"),
+        (dict(max_bw=0.0), "max-bw"),
+        (dict(time_limit=1e300, algorithms=["optc-unf"]), "time-limit"),
+        (dict(threads=0, algorithms=["optc-unf"]), "threads 0"),
+        (dict(plan="0x3=0", algorithms=["stock"]), "plan"),
+        (dict(ways=-1), "ways"),
+        (dict(threads=2**70, algorithms=["optc-unf"]), "threads"),
+        (dict(mixes="xz,sort"), "mixes"),
+        (dict(mixes=["xz,sort"]), "mixes[0]"),
+    ],
+)
+def test_bad_options_raise_usage_errors(kwargs, words):
+    kwargs.setdefault("algorithms", ["stock"])
+    with pytest.raises(cachepart.UsageError, match=words.replace("[", r"\[").replace("]", r"\]")):
+        cp.evaluate(**kwargs)
+
+
+def test_bad_metrics_raise_input_errors(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\na,1,1.0,2,-2,200\na,2,1.5,1,1,100\n")
+    with pytest.raises(cachepart.InputError, match="llcmpkc"):
+        cp.evaluate(["stock"], metrics=p, mixes=[["a"]])
+
+
+def test_default_algorithms_match_the_cli():
+    df = cp.evaluate(mixes=[BUILTIN_APPS[:2]])
+    assert list(dict.fromkeys(df["algorithm"])) == cachepart._core.default_algorithms()
+    assert "optc-stp" in cachepart._core.default_algorithms()
+
+
+def test_low_bandwidth_gives_no_speedup():
+    mix = [BUILTIN_APPS[:3]]
+    prev = cp.summary(cp.evaluate(["stock"], mixes=mix))
+    for max_bw in [10000.0, 1000.0, 1.0]:
+        s = cp.summary(cp.evaluate(["stock"], mixes=mix, max_bw=max_bw))
+        assert (s["antt"] < float("inf")).all() and (s["stp"] > 0).all(), s
+        # a lower limit never speeds anything up (simple model, per app)
+        assert (s["antt"].to_numpy() >= prev["antt"].to_numpy()).all(), (s, prev)
+        assert (s["stp"].to_numpy() <= prev["stp"].to_numpy()).all(), (s, prev)
+        prev = s

@@ -61,6 +61,10 @@ const OBJECTIVES: [(&str, Objective); 3] = [
 ];
 
 impl Algorithm {
+    /// The algorithms `profile eval` and Python's `evaluate` run when none
+    /// are named (one list, so that both run the same ones).
+    pub const DEFAULT_LIST: &'static str = "stock,equal-part,ucp,kpart,lfoc,optc-unf,optc-stp";
+
     /// Every algorithm name, in a stable order.
     pub fn all_names() -> Vec<String> {
         let mut v: Vec<String> = SIMPLE.iter().map(|(n, _)| n.to_string()).collect();

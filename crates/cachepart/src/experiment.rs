@@ -40,6 +40,76 @@ pub struct RunOptions {
     pub progress: Option<ProgressFn>,
 }
 
+/// Exact-solver threads allowed per core: more only adds switching (the
+/// solvers are CPU-bound), and the result is the same whatever the count.
+pub const MAX_THREADS_PER_CORE: usize = 4;
+
+/// The longest time limit accepted, in seconds (one year): longer ones
+/// would overflow the solvers' deadlines.
+pub const MAX_TIME_LIMIT_SECS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// The most exact-solver threads a run uses: [`MAX_THREADS_PER_CORE`]
+/// times the cores of this machine.
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores * MAX_THREADS_PER_CORE
+}
+
+/// The time limit of the exact solvers from a number of seconds (the
+/// CLI's `--time-limit` and Python's `time_limit`): a positive finite
+/// number up to [`MAX_TIME_LIMIT_SECS`].
+pub fn time_limit_from_secs(secs: f64) -> Result<Duration, Error> {
+    if !(secs.is_finite() && secs > 0.0 && secs <= MAX_TIME_LIMIT_SECS) {
+        return Err(Error::Usage(format!(
+            "time-limit {secs:?}: expected a positive number of seconds, at most {MAX_TIME_LIMIT_SECS} (one year)"
+        )));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| Error::Usage(format!("time-limit {secs:?}: {e}")))
+}
+
+impl RunOptions {
+    /// Checks the options against the algorithms they go with; returns
+    /// warnings to print (a thread count above [`max_threads`] is capped
+    /// there by [`run_profile`]). Errors name the option: `max-bw`,
+    /// `threads`, `plan` (given without the `user` algorithm, which alone
+    /// reads it), `time-limit`.
+    pub fn check(&self, algorithms: &[Algorithm]) -> Result<Vec<String>, Error> {
+        self.model.check()?;
+        let mut warnings = Vec::new();
+        if let Some(t) = self.threads {
+            if t == 0 {
+                return Err(Error::Usage("threads 0: expected at least 1 thread".into()));
+            }
+            let max = max_threads();
+            if t > max && algorithms.iter().any(|a| a.is_optimal()) {
+                warnings.push(format!(
+                    "threads {t}: capped at {max} ({MAX_THREADS_PER_CORE} per core of this machine)"
+                ));
+            }
+        }
+        if let Some(d) = self.time_limit {
+            if d.is_zero() || d.as_secs_f64() > MAX_TIME_LIMIT_SECS {
+                return Err(Error::Usage(format!(
+                    "time-limit {}: expected a positive number of seconds, at most {MAX_TIME_LIMIT_SECS} (one year)",
+                    d.as_secs_f64()
+                )));
+            }
+        }
+        if self.user_plan.is_some() && !algorithms.contains(&Algorithm::User) {
+            return Err(Error::Usage(
+                "plan: given, but only the user algorithm reads it (add user to the algorithms)"
+                    .into(),
+            ));
+        }
+        if algorithms.contains(&Algorithm::User) && self.user_plan.is_none() {
+            return Err(Error::Usage(
+                "the user algorithm needs a plan (--plan MASK=APPS;...)".into(),
+            ));
+        }
+        Ok(warnings)
+    }
+}
+
 /// What an exact solver reports beside its plan.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SolverInfo {
@@ -180,7 +250,7 @@ pub fn run_one(
             };
             let sopts = SolveOptions {
                 time_limit: opts.time_limit,
-                threads: opts.threads,
+                threads: opts.threads.map(|t| t.min(max_threads())),
                 progress: Some(&progress),
                 tie_rule,
                 incumbent: incumbent.as_ref(),
@@ -231,6 +301,7 @@ pub fn run_profile(
     algorithms: &[Algorithm],
     opts: &RunOptions,
 ) -> Result<Vec<Outcome>, Error> {
+    opts.check(algorithms)?;
     let mut mixes = Vec::with_capacity(workloads.len());
     for w in workloads {
         let idx = w.resolve(table)?;
@@ -240,11 +311,6 @@ pub fn run_profile(
         }
         mixes.push(mix);
     }
-    if algorithms.contains(&Algorithm::User) && opts.user_plan.is_none() {
-        return Err(Error::Usage(
-            "the user algorithm needs a plan (--plan MASK=APPS;...)".into(),
-        ));
-    }
     let mut out = Vec::with_capacity(workloads.len() * algorithms.len());
     for (w, mix) in workloads.iter().zip(&mixes) {
         for &a in algorithms {
@@ -252,4 +318,79 @@ pub fn run_profile(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cachepart_profile::BwModel;
+
+    #[test]
+    fn time_limits_that_would_overflow_are_usage_errors() {
+        for t in [
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+            0.0,
+            -1.0,
+            MAX_TIME_LIMIT_SECS * 2.0,
+        ] {
+            let e = time_limit_from_secs(t).unwrap_err().to_string();
+            assert!(e.starts_with("time-limit "), "{e}");
+        }
+        assert_eq!(
+            time_limit_from_secs(2.5).unwrap(),
+            Duration::from_millis(2500)
+        );
+    }
+
+    #[test]
+    fn check_names_the_option() {
+        let opt = [Algorithm::Stock];
+        let bad_bw = RunOptions {
+            model: ModelConfig {
+                bw_model: BwModel::Simple,
+                max_bw_mbps: Some(-5.0),
+            },
+            ..Default::default()
+        };
+        assert!(bad_bw
+            .check(&opt)
+            .unwrap_err()
+            .to_string()
+            .contains("max-bw -5"));
+        let plan_alone = RunOptions {
+            user_plan: Some("0x3=0".into()),
+            ..Default::default()
+        };
+        let e = plan_alone.check(&opt).unwrap_err().to_string();
+        assert!(e.starts_with("plan:") && e.contains("user"), "{e}");
+        assert!(plan_alone.check(&[Algorithm::User]).is_ok());
+        let zero = RunOptions {
+            threads: Some(0),
+            ..Default::default()
+        };
+        assert!(zero
+            .check(&opt)
+            .unwrap_err()
+            .to_string()
+            .contains("threads 0"));
+    }
+
+    #[test]
+    fn thread_counts_above_the_cap_warn() {
+        let solver: Algorithm = "optc-unf".parse().unwrap();
+        let many = RunOptions {
+            threads: Some(max_threads() + 1),
+            ..Default::default()
+        };
+        let w = many.check(&[solver]).unwrap();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("capped at"), "{w:?}");
+        let few = RunOptions {
+            threads: Some(1),
+            ..Default::default()
+        };
+        assert!(few.check(&[solver]).unwrap().is_empty());
+    }
 }

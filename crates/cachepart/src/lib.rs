@@ -55,7 +55,8 @@ pub use algorithm::Algorithm;
 pub use curve_job::{compute_curve, CurveKind, CurveRequest, CurveResult, SamplingInfo};
 pub use error::Error;
 pub use experiment::{
-    restrict_ways, run_one, run_profile, Outcome, ProgressFn, RunOptions, SolverInfo,
+    max_threads, restrict_ways, run_one, run_profile, time_limit_from_secs, Outcome, ProgressFn,
+    RunOptions, SolverInfo, MAX_THREADS_PER_CORE, MAX_TIME_LIMIT_SECS,
 };
 
 pub use cachepart_curves as curves;

@@ -336,6 +336,15 @@ impl Scenario {
                     if !p.is_file() {
                         return Err(err(field("trace"), format!("{}: no such file", p.display())));
                     }
+                    // header, trailer and index checked before anything runs
+                    let file = cachepart_trace::TraceFile::open(&p)
+                        .map_err(|e| err(field("trace"), format!("{}: {e}", p.display())))?;
+                    if file.records() == 0 {
+                        return Err(err(
+                            field("trace"),
+                            format!("{}: the trace has no records", p.display()),
+                        ));
+                    }
                     Arc::new(CptFile(p))
                 }
                 (None, Some(g), None) => {

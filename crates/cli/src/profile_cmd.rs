@@ -11,7 +11,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// Subcommands of `cachepart profile`.
 #[derive(Subcommand)]
@@ -97,11 +96,7 @@ pub struct EvalArgs {
     #[command(flatten)]
     data: DataArgs,
     /// Algorithms, comma-separated (see `cachepart algorithms`).
-    #[arg(
-        long,
-        short = 'a',
-        default_value = "stock,equal-part,ucp,kpart,lfoc,optc-unf,optc-stp"
-    )]
+    #[arg(long, short = 'a', default_value = Algorithm::DEFAULT_LIST)]
     algorithms: String,
     /// Use only the first N ways.
     #[arg(long)]
@@ -233,16 +228,6 @@ fn eval(a: EvalArgs) -> Result<()> {
     if a.chart.is_some() && !algorithms.contains(&Algorithm::Stock) {
         algorithms.insert(0, Algorithm::Stock);
     }
-    if let Some(b) = a.max_bw {
-        if !(b.is_finite() && b > 0.0) {
-            bail!("--max-bw {b}: expected a positive bandwidth in MB/s");
-        }
-    }
-    if let Some(t) = a.time_limit {
-        if !(t.is_finite() && t > 0.0) {
-            bail!("--time-limit {t}: expected a positive number of seconds");
-        }
-    }
     let mut opts = RunOptions {
         model: ModelConfig {
             bw_model: match a.bw_model {
@@ -255,10 +240,19 @@ fn eval(a: EvalArgs) -> Result<()> {
         user_plan: a.plan.clone(),
         lfoc_max_streaming: Some(a.lfoc_max_streaming),
         lfoc_gaps_per_streaming: Some(a.lfoc_gaps_per_streaming),
-        time_limit: a.time_limit.map(Duration::from_secs_f64),
+        time_limit: a
+            .time_limit
+            .map(cachepart::time_limit_from_secs)
+            .transpose()?,
         threads: a.threads,
         progress: None,
     };
+    if a.timings && matches!(a.format, Format::Table) {
+        bail!("--timings: the table output has no timings column; use --format csv or json");
+    }
+    for w in opts.check(&algorithms)? {
+        eprintln!("warning: {w}");
+    }
     let bar =
         (!a.quiet && std::io::stderr().is_terminal() && algorithms.iter().any(|x| x.is_optimal()))
             .then(|| {

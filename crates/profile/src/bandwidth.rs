@@ -7,6 +7,34 @@
 //! * `stalls`: Morad et al.'s queueing fixed point gives each app's share;
 //!   the slowdown factor is applied only to the memory-bound fraction of the
 //!   app's stall cycles.
+//!
+//! # Valid domains and saturation
+//!
+//! Both models take a maximum bandwidth `B > 0` (finite; `None` means
+//! unlimited, see [`crate::ModelConfig::check`]) and non-negative demands
+//! (the metrics table refuses negative ones). Outside the domain where
+//! their equations hold they saturate by a documented rule, so that a
+//! lower `B` never speeds an app up and a factor is never below 1:
+//!
+//! * `simple`: with `T` the summed demand, `dmax` the largest and
+//!   `S = sum d_i^2 / dmax`, the heaviest app keeps the fraction
+//!   `x = (B + S - T) / S` of its demand. The equations hold for `x > 0`,
+//!   that is `B > T - S`; below, the heaviest app's share would be zero or
+//!   negative (negative slowdowns). Saturation: `x` is at least
+//!   [`SIMPLE_MIN_KEPT`] times the proportional fraction `B / T`, which is
+//!   positive and grows with `B`.
+//! * `stalls`: Morad's fixed point needs normalised demands `d_i = demand /
+//!   B` in `(0, 1)`. Apps with zero demand use no bandwidth and keep factor
+//!   1 (they are left out of the fixed point). When the largest demand
+//!   reaches [`STALLS_MAX_DEMAND`], the fixed point is solved for the
+//!   demands scaled down together until the largest is at that cap, and
+//!   each app's queueing delay is its true demand over that share,
+//!   `d_i / u_i`: below that `B`, every delay grows as `1 / B`.
+//!   Known limit: near saturation (largest normalised demand above about
+//!   1/2, summed shares near 1) Morad's fixed point gives the heaviest app
+//!   a growing share of the bandwidth, so its own delay can shrink as `B`
+//!   drops; the property tests check monotonicity up to a largest demand
+//!   of 1/2 and finite factors of at least 1 everywhere.
 
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +92,14 @@ pub fn apply(model: BwModel, max_bw: Option<f64>, inputs: &[BwInput], slowdown: 
     }
 }
 
+/// `simple`: the least fraction of the proportional share `B / T` that the
+/// heaviest app keeps, where the KPart equations would leave it nothing.
+pub const SIMPLE_MIN_KEPT: f64 = 0.01;
+
+/// `stalls`: normalised demands are capped here to solve Morad's fixed
+/// point, whose equations hold for demands below 1.
+pub const STALLS_MAX_DEMAND: f64 = 0.99;
+
 fn apply_simple(b: f64, inputs: &[BwInput], slowdown: &mut [f64]) {
     let total: f64 = inputs.iter().map(|i| i.demand).sum();
     if total <= b {
@@ -74,7 +110,7 @@ fn apply_simple(b: f64, inputs: &[BwInput], slowdown: &mut [f64]) {
         return;
     }
     let s: f64 = inputs.iter().map(|i| i.demand * i.demand).sum::<f64>() / bmax;
-    let x = (b + s - total) / s;
+    let x = ((b + s - total) / s).max(SIMPLE_MIN_KEPT * b / total);
     for (i, inp) in inputs.iter().enumerate() {
         slowdown[i] /= 1.0 - (inp.demand / bmax) * (1.0 - x);
     }
@@ -90,6 +126,9 @@ fn apply_simple(b: f64, inputs: &[BwInput], slowdown: &mut [f64]) {
 pub fn morad_shares(d: &[f64]) -> Option<Vec<f64>> {
     if d.iter().any(|&x| !(x > 0.0 && x < 1.0)) {
         return None;
+    }
+    if d.is_empty() {
+        return Some(Vec::new());
     }
     if d.len() == 1 {
         return Some(d.to_vec());
@@ -124,7 +163,22 @@ pub fn morad_shares(d: &[f64]) -> Option<Vec<f64>> {
 
 fn apply_stalls(b: f64, inputs: &[BwInput], slowdown: &mut [f64]) {
     let d: Vec<f64> = inputs.iter().map(|i| i.demand / b).collect();
-    let Some(u) = morad_shares(&d) else { return };
+    // apps that use no bandwidth take no part in the fixed point
+    let users: Vec<usize> = (0..d.len()).filter(|&i| d[i] > 0.0).collect();
+    let dmax = users.iter().map(|&i| d[i]).fold(0.0, f64::max);
+    let scale = if dmax >= STALLS_MAX_DEMAND {
+        STALLS_MAX_DEMAND / dmax
+    } else {
+        1.0
+    };
+    let capped: Vec<f64> = users.iter().map(|&i| d[i] * scale).collect();
+    let Some(shares) = morad_shares(&capped) else {
+        return;
+    };
+    let mut u = vec![0.0; d.len()];
+    for (k, &i) in users.iter().enumerate() {
+        u[i] = shares[k];
+    }
     for (i, inp) in inputs.iter().enumerate() {
         if inp.stalls_total <= 0.0 || u[i] <= 0.0 {
             continue;
@@ -138,6 +192,7 @@ fn apply_stalls(b: f64, inputs: &[BwInput], slowdown: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn simple_below_max_is_identity() {
@@ -168,6 +223,111 @@ mod tests {
         let shares: f64 = demands.iter().zip(&s).map(|(d, f)| d / f).sum();
         assert!((shares - 40.0).abs() < 1e-9, "{shares}");
         assert!(s[0] > s[2] && s[2] > s[1]);
+    }
+
+    fn inputs(demands: &[f64], stalls: &[(f64, f64)]) -> Vec<BwInput> {
+        demands
+            .iter()
+            .zip(stalls)
+            .map(|(&d, &(total, mem))| BwInput {
+                demand: d,
+                stalls_total: total,
+                stalls_mem: mem,
+            })
+            .collect()
+    }
+
+    fn factors(model: BwModel, b: f64, inp: &[BwInput]) -> Vec<f64> {
+        let mut s = vec![1.0; inp.len()];
+        apply(model, Some(b), inp, &mut s);
+        s
+    }
+
+    #[test]
+    fn simple_saturates_instead_of_going_negative() {
+        // T = 3000, S = (1000^2 + 2000^2) / 2000 = 2500: the equations hold
+        // for B > 500 only
+        let inp = inputs(&[1000.0, 2000.0], &[(0.0, 0.0); 2]);
+        for b in [499.0, 100.0, 1.0, 1e-9] {
+            let f = factors(BwModel::Simple, b, &inp);
+            assert!(f.iter().all(|&x| x.is_finite() && x >= 1.0), "{b}: {f:?}");
+        }
+        let low = factors(BwModel::Simple, 1.0, &inp);
+        let lower = factors(BwModel::Simple, 0.5, &inp);
+        assert!(lower[1] > low[1], "{low:?} {lower:?}");
+    }
+
+    #[test]
+    fn stalls_slows_apps_that_ask_for_more_than_the_maximum() {
+        let inp = inputs(&[5000.0, 3000.0, 0.0], &[(100.0, 50.0); 3]);
+        let unlimited = [1.0; 3];
+        for b in [1.0, 1000.0, 4000.0] {
+            let f = factors(BwModel::Stalls, b, &inp);
+            assert!(f[0] > unlimited[0] && f[1] > unlimited[1], "{b}: {f:?}");
+            assert_eq!(f[2], 1.0, "no demand, no slowdown");
+        }
+        let at_1 = factors(BwModel::Stalls, 1.0, &inp);
+        let at_1000 = factors(BwModel::Stalls, 1000.0, &inp);
+        let at_10000 = factors(BwModel::Stalls, 10000.0, &inp);
+        assert!(at_1[0] > at_1000[0] && at_1000[0] > at_10000[0]);
+    }
+
+    fn arb_mix() -> impl Strategy<Value = Vec<BwInput>> {
+        proptest::collection::vec((0.0f64..20000.0, 1.0f64..1e9, 0.0f64..1.0), 1..8).prop_map(|v| {
+            v.into_iter()
+                .map(|(d, total, frac)| BwInput {
+                    demand: d,
+                    stalls_total: total,
+                    stalls_mem: total * frac,
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// `simple`: a lower maximum never speeds an app up, and no factor
+        /// is below 1 or infinite.
+        #[test]
+        fn simple_is_monotone_in_the_limit(
+            inp in arb_mix(),
+            b1 in 1.0f64..50000.0,
+            ratio in 0.0f64..1.0,
+        ) {
+            let b0 = b1 * ratio.max(1e-6);
+            let hi = factors(BwModel::Simple, b1, &inp);
+            let lo = factors(BwModel::Simple, b0, &inp);
+            for i in 0..inp.len() {
+                prop_assert!(hi[i].is_finite() && hi[i] >= 1.0, "{i}: {hi:?}");
+                prop_assert!(lo[i].is_finite() && lo[i] >= 1.0, "{i}: {lo:?}");
+                prop_assert!(lo[i] >= hi[i], "app {i}: B {b0} gives {lo:?}, B {b1} gives {hi:?}");
+            }
+        }
+
+        /// `stalls`: factors are finite and at least 1 at every maximum,
+        /// and a lower maximum never speeds an app up while the largest
+        /// normalised demand stays at most 1/2 (closer to saturation,
+        /// Morad's fixed point itself gives the heaviest app a growing
+        /// share: see the module docs).
+        #[test]
+        fn stalls_is_monotone_in_the_limit(
+            inp in arb_mix(),
+            b1 in 1.0f64..50000.0,
+            ratio in 0.0f64..1.0,
+        ) {
+            let b0 = b1 * ratio.max(1e-6);
+            let hi = factors(BwModel::Stalls, b1, &inp);
+            let lo = factors(BwModel::Stalls, b0, &inp);
+            for i in 0..inp.len() {
+                prop_assert!(hi[i].is_finite() && hi[i] >= 1.0 - 1e-12, "{i}: {hi:?}");
+                prop_assert!(lo[i].is_finite() && lo[i] >= 1.0 - 1e-12, "{i}: {lo:?}");
+            }
+            let dmax = inp.iter().map(|x| x.demand).fold(0.0, f64::max);
+            if dmax / b0 <= 0.5 {
+                for i in 0..inp.len() {
+                    prop_assert!(lo[i] >= hi[i] * (1.0 - 1e-9), "app {i}: B {b0} gives {lo:?}, B {b1} gives {hi:?}");
+                }
+            }
+        }
     }
 
     #[test]

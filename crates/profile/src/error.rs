@@ -59,6 +59,17 @@ pub enum ProfileError {
     /// A request the model cannot serve.
     #[error("{0}")]
     Invalid(String),
+    /// An option outside its valid range (named in kebab case, as the CLI
+    /// flag and, with `_` for `-`, the Python argument).
+    #[error("{option} {value}: {expected}")]
+    BadOption {
+        /// The option, e.g. `max-bw`.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What was expected.
+        expected: String,
+    },
     /// A plan that is not valid for the mix.
     #[error("invalid plan: {0}")]
     Plan(#[from] cachepart_machine::PlanError),

@@ -25,6 +25,27 @@ pub struct ModelConfig {
     pub max_bw_mbps: Option<f64>,
 }
 
+impl ModelConfig {
+    /// Checks the settings: the maximum bandwidth, when given, must be a
+    /// positive finite number of MB/s (`None` is unlimited). The CLI and the
+    /// Python module both call this, so they refuse the same values with
+    /// the same words.
+    pub fn check(&self) -> Result<(), ProfileError> {
+        if let Some(b) = self.max_bw_mbps {
+            if !(b.is_finite() && b > 0.0) {
+                return Err(ProfileError::BadOption {
+                    option: "max-bw",
+                    value: format!("{b:?}"),
+                    expected:
+                        "expected a positive, finite bandwidth in MB/s (leave it out for unlimited)"
+                            .into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What one app gets under a plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AppOutcome {
@@ -104,6 +125,7 @@ pub fn evaluate(mix: &Mix, plan: &Plan, cfg: &ModelConfig) -> Result<Evaluation,
         sparse_allowed: true,
     };
     plan.validate(mix.len(), &rules)?;
+    cfg.check()?;
     let frac = effective_ways(mix, plan);
     let cluster_of = plan.cluster_of(mix.len());
     let mut slowdown = Vec::with_capacity(mix.len());
@@ -159,4 +181,27 @@ pub fn evaluate(mix: &Mix, plan: &Plan, cfg: &ModelConfig) -> Result<Evaluation,
         })
         .collect();
     Ok(Evaluation { apps, metrics })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_refuses_bandwidths_that_are_not_positive_and_finite() {
+        for b in [-5.0, 0.0, f64::NAN, f64::INFINITY] {
+            let cfg = ModelConfig {
+                bw_model: BwModel::Simple,
+                max_bw_mbps: Some(b),
+            };
+            let e = cfg.check().unwrap_err().to_string();
+            assert!(e.starts_with("max-bw ") && e.contains("positive"), "{e}");
+        }
+        assert!(ModelConfig::default().check().is_ok());
+        let ok = ModelConfig {
+            bw_model: BwModel::Stalls,
+            max_bw_mbps: Some(1.0),
+        };
+        assert!(ok.check().is_ok());
+    }
 }

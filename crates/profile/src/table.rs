@@ -13,6 +13,26 @@ use std::path::{Path, PathBuf};
 /// Columns the model needs in every metrics table.
 pub const REQUIRED_COLUMNS: [&str; 4] = ["ipc", "llcmpki", "llcmpkc", "bandwidth_mbps"];
 
+/// Columns the model reads that are counts or rates and so can not be
+/// negative (a negative miss rate or bandwidth would silently change the
+/// sharing estimate and the bandwidth models). Other columns are kept as
+/// given.
+pub const NON_NEGATIVE_COLUMNS: [&str; 8] = [
+    "llcmpki",
+    "llcmpkc",
+    "bandwidth_mbps",
+    "llcrpki",
+    "stalls_total",
+    "stalls_l3_miss",
+    "stalls_ldm_pending",
+    "stalls_store_buf",
+];
+
+/// The IPC range a table may hold. Slowdowns are ratios of IPCs, so this
+/// bounds every slowdown by 10^12 and keeps the mix metrics (whose
+/// variance squares slowdowns) finite.
+pub const IPC_RANGE: (f64, f64) = (1e-6, 1e6);
+
 /// One app's rows: every numeric column at every way count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppTable {
@@ -162,6 +182,14 @@ impl MetricsTable {
                         format!("expected a finite number, found {t:?}"),
                     ));
                 }
+                if v < 0.0 && NON_NEGATIVE_COLUMNS.contains(&&headers[i]) {
+                    return Err(ProfileError::parse(
+                        source,
+                        Some(line),
+                        Some(headers[i].to_string()),
+                        format!("expected a number >= 0, found {t:?}"),
+                    ));
+                }
                 vals.push(v);
             }
             let per_app = rows.entry(name.clone()).or_insert_with(|| {
@@ -200,12 +228,16 @@ impl MetricsTable {
                         format!("program {name} has no row for {w} ways (every program needs rows for 1..={ways})"),
                     ));
                 };
-                if vals[ipc_c] <= 0.0 {
+                let ipc = vals[ipc_c];
+                if !(IPC_RANGE.0..=IPC_RANGE.1).contains(&ipc) {
                     return Err(ProfileError::parse(
                         source,
                         Some(*line),
                         Some("ipc".into()),
-                        format!("expected a positive IPC, found {}", vals[ipc_c]),
+                        format!(
+                            "expected an IPC from {:e} to {:e}, found {ipc}",
+                            IPC_RANGE.0, IPC_RANGE.1
+                        ),
                     ));
                 }
                 for (c, v) in vals.iter().enumerate() {
@@ -327,6 +359,23 @@ mod tests {
 
     fn parse(body: &str) -> Result<MetricsTable, ProfileError> {
         MetricsTable::from_csv_str(&format!("{HDR}{body}"), Path::new("m.csv"))
+    }
+
+    #[test]
+    fn refuses_negative_rates_and_absurd_ipcs() {
+        let e = parse("a,1,1.0,-2,2,20,8\n").unwrap_err().to_string();
+        assert!(
+            e.contains("m.csv:2 column llcmpki") && e.contains(">= 0"),
+            "{e}"
+        );
+        let e = parse("a,1,1.0,2,2,-20,8\n").unwrap_err().to_string();
+        assert!(e.contains("column bandwidth_mbps"), "{e}");
+        let e = parse("a,1,1e-300,2,2,20,8\n").unwrap_err().to_string();
+        assert!(e.contains("column ipc") && e.contains("1e-6"), "{e}");
+        let e = parse("a,1,0,2,2,20,8\n").unwrap_err().to_string();
+        assert!(e.contains("column ipc"), "{e}");
+        // columns the model does not read may be negative
+        assert!(parse("a,1,1.0,2,2,20,-8\n").is_ok());
     }
 
     #[test]

@@ -26,7 +26,6 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::path::PathBuf;
-use std::time::Duration;
 
 create_exception!(
     _core,
@@ -65,6 +64,31 @@ create_exception!(
     "A chart could not be drawn."
 );
 
+/// Runs `f` without the GIL and turns both its error and any panic into
+/// cachepart exceptions: a panic is a bug, but Python code catching
+/// `CachepartError` (or `Exception`) must still see it, and pyo3's
+/// `PanicException` derives from `BaseException` only.
+pub(crate) fn guarded<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T, Error> + Send,
+{
+    let out = py.allow_threads(move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    match out {
+        Ok(r) => r.map_err(to_py),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(CachepartError::new_err(format!(
+                "internal error (a bug in cachepart, please report it): {what}"
+            )))
+        }
+    }
+}
+
 pub(crate) fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -72,6 +96,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
             ProfileError::Io { .. }
             | ProfileError::Parse { .. }
             | ProfileError::UnknownProgram { .. } => InputError::new_err(msg),
+            ProfileError::BadOption { .. } => UsageError::new_err(msg),
             _ => ModelError::new_err(msg),
         },
         Error::Io { .. } | Error::Input(_) => InputError::new_err(msg),
@@ -146,14 +171,10 @@ fn profile_evaluate(
             "bw_model {bw_model:?}: expected \"simple\" or \"stalls\""
         ))
     })?;
-    if let Some(t) = time_limit {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(UsageError::new_err(format!(
-                "time_limit {t}: expected a positive number of seconds"
-            )));
-        }
-    }
-    py.allow_threads(move || {
+    guarded(py, move || {
+        let time_limit = time_limit
+            .map(cachepart::time_limit_from_secs)
+            .transpose()?;
         let (table, wl) = load(metrics, workloads, mixes, true, set)?;
         let algos = Algorithm::parse_list(&algorithms.join(","))?;
         let opts = RunOptions {
@@ -165,7 +186,7 @@ fn profile_evaluate(
             user_plan: plan,
             lfoc_max_streaming: Some(lfoc_max_streaming),
             lfoc_gaps_per_streaming: Some(lfoc_gaps_per_streaming),
-            time_limit: time_limit.map(Duration::from_secs_f64),
+            time_limit,
             threads,
             progress: None,
         };
@@ -175,7 +196,6 @@ fn profile_evaluate(
             ReportOptions { timings },
         )))
     })
-    .map_err(to_py)
 }
 
 /// Classifies programs (LFOC Table 1); returns rows as JSON text.
@@ -189,12 +209,11 @@ fn profile_classify(
     builtin: &str,
 ) -> PyResult<String> {
     let set = BuiltinSet::from_name(builtin).map_err(to_py)?;
-    py.allow_threads(move || {
+    guarded(py, move || {
         let (table, wl) = load(metrics, workloads, mixes, false, set)?;
         let rows = classify::classify_workloads(&table, &wl)?;
         Ok::<_, Error>(classify::to_json(&rows))
     })
-    .map_err(to_py)
 }
 
 /// A miss-rate curve of a binary trace; returns `{"points": [...], "sampling": ...}` as JSON.
@@ -233,7 +252,7 @@ fn curves(
         adjust,
         use_index,
     };
-    py.allow_threads(move || {
+    guarded(py, move || {
         let out = compute_curve(&trace, &req)?;
         let c = &out.curve;
         let points: Vec<_> = (0..c.len())
@@ -254,7 +273,6 @@ fn curves(
         });
         Ok::<_, Error>(doc.to_string())
     })
-    .map_err(to_py)
 }
 
 /// Builds the SHARDS sample index of a trace (`TRACE.shards`); returns
@@ -268,7 +286,7 @@ fn build_shards_index(
     ifetch: bool,
     exact_below: u32,
 ) -> PyResult<String> {
-    py.allow_threads(move || {
+    guarded(py, move || {
         let opts = cachepart::curves::Options::default()
             .with_line_bytes(line)
             .with_ifetch(ifetch);
@@ -284,7 +302,6 @@ fn build_shards_index(
         });
         Ok::<_, Error>(doc.to_string())
     })
-    .map_err(to_py)
 }
 
 fn profile_options(
@@ -319,13 +336,12 @@ fn stall_curve(
 ) -> PyResult<String> {
     let axis = Axis::from_name(axis).map_err(to_py)?;
     let platform = platform.to_string();
-    py.allow_threads(move || {
+    guarded(py, move || {
         let opts = profile_options(&platform, base_cpi, mlp, instructions, seed)?;
         let app = TraceApp::from_path(&trace)?;
         let curve = stall_rate_curve(&app, axis, &opts)?;
         serde_json::to_string(&curve).map_err(|e| Error::Input(e.to_string()))
     })
-    .map_err(to_py)
 }
 
 /// A PBBCache metrics table made from traces (each alone on the simulator
@@ -343,7 +359,7 @@ fn profile_from_traces(
     seed: u64,
 ) -> PyResult<String> {
     let platform = platform.to_string();
-    py.allow_threads(move || {
+    guarded(py, move || {
         let opts = profile_options(&platform, base_cpi, mlp, instructions, seed)?;
         let apps = match names {
             Some(n) if n.len() != traces.len() => {
@@ -365,7 +381,6 @@ fn profile_from_traces(
         };
         from_trace::profile_traces(&apps, &opts)
     })
-    .map_err(to_py)
 }
 
 /// A built-in metrics table (PBBCache CSV text): `debian` or `parametric`.
@@ -382,6 +397,15 @@ fn builtin_metrics_csv(set: &str) -> PyResult<String> {
 fn builtin_workloads(set: &str) -> PyResult<&'static str> {
     let set = BuiltinSet::from_name(set).map_err(to_py)?;
     Ok(set.workloads_text())
+}
+
+/// The algorithms run when none are named (the CLI's default too).
+#[pyfunction]
+fn default_algorithms() -> Vec<String> {
+    Algorithm::DEFAULT_LIST
+        .split(',')
+        .map(str::to_string)
+        .collect()
 }
 
 /// Every algorithm name.
@@ -405,6 +429,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_metrics_csv, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_workloads, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(default_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(curves, m)?)?;
     m.add_function(wrap_pyfunction!(build_shards_index, m)?)?;
     sim::register(m)?;

@@ -11,7 +11,7 @@ use cachepart::sim_run as runner;
 use cachepart::Error;
 use pyo3::prelude::*;
 
-use crate::to_py;
+use crate::guarded;
 
 /// Runs a scenario file; returns (report JSON, samples CSV).
 #[pyfunction]
@@ -23,7 +23,7 @@ fn sim_run(
     policy: Option<String>,
     alone: bool,
 ) -> PyResult<(String, String)> {
-    py.allow_threads(move || {
+    guarded(py, move || {
         let overrides = Overrides {
             seed,
             policy,
@@ -33,7 +33,6 @@ fn sim_run(
         let report = runner::run_scenario(&s, None)?;
         Ok::<_, Error>((runner::to_json(&report), samples::to_csv(&report.samples)))
     })
-    .map_err(to_py)
 }
 
 /// The built-in platforms: (name, description) pairs.

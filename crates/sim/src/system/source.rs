@@ -66,13 +66,24 @@ impl RecordBatches for Prefetch {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CptFile(pub PathBuf);
 
+impl CptFile {
+    /// Checks the header, trailer and index before streaming, so that a
+    /// cut or corrupt trace is refused even when a run stops before its
+    /// end (the stream itself checks the index only when it gets there).
+    fn check(&self) -> Result<(), TraceError> {
+        cachepart_trace::TraceFile::open(&self.0).map(drop)
+    }
+}
+
 impl TraceSource for CptFile {
     fn open(&self) -> Result<RecordStream, TraceError> {
+        self.check()?;
         let f = std::fs::File::open(&self.0)?;
         Ok(Box::new(Reader::new(std::io::BufReader::new(f))?))
     }
 
     fn open_batches(&self) -> Result<Box<dyn RecordBatches>, TraceError> {
+        self.check()?;
         let f = std::fs::File::open(&self.0)?;
         let reader = Reader::new(std::io::BufReader::new(f))?;
         Ok(Box::new(Prefetch::reader(reader)?))

@@ -1,0 +1,297 @@
+//! Bad input, table-driven: for each case the CLI must not panic (exit code
+//! 101, "panicked" on stderr), must exit non-zero, must name the file,
+//! field or option in its message, and must write nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cachepart(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the cachepart binary runs")
+}
+
+const HDR: &str = "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\n";
+
+/// A valid two-program, two-way table, with `edit` applied to its text.
+fn metrics(edit: impl Fn(String) -> String) -> String {
+    edit(format!(
+        "{HDR}a,1,1.0,2,2,200\na,2,1.5,1,1,100\nb,1,0.5,4,4,400\nb,2,0.6,3,3,300\n"
+    ))
+}
+
+/// Writes a trace generated from a pattern into `dir/NAME.cpt`.
+fn gen_trace(dir: &Path, name: &str, accesses: u64) -> PathBuf {
+    let cfg = dir.join(format!("{name}.gen.toml"));
+    std::fs::write(
+        &cfg,
+        format!("seed = 2\naccesses = {accesses}\n[pattern]\nclass = \"streaming\"\narray-bytes = 4194304\n"),
+    )
+    .unwrap();
+    let cpt = dir.join(format!("{name}.cpt"));
+    let o = cachepart(
+        dir,
+        &[
+            "trace",
+            "generate",
+            cfg.to_str().unwrap(),
+            cpt.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(cfg).unwrap();
+    cpt
+}
+
+/// `dir/NAME.cpt` cut short by `cut` bytes (its trailer and index gone).
+fn cut_trace(dir: &Path, name: &str, cut: usize) -> PathBuf {
+    let p = gen_trace(dir, name, 200_000);
+    let bytes = std::fs::read(&p).unwrap();
+    std::fs::write(&p, &bytes[..bytes.len() - cut]).unwrap();
+    p
+}
+
+fn empty_trace(dir: &Path) -> PathBuf {
+    let p = dir.join("empty.cpt");
+    let o = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args([
+            "trace",
+            "convert",
+            "--from",
+            "din",
+            "-",
+            p.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    p
+}
+
+const SCENARIO: &str = r#"platform = "xeon-e5506"
+[[app]]
+name = "a"
+trace = "TRACE"
+core = 0
+"#;
+
+struct Case {
+    name: &'static str,
+    /// Files to write first: (name, contents).
+    files: Vec<(&'static str, String)>,
+    /// Builds traces in the directory.
+    traces: fn(&Path),
+    args: Vec<&'static str>,
+    /// Each must appear in stderr.
+    expect: Vec<&'static str>,
+}
+
+fn no_traces(_: &Path) {}
+
+fn cases() -> Vec<Case> {
+    let eval = |extra: &[&'static str]| {
+        let mut v = vec!["profile", "eval", "-o", "out.txt"];
+        v.extend_from_slice(extra);
+        v
+    };
+    let ok_metrics = || vec![("m.csv", metrics(|s| s))];
+    vec![
+        Case {
+            name: "time limit that overflows a Duration",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "optc-unf", "--time-limit", "1e300"]),
+            expect: vec!["time-limit", "1e300"],
+        },
+        Case {
+            name: "negative time limit",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "optc-unf", "--time-limit=-1"]),
+            expect: vec!["time-limit"],
+        },
+        Case {
+            name: "negative max-bw",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "stock", "--max-bw=-5"]),
+            expect: vec!["max-bw", "-5"],
+        },
+        Case {
+            name: "zero max-bw",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "stock", "--max-bw", "0"]),
+            expect: vec!["max-bw"],
+        },
+        Case {
+            name: "zero threads",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "optc-unf", "--threads", "0"]),
+            expect: vec!["threads 0"],
+        },
+        Case {
+            name: "plan without the user algorithm",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "stock", "--plan", "0x3=0"]),
+            expect: vec!["plan", "user"],
+        },
+        Case {
+            name: "user algorithm without a plan",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "user"]),
+            expect: vec!["--plan"],
+        },
+        Case {
+            name: "timings with table output",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "stock", "--timings"]),
+            expect: vec!["--timings"],
+        },
+        Case {
+            name: "unknown algorithm",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "stock,nope"]),
+            expect: vec!["nope"],
+        },
+        Case {
+            name: "ways beyond the table",
+            files: ok_metrics(),
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "--apps", "a,b", "--ways", "9"]),
+            expect: vec!["--ways 9"],
+        },
+        Case {
+            name: "negative llcmpkc in the metrics",
+            files: vec![(
+                "m.csv",
+                metrics(|s| s.replace("b,1,0.5,4,4", "b,1,0.5,4,-4")),
+            )],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "--apps", "a,b"]),
+            expect: vec!["m.csv:4", "llcmpkc", ">= 0"],
+        },
+        Case {
+            name: "negative bandwidth in the metrics",
+            files: vec![("m.csv", metrics(|s| s.replace(",100\n", ",-100\n")))],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "--apps", "a,b"]),
+            expect: vec!["m.csv:3", "bandwidth_mbps"],
+        },
+        Case {
+            name: "absurdly small IPC in the metrics",
+            files: vec![("m.csv", metrics(|s| s.replace("a,1,1.0", "a,1,1e-300")))],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "--apps", "a,b"]),
+            expect: vec!["m.csv:2", "ipc"],
+        },
+        Case {
+            name: "non-numeric metric",
+            files: vec![("m.csv", metrics(|s| s.replace("a,2,1.5", "a,2,x")))],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "--apps", "a,b"]),
+            expect: vec!["m.csv:3", "ipc"],
+        },
+        Case {
+            name: "unknown program in the mix",
+            files: ok_metrics(),
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "--apps", "a,zz"]),
+            expect: vec!["zz"],
+        },
+        Case {
+            name: "sim run of an empty trace",
+            files: vec![("s.toml", SCENARIO.replace("TRACE", "empty.cpt"))],
+            traces: |d| {
+                empty_trace(d);
+            },
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "trace", "empty.cpt", "no records"],
+        },
+        Case {
+            name: "sim run of a trace without its trailer",
+            files: vec![("s.toml", SCENARIO.replace("TRACE", "cut.cpt"))],
+            traces: |d| {
+                cut_trace(d, "cut", 3);
+            },
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "trace", "cut.cpt"],
+        },
+        Case {
+            name: "from-trace of a trace without its trailer",
+            files: vec![],
+            traces: |d| {
+                cut_trace(d, "cut", 3);
+            },
+            args: vec![
+                "profile",
+                "from-trace",
+                "cut.cpt",
+                "-p",
+                "xeon-e5506",
+                "--instructions",
+                "1000",
+                "-o",
+                "out.csv",
+            ],
+            expect: vec!["cut"],
+        },
+    ]
+}
+
+#[test]
+fn bad_input_is_refused_cleanly() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in &case.files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        (case.traces)(dir.path());
+        let before: Vec<_> = list(dir.path());
+        let o = cachepart(dir.path(), &case.args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let mut why = Vec::new();
+        if o.status.code() == Some(101) || err.contains("panicked") {
+            why.push("panicked".to_string());
+        }
+        if o.status.success() {
+            why.push("exit code 0".to_string());
+        }
+        for e in &case.expect {
+            if !err.contains(e) {
+                why.push(format!("message lacks {e:?}"));
+            }
+        }
+        let after = list(dir.path());
+        if after != before {
+            why.push(format!("files written: {after:?} (before: {before:?})"));
+        }
+        if !why.is_empty() {
+            failures.push(format!(
+                "{}: {} -- stderr: {err}",
+                case.name,
+                why.join(", ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+fn list(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
