@@ -10,7 +10,7 @@ mapped here too, as a second net.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, TypeVar
 
 from cachepart import _core
 
@@ -37,7 +37,7 @@ def call(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         raise
 
 
-def mixes(value: object) -> Optional[list[list[str]]]:
+def mixes(value: object) -> list[list[str]] | None:
     """Checks the ``mixes`` argument: a list of mixes, each a list of
     program names (a string is refused, not split into letters)."""
     if value is None:

@@ -371,7 +371,7 @@ pub struct ColoringReport {
 /// [`crate::sim_run`].
 pub enum ColorController {
     /// coloris-static or coloris-dynamic.
-    Coloris(ColorisControl),
+    Coloris(Box<ColorisControl>),
     /// tam-static.
     Tam(TamStatic),
 }
@@ -388,7 +388,7 @@ impl ColorController {
                     .enumerate()
                     .map(|(i, &core)| (core, cfg.app_thresholds.get(i).copied().flatten()))
                     .collect();
-                ColorController::Coloris(
+                ColorController::Coloris(Box::new(
                     ColorisControl::new(ColorisSetup {
                         config: ColorisConfig {
                             colors: cfg.colors,
@@ -402,7 +402,7 @@ impl ColorController {
                         period_intervals: cfg.period_intervals,
                     })
                     .map_err(bad)?,
-                )
+                ))
             }
             ColorPolicy::TamStatic => ColorController::Tam(
                 TamStatic::new(cfg.curve, cfg.colors, pinned.len(), cfg.sweep_step).map_err(bad)?,
@@ -413,7 +413,7 @@ impl ColorController {
     /// The controller, for the loop.
     pub fn as_controller(&mut self) -> &mut dyn Controller {
         match self {
-            ColorController::Coloris(c) => c,
+            ColorController::Coloris(c) => c.as_mut(),
             ColorController::Tam(c) => c,
         }
     }

@@ -113,7 +113,7 @@ pub struct ColorisControl {
 impl ColorisControl {
     /// A controller for `setup`; fails on bad parameters.
     pub fn new(setup: ColorisSetup) -> Result<ColorisControl, PolicyError> {
-        let manager = ColorManager::new(setup.config.clone())?;
+        let manager = ColorManager::new(setup.config)?;
         if setup.period_intervals == 0 {
             return Err(PolicyError::BadParameter {
                 policy: "coloris".into(),

@@ -29,7 +29,7 @@ pub struct ShardsEstimate {
     pub instructions: u64,
     /// Whether misses are scaled to the true reference count.
     pub adjust: bool,
-    /// `C`, [`ShardsConfig::exact_below_lines`].
+    /// `C`, [`ShardsConfig::exact_below_lines`](crate::shards::ShardsConfig::exact_below_lines).
     pub exact_below_lines: u64,
     /// `ref_counts[j]`: references of the reference sample at distance
     /// `j < C`; `ref_counts[C]`: those at `C` or more, or first references

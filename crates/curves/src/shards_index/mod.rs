@@ -1,6 +1,6 @@
 //! The SHARDS sample index: a file next to a trace (`TRACE.cpt.shards`)
 //! that holds the trace's *base sample*, so that SHARDS at a rate at or
-//! below [`BASE_RATE`] reads about `BASE_RATE` of the trace's line
+//! below [`BASE_RATE`](crate::shards::BASE_RATE) reads about `BASE_RATE` of the trace's line
 //! references instead of decoding every record.
 //!
 //! SHARDS at such rates samples in two stages (see [`crate::shards`]): a
@@ -14,7 +14,7 @@
 //!   repeats are distance-0 hits at any rate, so a run is replayed in one
 //!   step);
 //! * the reference sample's base stage (records whose record-number hash
-//!   passes the base threshold of [`BASE_REF_RATE`]): each record number
+//!   passes the base threshold of [`BASE_REF_RATE`](crate::shards::BASE_REF_RATE)): each record number
 //!   with its exact stack distance, capped at the index's `C`, from the
 //!   same look-back as a pass over the trace;
 //! * the trace's reference and instruction counts.
@@ -34,8 +34,8 @@
 //! references (per entry the varint of the record number's increase since
 //! the previous entry, then the varint of `distance << 1 | truncated`).
 //!
-//! The files: [`format`] (the header and the trace's identity), [`write`]
-//! (the recorder and [`build_index`]) and [`read`] ([`ShardsIndex`]: open,
+//! The files: `format` (the header and the trace's identity), `write`
+//! (the recorder and [`build_index`]) and `read` ([`ShardsIndex`]: open,
 //! check, serve and replay).
 
 mod format;

@@ -193,7 +193,7 @@ pub fn build_index(trace: &Path, opts: &Options, exact_below: u32) -> Result<Ind
 }
 
 /// [`build_index`] for another base salt
-/// ([`ShardsConfig::base_salt`]): it serves only configurations with that
+/// ([`ShardsConfig::base_salt`](crate::shards::ShardsConfig::base_salt)): it serves only configurations with that
 /// base salt.
 pub fn build_index_with_base_salt(
     trace: &Path,

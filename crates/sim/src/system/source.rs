@@ -110,17 +110,17 @@ impl TraceSource for SynthConfig {
 
 /// Records held in memory (tests, decoded traces shared by runs).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordsSource(pub Arc<Vec<Record>>);
+pub struct RecordsSource(pub Arc<[Record]>);
 
 impl RecordsSource {
     /// The records of `records`.
     pub fn new(records: Vec<Record>) -> RecordsSource {
-        RecordsSource(Arc::new(records))
+        RecordsSource(Arc::from(records))
     }
 }
 
 struct SharedIter {
-    recs: Arc<Vec<Record>>,
+    recs: Arc<[Record]>,
     pos: usize,
 }
 
