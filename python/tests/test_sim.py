@@ -25,6 +25,15 @@ def test_run_gives_apps_samples_and_metrics():
     per_app = run.samples.groupby("app")["instructions"].sum()
     assert per_app.tolist() == run.apps["instructions"].tolist()
     assert {"interval", "llc_misses", "memory_stall_cycles", "ipc"} <= set(run.samples.columns)
+    # What online policies read: L2-miss stalls, LLCMPKC, and whether the app ran.
+    assert run.samples["ran"].dtype == bool
+    assert run.samples["ran"].any()
+    ran = run.samples[run.samples["ran"]]
+    assert (ran["instructions"] > 0).all()
+    assert (run.samples["l2_miss_stall_cycles"] <= run.samples["cycles"]).all()
+    assert (run.samples["l2_miss_stall_fraction"].between(0, 1)).all()
+    expected_mpkc = (ran["llc_misses"] * 1000 / ran["cycles"]).round(9)
+    assert ran["llc_mpkc"].round(9).tolist() == expected_mpkc.tolist()
 
 
 def test_same_seed_same_result_and_overrides():

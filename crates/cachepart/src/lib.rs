@@ -42,6 +42,7 @@ mod error;
 mod experiment;
 pub mod experiments;
 pub mod from_trace;
+pub mod method;
 pub mod platforms;
 pub mod profile_job;
 pub mod report;

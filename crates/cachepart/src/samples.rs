@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cachepart_machine::Sample;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
@@ -32,49 +32,78 @@ pub struct SampleRow {
     pub sample: Sample,
 }
 
-/// Integer-valued columns, in order (stored as int64).
-const INT_COLUMNS: [&str; 3] = ["interval", "end_cycles", "app"];
-/// Counter columns, in order (stored as double), then `ipc` and `mpki`.
-const COUNTER_COLUMNS: [&str; 9] = [
-    "instructions",
-    "cycles",
-    "llc_references",
-    "llc_misses",
-    "memory_stall_cycles",
-    "llc_occupancy_bytes",
-    "memory_bytes",
-    "tlb_misses",
-    "pages_recolored",
+/// How a column is stored.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// int64.
+    Int(fn(&SampleRow) -> i64),
+    /// UTF-8 text.
+    Text(fn(&SampleRow) -> &str),
+    /// double.
+    Double(fn(&Sample) -> f64),
+    /// boolean (`true`/`false` in CSV).
+    Bool(fn(&Sample) -> bool),
+}
+
+/// Every column, in file order: where the row is, the counters as the
+/// machine measured them, then the rates derived from them.
+const COLUMNS: [(&str, Kind); 19] = [
+    ("interval", Kind::Int(|r| r.interval as i64)),
+    ("end_cycles", Kind::Int(|r| r.end_cycles as i64)),
+    ("app", Kind::Int(|r| r.app as i64)),
+    ("name", Kind::Text(|r| r.name.as_str())),
+    ("instructions", Kind::Double(|s| s.instructions)),
+    ("cycles", Kind::Double(|s| s.cycles)),
+    ("llc_references", Kind::Double(|s| s.llc_references)),
+    ("llc_misses", Kind::Double(|s| s.llc_misses)),
+    (
+        "memory_stall_cycles",
+        Kind::Double(|s| s.memory_stall_cycles),
+    ),
+    (
+        "llc_occupancy_bytes",
+        Kind::Double(|s| s.llc_occupancy_bytes),
+    ),
+    ("memory_bytes", Kind::Double(|s| s.memory_bytes)),
+    ("tlb_misses", Kind::Double(|s| s.tlb_misses)),
+    ("pages_recolored", Kind::Double(|s| s.pages_recolored)),
+    ("ipc", Kind::Double(Sample::ipc)),
+    ("llc_mpki", Kind::Double(Sample::llc_mpki)),
+    // Added for the online policies (LFOC, Dunn): after the columns older
+    // readers know, so that their positions do not move.
+    (
+        "l2_miss_stall_cycles",
+        Kind::Double(|s| s.l2_miss_stall_cycles),
+    ),
+    ("llc_mpkc", Kind::Double(Sample::llc_mpkc)),
+    (
+        "l2_miss_stall_fraction",
+        Kind::Double(Sample::l2_miss_stall_fraction),
+    ),
+    ("ran", Kind::Bool(|s| s.ran)),
 ];
-
-fn counters(s: &Sample) -> [f64; 9] {
-    [
-        s.instructions,
-        s.cycles,
-        s.llc_references,
-        s.llc_misses,
-        s.memory_stall_cycles,
-        s.llc_occupancy_bytes,
-        s.memory_bytes,
-        s.tlb_misses,
-        s.pages_recolored,
-    ]
-}
-
-fn mpki(s: &Sample) -> f64 {
-    if s.instructions > 0.0 {
-        s.llc_misses * 1000.0 / s.instructions
-    } else {
-        0.0
-    }
-}
 
 /// Every column name, in file order.
 pub fn columns() -> Vec<&'static str> {
-    let mut c = vec!["interval", "end_cycles", "app", "name"];
-    c.extend(COUNTER_COLUMNS);
-    c.extend(["ipc", "llc_mpki"]);
-    c
+    COLUMNS.iter().map(|(n, _)| *n).collect()
+}
+
+fn csv_field(out: &mut String, r: &SampleRow, kind: Kind) {
+    match kind {
+        Kind::Int(f) => out.push_str(&f(r).to_string()),
+        Kind::Text(f) => {
+            let t = f(r);
+            if t.contains([',', '"', '\n', '\r']) {
+                out.push('"');
+                out.push_str(&t.replace('"', "\"\""));
+                out.push('"');
+            } else {
+                out.push_str(t);
+            }
+        }
+        Kind::Double(f) => out.push_str(&f(&r.sample).to_string()),
+        Kind::Bool(f) => out.push_str(if f(&r.sample) { "true" } else { "false" }),
+    }
 }
 
 /// The rows as CSV with a header line.
@@ -82,21 +111,11 @@ pub fn to_csv(rows: &[SampleRow]) -> String {
     let mut out = columns().join(",");
     out.push('\n');
     for r in rows {
-        let name = if r.name.contains([',', '"', '\n']) {
-            format!("\"{}\"", r.name.replace('"', "\"\""))
-        } else {
-            r.name.clone()
-        };
-        out.push_str(&format!(
-            "{},{},{},{}",
-            r.interval, r.end_cycles, r.app, name
-        ));
-        for v in counters(&r.sample)
-            .into_iter()
-            .chain([r.sample.ipc(), mpki(&r.sample)])
-        {
-            out.push(',');
-            out.push_str(&v.to_string());
+        for (i, (_, kind)) in COLUMNS.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            csv_field(&mut out, r, *kind);
         }
         out.push('\n');
     }
@@ -110,12 +129,19 @@ fn parquet_err(e: parquet::errors::ParquetError) -> Error {
 /// The rows as a Parquet file (one row group, zstd level 3).
 pub fn to_parquet(rows: &[SampleRow]) -> Result<Vec<u8>, Error> {
     let mut schema = String::from("message samples {\n");
-    for c in INT_COLUMNS {
-        schema.push_str(&format!("  required int64 {c};\n"));
-    }
-    schema.push_str("  required binary name (UTF8);\n");
-    for c in COUNTER_COLUMNS.iter().chain(&["ipc", "llc_mpki"]) {
-        schema.push_str(&format!("  required double {c};\n"));
+    for (name, kind) in COLUMNS {
+        let ty = match kind {
+            Kind::Int(_) => "int64",
+            Kind::Text(_) => "binary",
+            Kind::Double(_) => "double",
+            Kind::Bool(_) => "boolean",
+        };
+        let annotation = if matches!(kind, Kind::Text(_)) {
+            " (UTF8)"
+        } else {
+            ""
+        };
+        schema.push_str(&format!("  required {ty} {name}{annotation};\n"));
     }
     schema.push('}');
     let schema = Arc::new(parse_message_type(&schema).map_err(parquet_err)?);
@@ -128,52 +154,29 @@ pub fn to_parquet(rows: &[SampleRow]) -> Result<Vec<u8>, Error> {
     );
     let mut w = SerializedFileWriter::new(Vec::new(), schema, props).map_err(parquet_err)?;
     let mut rg = w.next_row_group().map_err(parquet_err)?;
-    let ints: [Vec<i64>; 3] = [
-        rows.iter().map(|r| r.interval as i64).collect(),
-        rows.iter().map(|r| r.end_cycles as i64).collect(),
-        rows.iter().map(|r| r.app as i64).collect(),
-    ];
-    for col in &ints {
-        let mut c = rg
-            .next_column()
-            .map_err(parquet_err)?
-            .expect("schema column");
-        c.typed::<Int64Type>()
-            .write_batch(col, None, None)
-            .map_err(parquet_err)?;
-        c.close().map_err(parquet_err)?;
-    }
-    let names: Vec<ByteArray> = rows
-        .iter()
-        .map(|r| ByteArray::from(r.name.as_str()))
-        .collect();
-    let mut c = rg
-        .next_column()
-        .map_err(parquet_err)?
-        .expect("schema column");
-    c.typed::<ByteArrayType>()
-        .write_batch(&names, None, None)
+    for (name, kind) in COLUMNS {
+        let mut c = rg.next_column().map_err(parquet_err)?.ok_or_else(|| {
+            Error::Input(format!("writing Parquet: no column {name} in the schema"))
+        })?;
+        match kind {
+            Kind::Int(f) => {
+                let col: Vec<i64> = rows.iter().map(f).collect();
+                c.typed::<Int64Type>().write_batch(&col, None, None)
+            }
+            Kind::Text(f) => {
+                let col: Vec<ByteArray> = rows.iter().map(|r| ByteArray::from(f(r))).collect();
+                c.typed::<ByteArrayType>().write_batch(&col, None, None)
+            }
+            Kind::Double(f) => {
+                let col: Vec<f64> = rows.iter().map(|r| f(&r.sample)).collect();
+                c.typed::<DoubleType>().write_batch(&col, None, None)
+            }
+            Kind::Bool(f) => {
+                let col: Vec<bool> = rows.iter().map(|r| f(&r.sample)).collect();
+                c.typed::<BoolType>().write_batch(&col, None, None)
+            }
+        }
         .map_err(parquet_err)?;
-    c.close().map_err(parquet_err)?;
-    for k in 0..COUNTER_COLUMNS.len() + 2 {
-        let col: Vec<f64> = rows
-            .iter()
-            .map(|r| {
-                let s = &r.sample;
-                match k {
-                    k if k < COUNTER_COLUMNS.len() => counters(s)[k],
-                    k if k == COUNTER_COLUMNS.len() => s.ipc(),
-                    _ => mpki(s),
-                }
-            })
-            .collect();
-        let mut c = rg
-            .next_column()
-            .map_err(parquet_err)?
-            .expect("schema column");
-        c.typed::<DoubleType>()
-            .write_batch(&col, None, None)
-            .map_err(parquet_err)?;
         c.close().map_err(parquet_err)?;
     }
     rg.close().map_err(parquet_err)?;
@@ -245,7 +248,9 @@ mod tests {
             first.starts_with("0,1000,0,\"a,b\",2000,1000,10,4,"),
             "{first}"
         );
-        assert!(first.ends_with(",2,2"), "{first}");
+        // ipc 2, llc_mpki 2, no L2-miss stalls, llc_mpkc 4, stall
+        // fraction 0, did not run.
+        assert!(first.ends_with(",2,2,0,4,0,false"), "{first}");
     }
 
     #[test]

@@ -19,6 +19,12 @@
 //! ways = "0x00f"                 # CAT mask, unless a policy decides
 //! ```
 //!
+//! A `[method]` section picks the run methodology (see [`crate::method`]):
+//! `kind = "to-completion"` (the default), `kind = "restart"` with
+//! `completions = 3` (LFOC's: traces restart until the slowest app has
+//! completed N runs) or `kind = "fixed-time"` with `cycles = N` (COLORIS's:
+//! every app co-runs for N cycles).
+//!
 //! A `[coloring]` section runs a page-color policy (`coloris-static`,
 //! `coloris-dynamic`, `tam-static`; see [`crate::coloring`]); apps may then
 //! carry `thresholds = { low = .., high = .. }` and no `colors`. Without
@@ -41,6 +47,7 @@ use serde::{Deserialize, Serialize};
 use crate::algorithm::Algorithm;
 use crate::coloring::{Coloring, ColoringFile};
 use crate::error::Error;
+use crate::method::RunMethod;
 use crate::platforms;
 use cachepart_policy::Thresholds;
 
@@ -83,6 +90,10 @@ pub struct ScenarioFile {
     /// Whether to run every app alone too, for slowdowns and mix metrics.
     #[serde(default = "yes")]
     pub alone: bool,
+    /// The run methodology (section `[method]`; see [`crate::method`]):
+    /// to completion (default), LFOC's restarts, or COLORIS's fixed time.
+    #[serde(default, skip_serializing_if = "RunMethod::is_default")]
+    pub method: RunMethod,
     /// A policy that decides the CAT masks from the apps' alone curves
     /// (`stock`, `ucp`, `kpart`, `lfoc`, `dunn`, ...).
     #[serde(default)]
@@ -282,6 +293,27 @@ impl Scenario {
                 "must be positive (or left out)".into(),
             ));
         }
+        file.method
+            .check(file.interval_cycles)
+            .map_err(|(f, why)| err(f, why))?;
+        if file.method.replays() {
+            let replay = "the method replays every trace to its end (an app's run is its trace): leave out instruction limits";
+            if file.instructions.is_some() {
+                return Err(err("instructions".into(), replay.into()));
+            }
+            if let Some(i) = file.apps.iter().position(|a| a.instructions.is_some()) {
+                return Err(err(
+                    format!("app[{i}] ({}).instructions", file.apps[i].name),
+                    replay.into(),
+                ));
+            }
+            if !file.restart {
+                return Err(err(
+                    "restart".into(),
+                    "the method replays every trace; restart = false contradicts it".into(),
+                ));
+            }
+        }
         let policy = match &file.policy {
             None => None,
             Some(p) => {
@@ -432,7 +464,7 @@ impl Scenario {
                 timing,
                 core,
                 instructions,
-                restart: instructions.is_some() && file.restart,
+                restart: (instructions.is_some() || file.method.replays()) && file.restart,
                 llc_mask,
                 huge_pages: a.huge_pages.unwrap_or_default(),
             });

@@ -11,15 +11,16 @@
 //! go in parallel but each is its own simulation.
 
 use cachepart_machine::{AppColors, Machine, Plan};
-use cachepart_policy::{drive, Chain, Controller, DriveError, Flow, Static, Stop};
+use cachepart_policy::{drive, Chain, Controller, DriveError, Static, Stop};
 use cachepart_profile::MixMetrics;
-use cachepart_sim::system::{run_alone, AppTotals, SimMachine};
+use cachepart_sim::system::{run_alone, run_alone_for, run_alone_runs, AppTotals, SimMachine};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::coloring::{ColorController, ColoringReport};
 use crate::error::Error;
 use crate::experiment::{policy_for, RunOptions};
+use crate::method::{gmean, MethodTracker, RunMethod};
 use crate::samples::SampleRow;
 use crate::scenario::Scenario;
 
@@ -41,8 +42,16 @@ pub struct AppResult {
     pub totals: AppTotals,
     /// Its IPC alone with the whole LLC, when alone runs were made.
     pub ipc_alone: Option<f64>,
-    /// IPC alone / IPC in the mix.
+    /// IPC alone / IPC in the mix; under the restart method, the
+    /// geometric mean of its completed runs' times over its time alone.
     pub slowdown: Option<f64>,
+    /// Under the restart method: the length of each of its completed runs
+    /// in the mix, in cycles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<u64>>,
+    /// Under the restart method: the cycles of one run alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_cycles_alone: Option<f64>,
 }
 
 /// The result of a simulated scenario.
@@ -54,6 +63,9 @@ pub struct SimReport {
     pub platform: String,
     /// The policy that chose the masks, if any.
     pub policy: Option<String>,
+    /// The run methodology, unless the default (to completion).
+    #[serde(skip_serializing_if = "RunMethod::is_default")]
+    pub method: RunMethod,
     /// The plan it chose.
     pub plan: Option<Plan>,
     /// Per-app results, in scenario order.
@@ -157,6 +169,7 @@ pub fn run_scenario(
     let limit: Option<u64> = scenario.apps.iter().map(|a| a.instructions).sum();
     let mut samples = Vec::new();
     let mut retired = 0u64;
+    let mut tracker = MethodTracker::new(file.method, scenario.apps.len());
     let log = drive(&mut machine, &mut chain, Stop::WhenDone, &mut |iv| {
         for x in &iv.samples {
             retired += x.instructions as u64;
@@ -171,10 +184,19 @@ pub fn run_scenario(
         if let Some(p) = progress {
             p(iv.index + 1, iv.end_cycles, retired, limit);
         }
-        Flow::Continue
+        tracker.observe(iv)
     })
     .map_err(|e| drive_err(scenario, e))?;
     drop(chain);
+    if let Some(a) = tracker.stuck() {
+        return Err(sim_err(
+            scenario,
+            format!(
+                "app {a} ({}) finished: its trace made no progress, so it can not be replayed as the run method needs",
+                names[a]
+            ),
+        ));
+    }
     let plan = log.actions.iter().find_map(|a| match (&a.action, a.cause) {
         (cachepart_machine::Action::Apply(p), cachepart_policy::driver::Cause::Start)
             if !p.clusters.is_empty() =>
@@ -194,12 +216,34 @@ pub fn run_scenario(
     let cores: Vec<u32> = (0..scenario.apps.len())
         .map(|i| machine.app_core(i))
         .collect();
-    let alone: Option<Vec<AppTotals>> = if file.alone {
+    // Each app alone: its totals, and under the restart method the
+    // geometric mean of its runs alone.
+    let alone: Option<Vec<(AppTotals, Option<f64>)>> = if file.alone {
         Some(
             scenario
                 .apps
                 .par_iter()
-                .map(|a| run_alone(&scenario.platform, a, None, file.seed))
+                .map(|a| match file.method {
+                    RunMethod::FixedTime { cycles } => run_alone_for(
+                        &scenario.platform,
+                        a,
+                        cycles,
+                        file.interval_cycles,
+                        file.seed,
+                    )
+                    .map(|t| (t, None)),
+                    RunMethod::Restart { completions } => run_alone_runs(
+                        &scenario.platform,
+                        a,
+                        completions,
+                        file.interval_cycles,
+                        file.seed,
+                    )
+                    .map(|(t, runs)| (t, gmean(&runs))),
+                    RunMethod::ToCompletion => {
+                        run_alone(&scenario.platform, a, None, file.seed).map(|t| (t, None))
+                    }
+                })
                 .collect::<Result<_, _>>()
                 .map_err(|e| sim_err(scenario, e))?,
         )
@@ -224,14 +268,20 @@ pub fn run_scenario(
         .into_iter()
         .enumerate()
         .map(|(i, t)| {
-            let ipc_alone = alone.as_ref().map(|a| a[i].ipc);
-            let slowdown = ipc_alone.map(|ia| {
-                if t.ipc > 0.0 {
-                    ia / t.ipc
-                } else {
-                    f64::INFINITY
-                }
-            });
+            let ipc_alone = alone.as_ref().map(|a| a[i].0.ipc);
+            let restart = matches!(file.method, RunMethod::Restart { .. });
+            let run_cycles_alone = alone.as_ref().and_then(|a| a[i].1);
+            let slowdown = match (run_cycles_alone, tracker.mean_run_cycles(i)) {
+                (Some(alone), Some(shared)) if alone > 0.0 => Some(shared / alone),
+                (Some(_), _) => Some(f64::INFINITY),
+                (None, _) => ipc_alone.map(|ia| {
+                    if t.ipc > 0.0 {
+                        ia / t.ipc
+                    } else {
+                        f64::INFINITY
+                    }
+                }),
+            };
             AppResult {
                 core: cores[i],
                 ways: masks[i].clone(),
@@ -239,18 +289,21 @@ pub fn run_scenario(
                 totals: t,
                 ipc_alone,
                 slowdown,
+                runs: restart.then(|| tracker.runs()[i].clone()),
+                run_cycles_alone,
             }
         })
         .collect();
     let metrics = alone.as_ref().map(|a| {
         let slow: Vec<f64> = apps.iter().map(|r| r.slowdown.unwrap_or(1.0)).collect();
-        let ipc: Vec<f64> = a.iter().map(|t| t.ipc).collect();
+        let ipc: Vec<f64> = a.iter().map(|(t, _)| t.ipc).collect();
         MixMetrics::compute(&slow, &ipc)
     });
     Ok(SimReport {
         scenario: scenario.name.clone(),
         platform: scenario.platform.name.clone(),
         policy: scenario.policy.map(|a| a.to_string()),
+        method: file.method,
         plan,
         apps,
         metrics,
@@ -320,7 +373,14 @@ pub fn to_table(r: &SimReport) -> String {
         r.policy
             .as_ref()
             .map(|p| format!(", policy {p}"))
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            + &match r.method {
+                RunMethod::ToCompletion => String::new(),
+                RunMethod::Restart { completions } => {
+                    format!(", method restart ({completions} runs of the slowest app)")
+                }
+                RunMethod::FixedTime { cycles } => format!(", method fixed-time ({cycles} cycles)"),
+            },
         r.intervals,
         r.simulated_cycles
     );

@@ -10,7 +10,7 @@
 //! ([`sweep_platform`]). The app's own CAT mask is kept for a color run
 //! and replaced for a way run.
 
-use cachepart_machine::Axis;
+use cachepart_machine::{Axis, EventKind};
 use cachepart_units::{IdSet, WayMask};
 use rayon::prelude::*;
 
@@ -58,8 +58,10 @@ pub fn sweep_platform(platform: &PlatformConfig, colors: bool) -> PlatformConfig
 
 /// Runs `app` alone on core 0 of `platform` with `size` of the LLC until
 /// it finishes, sampling its occupancy every `sample_cycles` (`None`: no
-/// sampling). The app must finish: an instruction limit, or a finite
-/// trace without restart.
+/// sampling). It finishes at its instruction limit, or without one at the
+/// end of its trace (one pass: an app that replays its trace without a
+/// limit, as the restart and fixed-time methodologies run it, is run alone
+/// once through).
 pub fn run_alone_at(
     platform: &PlatformConfig,
     app: &AppSpec,
@@ -69,6 +71,9 @@ pub fn run_alone_at(
 ) -> Result<AloneRun, SystemError> {
     let mut spec = app.clone();
     spec.core = 0;
+    if spec.instructions.is_none() {
+        spec.restart = false;
+    }
     let bad = |what: &str, n: u32, max: u32| SystemError::Config {
         field: format!("llc-{what}"),
         reason: format!("{n} {what}: the LLC has 1..={max}"),
@@ -126,6 +131,73 @@ pub fn run_alone(
 ) -> Result<AppTotals, SystemError> {
     let size = llc_ways.map_or(AloneSize::Whole, AloneSize::Ways);
     Ok(run_alone_at(platform, app, size, seed, None)?.totals)
+}
+
+/// Runs `app` alone on core 0 of `platform` with the whole LLC for
+/// `cycles` of simulated time (rounded up to whole sampling intervals of
+/// `interval_cycles`), replaying its trace whenever it ends, as a
+/// fixed-time run co-runs it. Its instruction limit is ignored.
+pub fn run_alone_for(
+    platform: &PlatformConfig,
+    app: &AppSpec,
+    cycles: u64,
+    interval_cycles: u64,
+    seed: u64,
+) -> Result<AppTotals, SystemError> {
+    if interval_cycles == 0 {
+        return Err(SystemError::Config {
+            field: "interval-cycles".into(),
+            reason: "must be positive".into(),
+        });
+    }
+    let mut spec = app.clone();
+    spec.core = 0;
+    spec.llc_mask = None;
+    spec.instructions = None;
+    spec.restart = true;
+    let mut sys = System::new(platform, vec![spec], seed)?;
+    while sys.now() < cycles && !sys.is_done() {
+        sys.run_interval(interval_cycles)?;
+    }
+    Ok(sys.totals().remove(0))
+}
+
+/// Runs `app` alone on core 0 of `platform` with the whole LLC, replaying
+/// its trace at each end, until it has completed `runs` runs (passes over
+/// its trace), as the restart methodology co-runs it; returns its totals
+/// and the length in cycles of each run (measured at the replays, within
+/// intervals of `interval_cycles`). Its instruction limit is ignored.
+pub fn run_alone_runs(
+    platform: &PlatformConfig,
+    app: &AppSpec,
+    runs: u32,
+    interval_cycles: u64,
+    seed: u64,
+) -> Result<(AppTotals, Vec<u64>), SystemError> {
+    if interval_cycles == 0 {
+        return Err(SystemError::Config {
+            field: "interval-cycles".into(),
+            reason: "must be positive".into(),
+        });
+    }
+    let mut spec = app.clone();
+    spec.core = 0;
+    spec.llc_mask = None;
+    spec.instructions = None;
+    spec.restart = true;
+    let mut sys = System::new(platform, vec![spec], seed)?;
+    let (mut began, mut lengths) = (0u64, Vec::new());
+    while lengths.len() < runs as usize && !sys.is_done() {
+        sys.run_interval(interval_cycles)?;
+        for e in sys.take_events() {
+            if e.kind == EventKind::Restarted {
+                lengths.push(e.at_cycles.saturating_sub(began));
+                began = e.at_cycles;
+            }
+        }
+    }
+    lengths.truncate(runs as usize);
+    Ok((sys.totals().remove(0), lengths))
 }
 
 /// The alone sizes of `axis` on `platform`.

@@ -26,7 +26,10 @@ pub struct AppSpec {
     pub instructions: Option<u64>,
     /// Replay the trace from its start when it ends before the
     /// instruction limit (multiprogram methodology: every app keeps
-    /// running until the slowest has done its share).
+    /// running until the slowest has done its share). Without a limit the
+    /// app replays its trace for as long as the caller runs the system
+    /// (the restart and fixed-time run methods; a `Restarted` event marks
+    /// each replay), so [`crate::system::System::run_to_end`] would not end.
     pub restart: bool,
     /// CAT mask of its LLC fills (`None`: every way).
     pub llc_mask: Option<WayMask>,

@@ -51,7 +51,8 @@ pub mod source;
 pub mod timing;
 
 pub use alone::{
-    alone_sweep, alone_sweep_many, run_alone, run_alone_at, sweep_platform, AloneRun, AloneSize,
+    alone_sweep, alone_sweep_many, run_alone, run_alone_at, run_alone_for, run_alone_runs,
+    sweep_platform, AloneRun, AloneSize,
 };
 pub use app::{AppSpec, AppTotals};
 pub use dram::{queued_latency, Dram};

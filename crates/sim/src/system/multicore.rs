@@ -421,12 +421,6 @@ impl System {
                 ));
             }
             spec.timing.check(&spec.name)?;
-            if spec.restart && spec.instructions.is_none() {
-                return Err(cfg_err(
-                    field("restart"),
-                    "restarting needs an instruction limit".into(),
-                ));
-            }
             if let Some(m) = spec.llc_mask {
                 rules.check(m).map_err(|source| SystemError::Mask {
                     app: spec.name.clone(),
