@@ -33,3 +33,9 @@ fi
 for f in "${files[@]}"; do
   "$bin" experiment run "$f" --out "$out"
 done
+
+# The table-driven experiments (Python, on PBBCache's measurements) when
+# no experiment file was named.
+if [ "$#" -eq 0 ]; then
+  .venv/bin/python scripts/experiments/lfoc_fig2_fig3.py --out "$out"
+fi
