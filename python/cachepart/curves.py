@@ -37,7 +37,7 @@ def miss_curve(
     sets: int = 2048,
     ways: int = 16,
     page: int = 4096,
-    rate: float = 0.01,
+    rate: float | None = None,
     max_lines: int | None = None,
     adjust: bool = True,
     use_index: bool = True,
@@ -52,7 +52,9 @@ def miss_curve(
     SHARDS reads the trace's sample index (``TRACE.shards``, see
     :func:`build_shards_index`) when there is one that serves the request
     (rate at most 1/32), unless ``use_index=False``; the estimate is the
-    same either way.
+    same either way. The sampling options (``rate``, default 0.01;
+    ``max_lines``, ``adjust``, ``use_index``) are for ``kind="shards"``
+    only: given with another kind they raise :class:`cachepart.UsageError`.
     """
     doc = json.loads(
         call(

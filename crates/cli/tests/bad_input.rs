@@ -245,7 +245,64 @@ fn cases() -> Vec<Case> {
             ],
             expect: vec!["cut"],
         },
+        Case {
+            name: "set-associative curve larger than the host's memory",
+            files: vec![],
+            traces: small_trace,
+            args: vec![
+                "curves",
+                "t.cpt",
+                "--kind",
+                "set-associative",
+                "--sets",
+                "4294967296",
+                "--ways",
+                "1024",
+            ],
+            expect: vec!["4294967296 sets x 1024 ways", "32.0 TiB", "memory"],
+        },
+        Case {
+            name: "colored curves larger than any memory",
+            files: vec![],
+            traces: small_trace,
+            args: vec![
+                "curves",
+                "t.cpt",
+                "--kind",
+                "colors",
+                "--sets",
+                "4294967296",
+                "--ways",
+                "1024",
+            ],
+            expect: vec!["colored curves", "would need", "more than"],
+        },
+        Case {
+            name: "SHARDS rate for an exact curve",
+            files: vec![],
+            traces: small_trace,
+            args: vec!["curves", "t.cpt", "--rate", "0.5"],
+            expect: vec!["rate 0.5", "shards", "fully-associative"],
+        },
+        Case {
+            name: "SHARDS max-lines for a set-associative curve",
+            files: vec![],
+            traces: small_trace,
+            args: vec![
+                "curves",
+                "t.cpt",
+                "--kind",
+                "set-associative",
+                "--max-lines",
+                "100",
+            ],
+            expect: vec!["max-lines 100", "shards"],
+        },
     ]
+}
+
+fn small_trace(d: &Path) {
+    gen_trace(d, "t", 2000);
 }
 
 #[test]
