@@ -298,6 +298,20 @@ fn cases() -> Vec<Case> {
             ],
             expect: vec!["max-lines 100", "shards"],
         },
+        Case {
+            name: "platform colors of 1-byte pages",
+            files: vec![],
+            traces: no_traces,
+            args: vec!["platform", "colors", "xeon-e5506", "--page", "1"],
+            expect: vec!["--page", "1 B", "4096"],
+        },
+        Case {
+            name: "platform colors of a page size the model does not map",
+            files: vec![],
+            traces: no_traces,
+            args: vec!["platform", "colors", "xeon-e5506", "--page", "8192"],
+            expect: vec!["--page", "8192 B", "2097152"],
+        },
     ]
 }
 
