@@ -312,8 +312,93 @@ fn cases() -> Vec<Case> {
             args: vec!["platform", "colors", "xeon-e5506", "--page", "8192"],
             expect: vec!["--page", "8192 B", "2097152"],
         },
+        Case {
+            name: "empty color set in a scenario",
+            files: vec![(
+                "s.toml",
+                SCENARIO.replace("TRACE", "t.cpt").replace(
+                    "platform = \"xeon-e5506\"",
+                    "platform = \"xeon-e5506\"\nallocator = \"tam\"",
+                ) + "colors = \"\"\n",
+            )],
+            traces: small_trace,
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "app[0] (a).colors", "empty color set"],
+        },
+        Case {
+            name: "unknown claim metric in an experiment",
+            files: vec![(
+                "e.toml",
+                EXPERIMENT.to_string()
+                    + "[[claim]]\nwhat = \"w\"\npaper = \"p\"\nmetric = \"knee:b\"\n",
+            )],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "claim[0].metric", "knee:b", "knee:a"],
+        },
+        Case {
+            name: "unknown key in an experiment's program",
+            files: vec![("e.toml", EXPERIMENT.replace("base-cpi", "base-cip"))],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "program.a", "base-cip"],
+        },
+        Case {
+            name: "unknown key in an experiment's scenario",
+            files: vec![(
+                "e.toml",
+                EXPERIMENT.replace("seed = 1\ninstructions", "sed = 1\ninstructions"),
+            )],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "scenario", "sed"],
+        },
+        Case {
+            name: "unknown key in an experiment's design",
+            files: vec![(
+                "e.toml",
+                EXPERIMENT.replace("colors = [1, 2]", "colours = [1, 2]"),
+            )],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "colours"],
+        },
+        Case {
+            name: "unknown key in a platform file",
+            files: vec![(
+                "p.toml",
+                include_str!("../../../platforms/xeon-e5506.toml")
+                    .replace("dram-ns = 65.0", "dram-ns = 65.0\ndram-nss = 1"),
+            )],
+            traces: no_traces,
+            args: vec!["platform", "show", "p.toml"],
+            expect: vec!["p.toml", "dram-nss"],
+        },
+        Case {
+            name: "unknown key in a scenario's app",
+            files: vec![("s.toml", SCENARIO.replace("TRACE", "t.cpt") + "mpl = 2.0\n")],
+            traces: small_trace,
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "mpl"],
+        },
     ]
 }
+
+const EXPERIMENT: &str = r#"title = "t"
+paper = "p"
+[scenario]
+platform = "power5"
+allocator = "tam"
+seed = 1
+instructions = 100_000
+[program.a]
+synth = { seed = 1, accesses = 10_000, pattern = { class = "streaming", array-bytes = 65_536 } }
+base-cpi = 0.8
+[design]
+kind = "color-sweep"
+programs = ["a"]
+colors = [1, 2]
+"#;
 
 fn small_trace(d: &Path) {
     gen_trace(d, "t", 2000);
