@@ -381,6 +381,42 @@ fn cases() -> Vec<Case> {
             args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
             expect: vec!["s.toml", "mpl"],
         },
+        Case {
+            name: "unknown key in a TOML workload",
+            files: vec![
+                ("m.csv", metrics(|s| s)),
+                (
+                    "w.toml",
+                    "[[workload]]\nname = \"x\"\napps = [\"a\", \"b\"]\nbogus = 1\n".into(),
+                ),
+            ],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "-w", "w.toml"]),
+            expect: vec!["w.toml", "workload[0]", "bogus"],
+        },
+        Case {
+            name: "unknown top-level key in a JSON workloads file",
+            files: vec![
+                ("m.csv", metrics(|s| s)),
+                (
+                    "w.json",
+                    r#"{"workloads": [["a", "b"]], "extra": 1}"#.into(),
+                ),
+            ],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "-w", "w.json"]),
+            expect: vec!["w.json", "extra", "unknown key"],
+        },
+        Case {
+            name: "misspelt apps in a JSON workload",
+            files: vec![
+                ("m.csv", metrics(|s| s)),
+                ("w.json", r#"[{"name": "x", "aps": ["a", "b"]}]"#.into()),
+            ],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "-w", "w.json"]),
+            expect: vec!["w.json", "workloads[0]", "aps"],
+        },
     ]
 }
 
