@@ -16,7 +16,7 @@
 //! Lists are intrusive doubly-linked lists through per-frame arrays, so
 //! removing a buddy is O(1); only the first frame of a free block carries
 //! its order. The arrays are allocated lazily, 4 MiB of frames at a time
-//! ([`super::frame_table`]), and largest blocks never handed out are
+//! (`memory/frame_table.rs`), and largest blocks never handed out are
 //! kept as a range, so a large simulated memory costs only what the run
 //! touches. Memory need not be a multiple of 4 MiB: the tail is carved
 //! into the largest aligned blocks that fit. A fresh allocator hands out
@@ -39,7 +39,7 @@ const MAX: usize = MAX_ORDER as usize;
 
 /// The buddy allocator over a finite physical memory.
 ///
-/// The per-frame arrays are a lazily materialised [`FrameTable`], and the
+/// The per-frame arrays are a lazily materialised frame table (4 MiB chunks), and the
 /// largest blocks that have never been handed out are not on the
 /// order-[`MAX_ORDER`] list as nodes: they are the range
 /// `untouched..untouched_end`, which stands for the list's tail in
@@ -66,7 +66,7 @@ pub struct BuddyAllocator {
 impl BuddyAllocator {
     /// All of `bytes` of physical memory free (a whole number of 4 KiB
     /// frames, at least one, fewer than 2^32). Its bookkeeping is
-    /// allocated as frames are used (see [`FrameTable`]).
+    /// allocated as frames are used, 4 MiB of frames at a time.
     pub fn new(bytes: u64) -> Result<BuddyAllocator, MemoryError> {
         let bad = |reason| MemoryError::MemorySize { bytes, reason };
         if bytes == 0 || !bytes.is_multiple_of(FRAME_BYTES) {
@@ -209,7 +209,7 @@ impl BuddyAllocator {
     }
 
     /// Bytes of per-frame bookkeeping allocated so far (chunks of
-    /// [`CHUNK_FRAMES`] frames that have been written).
+    /// 1024 frames that have been written).
     pub fn bookkeeping_bytes(&self) -> u64 {
         self.table.chunks_in_use() as u64 * CHUNK_FRAMES * 9
     }
