@@ -131,13 +131,11 @@ impl BuddyAllocator {
 
     fn push(&mut self, pfn: u32, k: u8) {
         let h = self.head[usize::from(k)];
-        self.table.set_next(pfn, h);
-        self.table.set_prev(pfn, NIL);
+        self.table.set(pfn, h, NIL, k);
         if h != NIL {
             self.table.set_prev(h, pfn);
         }
         self.head[usize::from(k)] = pfn;
-        self.table.set_order(pfn, k);
         self.len[usize::from(k)] += 1;
         self.free += 1 << k;
     }
@@ -211,7 +209,7 @@ impl BuddyAllocator {
     /// Bytes of per-frame bookkeeping allocated so far (chunks of
     /// 1024 frames that have been written).
     pub fn bookkeeping_bytes(&self) -> u64 {
-        self.table.chunks_in_use() as u64 * CHUNK_FRAMES * 9
+        self.table.chunks_in_use() as u64 * CHUNK_FRAMES * FrameTable::ENTRY_BYTES
     }
 }
 
@@ -326,7 +324,7 @@ mod tests {
         let frames: Vec<Frame> = (0..3000).map(|_| b.alloc(0, h).unwrap()).collect();
         assert_eq!(frames[2999], Frame(2999));
         // Three 4 MiB blocks split: three chunks of bookkeeping.
-        assert_eq!(b.bookkeeping_bytes(), 3 * 1024 * 9);
+        assert_eq!(b.bookkeeping_bytes(), 3 * 1024 * 12);
         assert_eq!(b.free_order_at(Frame(4096)), Some(MAX_ORDER));
         assert_eq!(b.free_order_at(Frame(4097)), None);
         for f in frames.into_iter().rev() {

@@ -5,7 +5,7 @@
 //! 4 MiB); a chunk's arrays exist only once one of its frames is written.
 //! Until then every frame of it reads as "no link, not a free block
 //! head". So a simulated memory costs a pointer per 4 MiB until it is
-//! used, and about 9 bytes per frame of the 4 MiB blocks it has touched:
+//! used, and 12 bytes per frame of the 4 MiB blocks it has touched:
 //! a platform with 1 TiB of memory runs a small program in a few MB.
 
 use super::buddy::MAX_ORDER;
@@ -18,20 +18,27 @@ pub(crate) const NIL: u32 = u32::MAX;
 /// Not the first frame of a free block.
 pub(crate) const NOT_FREE: u8 = u8::MAX;
 
-#[derive(Clone, Debug)]
-struct Chunk {
-    next: [u32; N],
-    prev: [u32; N],
-    order: [u8; N],
+/// One frame's links and order, side by side (one cache line serves a
+/// list operation on the frame).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    next: u32,
+    prev: u32,
+    order: u8,
 }
+
+const EMPTY: Entry = Entry {
+    next: NIL,
+    prev: NIL,
+    order: NOT_FREE,
+};
+
+#[derive(Clone, Debug)]
+struct Chunk([Entry; N]);
 
 impl Chunk {
     fn empty() -> Box<Chunk> {
-        Box::new(Chunk {
-            next: [NIL; N],
-            prev: [NIL; N],
-            order: [NOT_FREE; N],
-        })
+        Box::new(Chunk([EMPTY; N]))
     }
 }
 
@@ -59,52 +66,61 @@ impl FrameTable {
     }
 
     #[inline]
-    fn chunk(&self, pfn: u32) -> Option<(&Chunk, usize)> {
+    fn get(&self, pfn: u32) -> &Entry {
         let (c, i) = Self::split(pfn);
-        self.chunks.get(c)?.as_deref().map(|ch| (ch, i))
+        match self.chunks.get(c) {
+            Some(Some(ch)) => &ch.0[i],
+            _ => &EMPTY,
+        }
     }
 
     #[inline]
-    fn chunk_mut(&mut self, pfn: u32) -> (&mut Chunk, usize) {
+    fn get_mut(&mut self, pfn: u32) -> &mut Entry {
         let (c, i) = Self::split(pfn);
-        (self.chunks[c].get_or_insert_with(Chunk::empty), i)
+        &mut self.chunks[c].get_or_insert_with(Chunk::empty).0[i]
     }
 
     /// The next block on `pfn`'s free list.
     #[inline]
     pub(crate) fn next(&self, pfn: u32) -> u32 {
-        self.chunk(pfn).map_or(NIL, |(ch, i)| ch.next[i])
+        self.get(pfn).next
     }
 
     /// The previous block on `pfn`'s free list.
     #[inline]
     pub(crate) fn prev(&self, pfn: u32) -> u32 {
-        self.chunk(pfn).map_or(NIL, |(ch, i)| ch.prev[i])
+        self.get(pfn).prev
     }
 
     /// The order of the free block starting at `pfn`, or [`NOT_FREE`].
     #[inline]
     pub(crate) fn order(&self, pfn: u32) -> u8 {
-        self.chunk(pfn).map_or(NOT_FREE, |(ch, i)| ch.order[i])
+        self.get(pfn).order
     }
 
     #[inline]
     pub(crate) fn set_next(&mut self, pfn: u32, v: u32) {
-        let (ch, i) = self.chunk_mut(pfn);
-        ch.next[i] = v;
+        self.get_mut(pfn).next = v;
     }
 
     #[inline]
     pub(crate) fn set_prev(&mut self, pfn: u32, v: u32) {
-        let (ch, i) = self.chunk_mut(pfn);
-        ch.prev[i] = v;
+        self.get_mut(pfn).prev = v;
     }
 
     #[inline]
     pub(crate) fn set_order(&mut self, pfn: u32, v: u8) {
-        let (ch, i) = self.chunk_mut(pfn);
-        ch.order[i] = v;
+        self.get_mut(pfn).order = v;
     }
+
+    /// Sets all three of `pfn`'s fields.
+    #[inline]
+    pub(crate) fn set(&mut self, pfn: u32, next: u32, prev: u32, order: u8) {
+        *self.get_mut(pfn) = Entry { next, prev, order };
+    }
+
+    /// Bytes per materialised frame.
+    pub(crate) const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 
     /// Chunks materialised so far.
     pub(crate) fn chunks_in_use(&self) -> usize {
