@@ -41,7 +41,7 @@ def curves(
     sets: int = 2048,
     ways: int = 16,
     page: int = 4096,
-    rate: float = 0.01,
+    rate: float | None = None,
     max_lines: int | None = None,
     adjust: bool = True,
     use_index: bool = True,

@@ -10,11 +10,54 @@ mapped here too, as a second net.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from cachepart import _core
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 R = TypeVar("R")
+
+
+def path(value: object, name: str) -> str:
+    """``os.fspath(value)``, or :class:`cachepart.UsageError` naming the
+    argument when ``value`` is not a path."""
+    try:
+        return os.fspath(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise _core.UsageError(f"{name} {value!r}: expected a file path (a str or os.PathLike)") from None
+
+
+def optional_path(value: object, name: str) -> str | None:
+    """:func:`path`, with ``None`` passed through."""
+    return None if value is None else path(value, name)
+
+
+def paths(value: object, name: str) -> list[str]:
+    """A list of paths (a single path or string is refused: it is not a
+    list of them)."""
+    if isinstance(value, (str, bytes, os.PathLike)) or not hasattr(value, "__iter__"):
+        raise _core.UsageError(f"{name} {value!r}: expected a list of file paths")
+    return [path(v, f"{name}[{i}]") for i, v in enumerate(value)]
+
+
+def frame(value: object, name: str, columns: Iterable[str] = ()) -> pd.DataFrame:
+    """``value`` if it is a DataFrame with ``columns``, else
+    :class:`cachepart.UsageError` naming the argument and the missing
+    column."""
+    import pandas as pd
+
+    if not isinstance(value, pd.DataFrame):
+        raise _core.UsageError(f"{name}: expected a pandas DataFrame, not {type(value).__name__}")
+    missing = [c for c in columns if c not in value.columns]
+    if missing:
+        raise _core.UsageError(
+            f"{name}: no column {missing[0]!r} (its columns: {', '.join(map(str, value.columns))})"
+        )
+    return value
 
 
 def call(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:

@@ -16,7 +16,8 @@ from typing import Union
 import pandas as pd
 
 from cachepart import _core
-from cachepart._guard import call
+from cachepart._guard import call, frame
+from cachepart._guard import path as _path
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -37,7 +38,7 @@ def miss_curve(
     sets: int = 2048,
     ways: int = 16,
     page: int = 4096,
-    rate: float = 0.01,
+    rate: float | None = None,
     max_lines: int | None = None,
     adjust: bool = True,
     use_index: bool = True,
@@ -52,12 +53,14 @@ def miss_curve(
     SHARDS reads the trace's sample index (``TRACE.shards``, see
     :func:`build_shards_index`) when there is one that serves the request
     (rate at most 1/32), unless ``use_index=False``; the estimate is the
-    same either way.
+    same either way. The sampling options (``rate``, default 0.01;
+    ``max_lines``, ``adjust``, ``use_index``) are for ``kind="shards"``
+    only: given with another kind they raise :class:`cachepart.UsageError`.
     """
     doc = json.loads(
         call(
             _core.curves,
-            os.fspath(trace),
+            _path(trace, "trace"),
             kind=kind,
             line=line,
             ifetch=ifetch,
@@ -86,7 +89,7 @@ def build_shards_index(trace: PathLike, *, line: int = 64, ifetch: bool = False,
     summary: ``path``, ``bytes``, ``accesses``, ``sampled_refs``,
     ``sampled_lines``, ``ref_samples``.
     """
-    return json.loads(call(_core.build_shards_index, os.fspath(trace), line=line, ifetch=ifetch, exact_below=exact_below))
+    return json.loads(call(_core.build_shards_index, _path(trace, "trace"), line=line, ifetch=ifetch, exact_below=exact_below))
 
 
 #: Axes of stall-rate curves: CAT way counts or page-color counts.
@@ -117,7 +120,7 @@ def stall_curve(
     doc = json.loads(
         call(
             _core.stall_curve,
-            os.fspath(trace),
+            _path(trace, "trace"),
             platform,
             axis=axis,
             base_cpi=base_cpi,
@@ -146,9 +149,14 @@ def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y
     """Plots several curves (label -> DataFrame from :func:`miss_curve`)
     against cache size on a log2 axis. Saves a PNG when ``path`` is given;
     returns the matplotlib Figure."""
+    if not isinstance(curves, dict):
+        raise _core.UsageError(f"curves: expected a dict of label -> DataFrame, not {type(curves).__name__}")
+    for label, df in curves.items():
+        frame(df, f"curves[{label!r}]", ["size_bytes", y])
+    out = None if path is None else _path(path, "path")
     import matplotlib
 
-    if path is not None:
+    if out is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
@@ -161,13 +169,15 @@ def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y
     ax.legend()
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(os.fspath(path), dpi=100)
+    if out is not None:
+        fig.savefig(out, dpi=100)
     return fig
 
 
 def mean_absolute_error(a: pd.DataFrame, b: pd.DataFrame, column: str = "miss_ratio") -> float:
     """Mean absolute difference of two curves over the sizes they share."""
+    frame(a, "a", ["size_bytes", column])
+    frame(b, "b", ["size_bytes", column])
     m = a.merge(b, on="size_bytes", suffixes=("_a", "_b"))
     if m.empty:
         raise _core.UsageError("the two curves share no size")

@@ -19,8 +19,9 @@ from typing import Union
 import pandas as pd
 
 from cachepart import _core
-from cachepart._guard import call
+from cachepart._guard import call, frame, optional_path, paths
 from cachepart._guard import mixes as check_mixes
+from cachepart._guard import path as _path
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -28,8 +29,6 @@ PathLike = Union[str, "os.PathLike[str]"]
 WORKLOAD_METRICS = ["stp", "antt", "unfairness", "unfairness_cov", "jain", "gmean_speedup", "gmean_ipc"]
 
 
-def _path(p: PathLike | None) -> str | None:
-    return None if p is None else os.fspath(p)
 
 
 def _algorithms(algorithms: str | Iterable[str] | None) -> list[str]:
@@ -37,7 +36,14 @@ def _algorithms(algorithms: str | Iterable[str] | None) -> list[str]:
         return _core.default_algorithms()
     if isinstance(algorithms, str):
         return [a.strip() for a in algorithms.split(",") if a.strip()]
-    return list(algorithms)
+    try:
+        names = list(algorithms)
+    except TypeError:
+        raise _core.UsageError(f"algorithms {algorithms!r}: expected a list of algorithm names") from None
+    for n in names:
+        if not isinstance(n, str):
+            raise _core.UsageError(f"algorithms: {n!r} is not an algorithm name (expected a string)")
+    return names
 
 
 def evaluate(
@@ -69,8 +75,8 @@ def evaluate(
     text = call(
         _core.profile_evaluate,
         _algorithms(algorithms),
-        metrics=_path(metrics),
-        workloads=_path(workloads),
+        metrics=optional_path(metrics, "metrics"),
+        workloads=optional_path(workloads, "workloads"),
         mixes=check_mixes(mixes),
         ways=ways,
         bw_model=bw_model,
@@ -97,8 +103,8 @@ def classify(
     the table is classified."""
     text = call(
         _core.profile_classify,
-        metrics=_path(metrics),
-        workloads=_path(workloads),
+        metrics=optional_path(metrics, "metrics"),
+        workloads=optional_path(workloads, "workloads"),
         mixes=check_mixes(mixes),
         builtin=builtin,
     )
@@ -107,6 +113,7 @@ def classify(
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (workload, algorithm) with the workload metrics."""
+    frame(df, "df", ["workload", "algorithm"])
     cols = ["workload", "algorithm"] + [c for c in WORKLOAD_METRICS if c in df.columns]
     return df[cols].drop_duplicates(["workload", "algorithm"]).reset_index(drop=True)
 
@@ -114,6 +121,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 def tradeoff(df: pd.DataFrame) -> pd.DataFrame:
     """STP and unfairness of each (workload, algorithm) normalised to
     ``stock`` on the same workload (which ``df`` must contain)."""
+    frame(df, "df", ["workload", "algorithm", "stp", "unfairness"])
     s = summary(df)
     stock = s[s["algorithm"] == "stock"].set_index("workload")
     missing = sorted(set(s["workload"]) - set(stock.index))
@@ -149,7 +157,7 @@ def plot_tradeoff(df: pd.DataFrame, path: PathLike | None = None, title: str = "
     ax.legend()
     fig.tight_layout()
     if path is not None:
-        fig.savefig(os.fspath(path), dpi=100)
+        fig.savefig(_path(path, "path"), dpi=100)
     return fig
 
 
@@ -173,7 +181,7 @@ def from_traces(
 
     text = call(
         _core.profile_from_traces,
-        [os.fspath(t) for t in traces],
+        paths(traces, "traces"),
         platform,
         names=None if names is None else list(names),
         base_cpi=base_cpi,
@@ -182,7 +190,7 @@ def from_traces(
         seed=seed,
     )
     if path is not None:
-        with open(os.fspath(path), "w", encoding="utf-8") as f:
+        with open(_path(path, "path"), "w", encoding="utf-8") as f:
             f.write(text)
     return pd.read_csv(io.StringIO(text))
 

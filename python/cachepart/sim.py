@@ -19,7 +19,7 @@ from typing import Any, Union
 import pandas as pd
 
 from cachepart import _core
-from cachepart._guard import call
+from cachepart._guard import call, path
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -53,7 +53,7 @@ def run(
     alone runs (no slowdowns, no metrics). Raises ``cachepart.InputError``
     for a bad scenario (the message names the file and field).
     """
-    text, csv = call(_core.sim_run, os.fspath(scenario), seed, policy, alone)
+    text, csv = call(_core.sim_run, path(scenario, "scenario"), seed=seed, policy=policy, alone=alone)
     report = json.loads(text)
     rows = []
     for a in report["apps"]:

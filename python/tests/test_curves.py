@@ -114,3 +114,28 @@ def test_stall_curve_and_from_traces(trace, tmp_path):
         cc.stall_curve(trace, "nowhere")
     with pytest.raises(cachepart.UsageError, match="axis"):
         cc.stall_curve(trace, str(plat), axis="sets")
+
+
+def test_bad_arguments_raise_cachepart_errors_only(trace):
+    """Each bad argument raises a cachepart error naming it (never a
+    KeyError, TypeError, AttributeError or OverflowError)."""
+    df = cc.miss_curve(trace)
+    cases = [
+        (lambda: cc.miss_curve(None), "trace None"),
+        (lambda: cc.miss_curve(5), "trace 5"),
+        (lambda: cc.build_shards_index(None), "trace None"),
+        (lambda: cc.stall_curve(None, "xeon-e5506"), "trace None"),
+        (lambda: cc.miss_curve(trace, rate=0.5), "rate 0.5"),
+        (lambda: cc.miss_curve(trace, kind="set-associative", max_lines=10), "max-lines 10"),
+        (lambda: cc.miss_curve(trace, kind="set-associative", sets=2**32, ways=1024), "4294967296 sets x 1024 ways"),
+        (lambda: cc.plot_curves({"a": df}, y="nope"), "no column 'nope'"),
+        (lambda: cc.plot_curves([df]), "curves: expected a dict"),
+        (lambda: cc.plot_curves({"a": 5}), "curves\\['a'\\]: expected a pandas DataFrame"),
+        (lambda: cc.mean_absolute_error(df, df, column="nope"), "a: no column 'nope'"),
+        (lambda: cc.mean_absolute_error(df, 2), "b: expected a pandas DataFrame"),
+    ]
+    for f, match in cases:
+        with pytest.raises(cachepart.UsageError, match=match):
+            f()
+    # The sampling options are the SHARDS curve's.
+    assert len(cc.miss_curve(trace, kind="shards", rate=0.5)) > 0

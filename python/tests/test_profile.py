@@ -152,3 +152,20 @@ def test_low_bandwidth_gives_no_speedup():
         assert (s["antt"].to_numpy() >= prev["antt"].to_numpy()).all(), (s, prev)
         assert (s["stp"].to_numpy() <= prev["stp"].to_numpy()).all(), (s, prev)
         prev = s
+
+
+def test_bad_argument_types_raise_cachepart_errors_only(tmp_path):
+    w = tmp_path / "w.json"
+    w.write_text('[{"name": "x", "aps": ["a"]}]')
+    for f, exc, match in [
+        (lambda: cp.evaluate(metrics=5), cachepart.UsageError, "metrics 5"),
+        (lambda: cp.evaluate(algorithms=5), cachepart.UsageError, "algorithms 5"),
+        (lambda: cp.evaluate(algorithms=["stock", 3]), cachepart.UsageError, "3 is not an algorithm"),
+        (lambda: cp.evaluate(workloads=w), cachepart.InputError, r"workloads\[0\]: unknown key `aps`"),
+        (lambda: cp.from_traces(None, platform="xeon-e5506"), cachepart.UsageError, "traces None"),
+        (lambda: cp.from_traces("a.cpt", platform="xeon-e5506"), cachepart.UsageError, "a list of file paths"),
+        (lambda: cp.summary(5), cachepart.UsageError, "df: expected a pandas DataFrame"),
+        (lambda: cp.tradeoff(pd.DataFrame({"x": [1]})), cachepart.UsageError, "no column 'workload'"),
+    ]:
+        with pytest.raises(exc, match=match):
+            f()

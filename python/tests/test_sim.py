@@ -64,3 +64,14 @@ def test_bad_scenario_raises_input_error(tmp_path):
     with pytest.raises(cachepart.InputError, match=r"app\[0\] \(a\)\.trace"):
         cs.run(bad)
     assert ("xeon-e5506", "COLORIS: 4 cores, 4 MiB 16-way L3, 64 colors") in cs.platforms()
+
+
+def test_bad_arguments_raise_cachepart_errors_only():
+    for f, match in [
+        (lambda: cs.run(None), "scenario None"),
+        (lambda: cs.run(5), "scenario 5"),
+        (lambda: cs.run(TINY, seed=-1), "seed -1"),
+        (lambda: cs.run(TINY, seed="x"), "seed"),
+    ]:
+        with pytest.raises(cachepart.UsageError, match=match):
+            f()

@@ -27,6 +27,16 @@ pub enum CurveKind {
 }
 
 impl CurveKind {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CurveKind::FullyAssociative => "fully-associative",
+            CurveKind::SetAssociative => "set-associative",
+            CurveKind::Colors => "colors",
+            CurveKind::Shards => "shards",
+        }
+    }
+
     /// Parses a kebab-case name.
     pub fn from_name(s: &str) -> Result<CurveKind, Error> {
         Ok(match s {
@@ -64,8 +74,9 @@ pub struct CurveRequest {
     pub ways: u32,
     /// Page size of the color mapping.
     pub page_bytes: u64,
-    /// SHARDS sampling rate (the initial rate with `max_lines`).
-    pub rate: f64,
+    /// SHARDS sampling rate (the initial rate with `max_lines`; `None`:
+    /// [`CurveRequest::DEFAULT_RATE`]). Only for [`CurveKind::Shards`].
+    pub rate: Option<f64>,
     /// SHARDS fixed-size mode: at most this many sampled lines.
     pub max_lines: Option<usize>,
     /// SHARDS_adj correction.
@@ -87,11 +98,42 @@ impl Default for CurveRequest {
             sets: 2048,
             ways: 16,
             page_bytes: 4096,
-            rate: 0.01,
+            rate: None,
             max_lines: None,
             adjust: true,
             use_index: true,
         }
+    }
+}
+
+impl CurveRequest {
+    /// The SHARDS sampling rate when none is given.
+    pub const DEFAULT_RATE: f64 = 0.01;
+
+    /// Refuses SHARDS options (`rate`, `max-lines`, no `adjust`, no
+    /// index) given for another kind of curve, where they would be
+    /// silently ignored.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.kind == CurveKind::Shards {
+            return Ok(());
+        }
+        let given = [
+            self.rate.map(|r| format!("rate {r}")),
+            self.max_lines.map(|m| format!("max-lines {m}")),
+            (!self.adjust).then(|| "no-adjust (adjust = false)".to_string()),
+            (!self.use_index).then(|| "no-index (use-index = false)".to_string()),
+        ];
+        if let Some(opt) = given.into_iter().flatten().next() {
+            return Err(Error::Usage(format!(
+                "{opt}: a SHARDS sampling option, for kind shards only (this curve is {}, an exact one)",
+                self.kind.name()
+            )));
+        }
+        Ok(())
+    }
+
+    fn rate(&self) -> f64 {
+        self.rate.unwrap_or(Self::DEFAULT_RATE)
     }
 }
 
@@ -122,6 +164,7 @@ pub struct CurveResult {
 
 /// Computes the requested curve of the binary trace at `trace`.
 pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Error> {
+    req.check()?;
     let opts = Options::default()
         .with_line_bytes(req.line_bytes)
         .with_ifetch(req.include_ifetch);
@@ -166,23 +209,23 @@ fn shards_result(
 
 /// The SHARDS configuration of a request.
 fn shards_config(req: &CurveRequest) -> Result<ShardsConfig, Error> {
-    if !(req.rate > 0.0 && req.rate <= 1.0) {
+    let rate = req.rate();
+    if !(rate > 0.0 && rate <= 1.0) {
         return Err(Error::Usage(format!(
-            "SHARDS rate {}: expected 0 < rate <= 1",
-            req.rate
+            "SHARDS rate {rate}: expected 0 < rate <= 1"
         )));
     }
     let sampling_mode = match req.max_lines {
         Some(max_lines) => Sampling::FixedSize {
             max_lines,
-            initial_rate: req.rate,
+            initial_rate: rate,
         },
-        None => Sampling::FixedRate { rate: req.rate },
+        None => Sampling::FixedRate { rate },
     };
     Ok(ShardsConfig {
         sampling: sampling_mode,
         adjust: req.adjust,
-        ..ShardsConfig::fixed_rate(req.rate)
+        ..ShardsConfig::fixed_rate(rate)
     })
 }
 
@@ -235,4 +278,56 @@ fn pass(
     };
     records.finish().map_err(|e| ctx(&e))?;
     Ok(CurveResult { curve, sampling })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_options_are_for_shards_only() {
+        let exact = CurveRequest {
+            kind: CurveKind::SetAssociative,
+            ..CurveRequest::default()
+        };
+        assert!(exact.check().is_ok());
+        for (req, word) in [
+            (
+                CurveRequest {
+                    rate: Some(0.5),
+                    ..exact.clone()
+                },
+                "rate 0.5",
+            ),
+            (
+                CurveRequest {
+                    max_lines: Some(9),
+                    ..exact.clone()
+                },
+                "max-lines 9",
+            ),
+            (
+                CurveRequest {
+                    adjust: false,
+                    ..exact.clone()
+                },
+                "adjust",
+            ),
+            (
+                CurveRequest {
+                    use_index: false,
+                    ..exact.clone()
+                },
+                "index",
+            ),
+        ] {
+            let e = req.check().unwrap_err().to_string();
+            assert!(e.contains(word) && e.contains("set-associative"), "{e}");
+            let shards = CurveRequest {
+                kind: CurveKind::Shards,
+                ..req
+            };
+            assert!(shards.check().is_ok());
+        }
+    }
 }

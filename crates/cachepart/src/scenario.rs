@@ -441,6 +441,12 @@ impl Scenario {
                             .into(),
                     ))
                 }
+                Some(text) if text.trim().is_empty() => {
+                    return Err(err(
+                        field("colors"),
+                        format!("{text:?} is an empty color set: give at least one color (range syntax, 0-15,32) or remove colors"),
+                    ))
+                }
                 Some(text) => {
                     if platform.memory.allocator == AllocatorKind::Buddy {
                         return Err(err(
@@ -604,6 +610,7 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\n", "app[0] (a).trace"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ntrace=\"none.cpt\"\n", "none.cpt"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-3\"\n", "color-aware allocator"),
+            ("platform = \"xeon-e5506\"\nallocator = \"tam\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\" \"\n", "app[0] (a).colors: \" \" is an empty color set"),
             ("platform = \"xeon-e5506\"\npolicy = \"optc-stp\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "policy"),
             ("platform = \"xeon-e5506\"\npolicy = \"lfoc\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nways=\"0x3\"\n", "decides the masks"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "app[1].name"),

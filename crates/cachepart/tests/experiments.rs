@@ -55,9 +55,9 @@ what = "hot: 1 color / 16"
 paper = "slower"
 metric = "range:hot"
 [[claim]]
-what = "missing"
+what = "knee of stream"
 paper = "-"
-metric = "nope"
+metric = "knee:stream"
 "#;
 
 #[test]
@@ -77,7 +77,8 @@ fn a_tiny_experiment_runs_end_to_end_deterministically() {
     assert_eq!(files.len(), 3);
     let md = std::fs::read_to_string(out.join("tiny.md")).unwrap();
     assert!(md.contains("| hot: 1 color / 16 | slower |"), "{md}");
-    assert!(md.contains("n/a (no metric \"nope\")"), "{md}");
+    assert!(md.contains("| knee of stream | - | "), "{md}");
+    assert!(!md.contains("n/a"), "{md}");
     assert!(md.contains("![tiny](tiny.png)"));
     let png = std::fs::read(out.join("tiny.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
@@ -114,8 +115,17 @@ fn bad_files_fail_before_running_and_name_the_field() {
             "bogus",
         ),
         (
-            TINY.replace("metric = \"nope\"", "metric = \"nope\"\nformat = \"pct\""),
+            TINY.replace(
+                "metric = \"knee:stream\"",
+                "metric = \"knee:stream\"\nformat = \"pct\"",
+            ),
             "claim[1].format",
+        ),
+        (
+            // An unknown metric was printed as n/a after the runs; now it
+            // is refused at load.
+            TINY.replace("metric = \"knee:stream\"", "metric = \"nope\""),
+            "claim[1].metric",
         ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {

@@ -44,9 +44,9 @@ pub struct CurvesArgs {
     #[arg(long, default_value_t = 4096)]
     pub page: u64,
     /// SHARDS sampling rate (fixed rate), or the initial rate with
-    /// `--max-lines`.
-    #[arg(long, default_value_t = 0.01)]
-    pub rate: f64,
+    /// `--max-lines` [default: 0.01].
+    #[arg(long)]
+    pub rate: Option<f64>,
     /// SHARDS fixed size: track at most this many sampled lines.
     #[arg(long)]
     pub max_lines: Option<usize>,

@@ -1,9 +1,9 @@
 //! `cachepart platform list | show | colors`: the simulator's platforms
 //! (built in, or a platform file) and their page colors.
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use cachepart::platforms;
-use cachepart_sim::memory::{AllocatorKind, ColorLayout, ColorReport, FRAME_BYTES};
+use cachepart_sim::memory::{AllocatorKind, ColorLayout, ColorReport, PageSize, FRAME_BYTES};
 use clap::Subcommand;
 
 /// `cachepart platform ...`
@@ -50,7 +50,8 @@ pub fn run(cmd: PlatformCommand) -> Result<()> {
         } => {
             let p = platforms::resolve(&platform, None)?;
             let g = p.llc.geometry()?;
-            let layout = ColorLayout::new(&g, page)?;
+            let size = PageSize::from_bytes(page).map_err(|e| anyhow!("--page: {e}"))?;
+            let layout = ColorLayout::new(&g, size.bytes())?;
             let pool = match p.memory.allocator {
                 AllocatorKind::Coloris => p.memory.coloris.pool_bytes,
                 _ => p.memory.size_bytes,

@@ -245,7 +245,199 @@ fn cases() -> Vec<Case> {
             ],
             expect: vec!["cut"],
         },
+        Case {
+            name: "set-associative curve larger than the host's memory",
+            files: vec![],
+            traces: small_trace,
+            args: vec![
+                "curves",
+                "t.cpt",
+                "--kind",
+                "set-associative",
+                "--sets",
+                "4294967296",
+                "--ways",
+                "1024",
+            ],
+            expect: vec!["4294967296 sets x 1024 ways", "32.0 TiB", "memory"],
+        },
+        Case {
+            name: "colored curves larger than any memory",
+            files: vec![],
+            traces: small_trace,
+            args: vec![
+                "curves",
+                "t.cpt",
+                "--kind",
+                "colors",
+                "--sets",
+                "4294967296",
+                "--ways",
+                "1024",
+            ],
+            expect: vec!["colored curves", "would need", "more than"],
+        },
+        Case {
+            name: "SHARDS rate for an exact curve",
+            files: vec![],
+            traces: small_trace,
+            args: vec!["curves", "t.cpt", "--rate", "0.5"],
+            expect: vec!["rate 0.5", "shards", "fully-associative"],
+        },
+        Case {
+            name: "SHARDS max-lines for a set-associative curve",
+            files: vec![],
+            traces: small_trace,
+            args: vec![
+                "curves",
+                "t.cpt",
+                "--kind",
+                "set-associative",
+                "--max-lines",
+                "100",
+            ],
+            expect: vec!["max-lines 100", "shards"],
+        },
+        Case {
+            name: "platform colors of 1-byte pages",
+            files: vec![],
+            traces: no_traces,
+            args: vec!["platform", "colors", "xeon-e5506", "--page", "1"],
+            expect: vec!["--page", "1 B", "4096"],
+        },
+        Case {
+            name: "platform colors of a page size the model does not map",
+            files: vec![],
+            traces: no_traces,
+            args: vec!["platform", "colors", "xeon-e5506", "--page", "8192"],
+            expect: vec!["--page", "8192 B", "2097152"],
+        },
+        Case {
+            name: "empty color set in a scenario",
+            files: vec![(
+                "s.toml",
+                SCENARIO.replace("TRACE", "t.cpt").replace(
+                    "platform = \"xeon-e5506\"",
+                    "platform = \"xeon-e5506\"\nallocator = \"tam\"",
+                ) + "colors = \"\"\n",
+            )],
+            traces: small_trace,
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "app[0] (a).colors", "empty color set"],
+        },
+        Case {
+            name: "unknown claim metric in an experiment",
+            files: vec![(
+                "e.toml",
+                EXPERIMENT.to_string()
+                    + "[[claim]]\nwhat = \"w\"\npaper = \"p\"\nmetric = \"knee:b\"\n",
+            )],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "claim[0].metric", "knee:b", "knee:a"],
+        },
+        Case {
+            name: "unknown key in an experiment's program",
+            files: vec![("e.toml", EXPERIMENT.replace("base-cpi", "base-cip"))],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "program.a", "base-cip"],
+        },
+        Case {
+            name: "unknown key in an experiment's scenario",
+            files: vec![(
+                "e.toml",
+                EXPERIMENT.replace("seed = 1\ninstructions", "sed = 1\ninstructions"),
+            )],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "scenario", "sed"],
+        },
+        Case {
+            name: "unknown key in an experiment's design",
+            files: vec![(
+                "e.toml",
+                EXPERIMENT.replace("colors = [1, 2]", "colours = [1, 2]"),
+            )],
+            traces: no_traces,
+            args: vec!["experiment", "run", "e.toml", "--out", "out"],
+            expect: vec!["e.toml", "colours"],
+        },
+        Case {
+            name: "unknown key in a platform file",
+            files: vec![(
+                "p.toml",
+                include_str!("../../../platforms/xeon-e5506.toml")
+                    .replace("dram-ns = 65.0", "dram-ns = 65.0\ndram-nss = 1"),
+            )],
+            traces: no_traces,
+            args: vec!["platform", "show", "p.toml"],
+            expect: vec!["p.toml", "dram-nss"],
+        },
+        Case {
+            name: "unknown key in a scenario's app",
+            files: vec![("s.toml", SCENARIO.replace("TRACE", "t.cpt") + "mpl = 2.0\n")],
+            traces: small_trace,
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "mpl"],
+        },
+        Case {
+            name: "unknown key in a TOML workload",
+            files: vec![
+                ("m.csv", metrics(|s| s)),
+                (
+                    "w.toml",
+                    "[[workload]]\nname = \"x\"\napps = [\"a\", \"b\"]\nbogus = 1\n".into(),
+                ),
+            ],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "-w", "w.toml"]),
+            expect: vec!["w.toml", "workload[0]", "bogus"],
+        },
+        Case {
+            name: "unknown top-level key in a JSON workloads file",
+            files: vec![
+                ("m.csv", metrics(|s| s)),
+                (
+                    "w.json",
+                    r#"{"workloads": [["a", "b"]], "extra": 1}"#.into(),
+                ),
+            ],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "-w", "w.json"]),
+            expect: vec!["w.json", "extra", "unknown key"],
+        },
+        Case {
+            name: "misspelt apps in a JSON workload",
+            files: vec![
+                ("m.csv", metrics(|s| s)),
+                ("w.json", r#"[{"name": "x", "aps": ["a", "b"]}]"#.into()),
+            ],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "-w", "w.json"]),
+            expect: vec!["w.json", "workloads[0]", "aps"],
+        },
     ]
+}
+
+const EXPERIMENT: &str = r#"title = "t"
+paper = "p"
+[scenario]
+platform = "power5"
+allocator = "tam"
+seed = 1
+instructions = 100_000
+[program.a]
+synth = { seed = 1, accesses = 10_000, pattern = { class = "streaming", array-bytes = 65_536 } }
+base-cpi = 0.8
+[design]
+kind = "color-sweep"
+programs = ["a"]
+colors = [1, 2]
+"#;
+
+fn small_trace(d: &Path) {
+    gen_trace(d, "t", 2000);
 }
 
 #[test]

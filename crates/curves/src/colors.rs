@@ -38,7 +38,7 @@ use crate::error::{CurveError, Result};
 use crate::line_map::LineMap;
 use crate::options::{for_each_line, Options};
 use crate::set_assoc::{CHUNK, MAX_WAYS};
-use crate::set_stacks::{misses_by_ways, SetStacks};
+use crate::set_stacks::{misses_by_ways, tag_bytes, SetStacks};
 
 /// A page-colored cache: sets, associativity and page size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,13 +171,25 @@ pub fn colored<I: IntoIterator<Item = Record>>(
     let per_color = geom.page_bytes / opts.line_bytes;
     let page_shift = per_color.trailing_zeros();
     let ways = geom.ways as usize;
+    let sum: u128 = counts.iter().map(|&c| u128::from(c)).sum();
+    cachepart_units::check_allocation(
+        "the colored curves' per-set LRU stacks",
+        &format!(
+            "{} color counts, {sum} colors in all x {per_color} sets per color x {} ways x 8 B",
+            counts.len(),
+            geom.ways
+        ),
+        sum * tag_bytes(per_color, u64::from(geom.ways)),
+    )?;
     let mut passes: Vec<Pass> = counts
         .iter()
-        .map(|&c| Pass {
-            colors: u64::from(c),
-            stacks: SetStacks::new(c as usize * per_color as usize, ways),
+        .map(|&c| {
+            Ok(Pass {
+                colors: u64::from(c),
+                stacks: SetStacks::new(c as usize * per_color as usize, ways)?,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let run = |passes: &mut Vec<Pass>, chunk: &[(u64, u64)]| {
         passes.par_iter_mut().for_each(|p| {
             for &(ord, line) in chunk {
@@ -218,4 +230,38 @@ pub fn colored<I: IntoIterator<Item = Record>>(
         accesses: totals.accesses,
         instructions: totals.instructions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_stacks_beyond_the_host_memory_before_allocating() {
+        // 2^32 sets of 64 B lines, 4 KiB pages: 2^26 colors; every color
+        // count 1..=2^26 at 1024 ways is far beyond any memory.
+        let geom = ColorGeometry {
+            sets: 1 << 32,
+            ways: MAX_WAYS,
+            page_bytes: 4096,
+        };
+        let e = colored([], &Options::default(), &geom, Some(&[1, 1 << 26])).unwrap_err();
+        assert!(matches!(e, CurveError::TooLarge(_)), "{e:?}");
+        let m = e.to_string();
+        assert!(
+            m.contains("colored curves") && m.contains("more than"),
+            "{m}"
+        );
+        let small = ColorGeometry {
+            sets: 256,
+            ways: 4,
+            page_bytes: 4096,
+        };
+        assert_eq!(
+            colored([], &Options::default(), &small, None)
+                .unwrap()
+                .color_counts,
+            vec![1, 2, 3, 4]
+        );
+    }
 }

@@ -11,6 +11,9 @@ pub enum CurveError {
     /// A cache geometry parameter is out of range.
     #[error("bad geometry: {0}")]
     Geometry(String),
+    /// The tables the curve needs would not fit in the host's memory.
+    #[error(transparent)]
+    TooLarge(#[from] cachepart_units::TooLarge),
     /// A SHARDS parameter is out of range.
     #[error("bad sampling parameter: {0}")]
     Sampling(String),

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::curve::Curve;
 use crate::error::{CurveError, Result};
 use crate::options::{for_each_line, Options};
-use crate::set_stacks::{misses_by_ways, SetIndex, SetStacks};
+use crate::set_stacks::{misses_by_ways, tag_bytes, SetIndex, SetStacks};
 
 /// References buffered before the shards process them.
 pub(crate) const CHUNK: usize = 1 << 16;
@@ -51,6 +51,18 @@ impl SetAssoc {
         }
         Ok(())
     }
+
+    /// Checks the parameters and that the per-set stacks (8 bytes per set
+    /// and way) fit in the host's memory.
+    pub fn check_memory(&self) -> Result<()> {
+        self.check()?;
+        cachepart_units::check_allocation(
+            "the set-associative curve's per-set LRU stacks",
+            &format!("{} sets x {} ways x 8 B", self.sets, self.max_ways),
+            tag_bytes(self.sets, u64::from(self.max_ways)),
+        )?;
+        Ok(())
+    }
 }
 
 /// One shard of the sets: those with `set % shards == index`.
@@ -78,18 +90,18 @@ pub fn set_associative<I: IntoIterator<Item = Record>>(
     geom: &SetAssoc,
 ) -> Result<Curve> {
     opts.check()?;
-    geom.check()?;
+    geom.check_memory()?;
     let ways = geom.max_ways as usize;
     let nshards = (rayon::current_num_threads() as u64).clamp(1, geom.sets);
     let mut shards: Vec<Shard> = (0..nshards)
         .map(|k| {
             let sets = (geom.sets - k).div_ceil(nshards) as usize;
-            Shard {
+            Ok(Shard {
                 index: k,
-                stacks: SetStacks::new(sets, ways),
-            }
+                stacks: SetStacks::new(sets, ways)?,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let set_of = SetIndex::new(geom.sets);
     let shard_of = SetIndex::new(nshards);
     let run = |shards: &mut Vec<Shard>, chunk: &[u64]| {
@@ -124,4 +136,35 @@ pub fn set_associative<I: IntoIterator<Item = Record>>(
         accesses: totals.accesses,
         instructions: totals.instructions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::CurveError;
+
+    #[test]
+    fn refuses_stacks_beyond_the_host_memory_before_allocating() {
+        // 2^32 sets x 1024 ways x 8 B = 32 TiB: within the documented
+        // limits of each parameter, but not of any machine this runs on.
+        let geom = SetAssoc {
+            sets: 1 << 32,
+            max_ways: MAX_WAYS,
+        };
+        assert!(geom.check().is_ok());
+        let e = set_associative([], &Options::default(), &geom).unwrap_err();
+        assert!(matches!(e, CurveError::TooLarge(_)), "{e:?}");
+        let m = e.to_string();
+        assert!(
+            m.contains("32.0 TiB") && m.contains("4294967296 sets x 1024 ways x 8 B"),
+            "{m}"
+        );
+        assert!(m.contains("memory"), "{m}");
+        // A small cache still works.
+        let ok = SetAssoc {
+            sets: 64,
+            max_ways: 4,
+        };
+        assert!(set_associative([], &Options::default(), &ok).is_ok());
+    }
 }

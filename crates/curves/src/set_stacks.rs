@@ -7,6 +7,10 @@
 //! the misses of every way count `1..=max_ways` at once. Each set is a
 //! move-to-front array of tags, most recent first.
 
+use cachepart_units::TooLarge;
+
+use crate::error::CurveError;
+
 /// Marks an empty way (line numbers are below 2^61).
 const EMPTY: u64 = u64::MAX;
 
@@ -19,13 +23,33 @@ pub(crate) struct SetStacks {
     hist: Vec<u64>,
 }
 
+/// Bytes of the tags of `sets` stacks `ways` deep (one `u64` per way).
+pub(crate) fn tag_bytes(sets: u64, ways: u64) -> u128 {
+    u128::from(sets) * u128::from(ways) * 8
+}
+
 impl SetStacks {
-    pub(crate) fn new(sets: usize, ways: usize) -> Self {
-        SetStacks {
-            ways,
-            tags: vec![EMPTY; sets * ways],
-            hist: vec![0; ways + 1],
+    /// Empty stacks; an error if their tags would not fit in memory (the
+    /// caller checks the total of all its stacks first with
+    /// [`tag_bytes`]; this catches a failed allocation all the same).
+    pub(crate) fn new(sets: usize, ways: usize) -> Result<Self, CurveError> {
+        let n = sets.checked_mul(ways);
+        let bytes = tag_bytes(sets as u64, ways as u64);
+        let mut tags = Vec::new();
+        if n.is_none_or(|n| tags.try_reserve_exact(n).is_err()) {
+            return Err(CurveError::TooLarge(TooLarge {
+                what: "the per-set LRU stacks".into(),
+                why: format!("{sets} sets x {ways} ways x 8 B; the allocation failed"),
+                bytes,
+                limit: cachepart_units::host_memory::host_memory_bytes(),
+            }));
         }
+        tags.resize(sets * ways, EMPTY);
+        Ok(SetStacks {
+            ways,
+            tags,
+            hist: vec![0; ways + 1],
+        })
     }
 
     /// References `tag` in set `set`.
@@ -88,7 +112,7 @@ mod tests {
 
     #[test]
     fn depths_within_one_set() {
-        let mut s = SetStacks::new(1, 2);
+        let mut s = SetStacks::new(1, 2).unwrap();
         for t in [1, 2, 1, 3, 2, 2] {
             s.access(0, t);
         }

@@ -14,7 +14,7 @@
 
 use crate::error::{Location, ProfileError};
 use crate::table::MetricsTable;
-use serde::Deserialize;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// One mix of programs.
@@ -135,24 +135,135 @@ pub fn parse_text(text: &str, file: &Path) -> Result<Vec<Workload>, ProfileError
     Ok(out)
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Entry {
-    Names(Vec<String>),
-    Named {
-        name: Option<String>,
-        apps: Vec<String>,
-    },
+/// One mix as written: a list of names, or a `{name, apps}` table.
+struct Entry {
+    name: Option<String>,
+    apps: Vec<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Doc {
-    List(Vec<Entry>),
-    Table {
-        #[serde(alias = "workload")]
-        workloads: Vec<Entry>,
-    },
+/// A structured document's error at `field`.
+fn at(file: &Path, field: &str, what: impl std::fmt::Display) -> ProfileError {
+    ProfileError::parse(file, None, None, format!("{field}: {what}"))
+}
+
+/// Program names of the list at `field`.
+fn names(v: &Value, file: &Path, field: &str) -> Result<Vec<String>, ProfileError> {
+    let Value::Array(items) = v else {
+        return Err(at(file, field, "expected a list of program names"));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(k, n)| match n {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(at(
+                file,
+                &format!("{field}[{k}]"),
+                format!("{other}: expected a program name (a string)"),
+            )),
+        })
+        .collect()
+}
+
+/// The mixes of the list at `key`: lists of names or `{name, apps}`
+/// tables; any other key in a table is an error naming it.
+fn entries(v: &Value, file: &Path, key: &str) -> Result<Vec<Entry>, ProfileError> {
+    let Value::Array(items) = v else {
+        return Err(at(file, key, "expected a list of workloads"));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("{key}[{i}]");
+        out.push(match item {
+            Value::Array(_) => Entry {
+                name: None,
+                apps: names(item, file, &field)?,
+            },
+            Value::Object(t) => {
+                if let Some(k) = t.keys().find(|k| !["name", "apps"].contains(&k.as_str())) {
+                    return Err(at(
+                        file,
+                        &field,
+                        format!("unknown key `{k}` (expected `name` and `apps`)"),
+                    ));
+                }
+                let name = match t.get("name") {
+                    None => None,
+                    Some(Value::String(n)) => Some(n.clone()),
+                    Some(other) => {
+                        return Err(at(
+                            file,
+                            &format!("{field}.name"),
+                            format!("{other}: expected a string"),
+                        ))
+                    }
+                };
+                let apps = t.get("apps").ok_or_else(|| {
+                    at(file, &field, "missing key `apps` (the mix's program names)")
+                })?;
+                Entry {
+                    name,
+                    apps: names(apps, file, &format!("{field}.apps"))?,
+                }
+            }
+            other => {
+                return Err(at(
+                    file,
+                    &field,
+                    format!("{other}: expected a list of program names or a {{name, apps}} table"),
+                ))
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// The workload list of a structured document: the document itself if it
+/// is a list (JSON), else its one key `workloads` (or `workload`, TOML's
+/// `[[workload]]` tables); other keys are errors naming them.
+fn document(doc: &Value, file: &Path, list_ok: bool) -> Result<Vec<Workload>, ProfileError> {
+    match doc {
+        Value::Array(_) if list_ok => {
+            from_entries(entries(doc, file, "workloads")?, file, "workloads")
+        }
+        Value::Object(t) => {
+            if let Some(k) = t
+                .keys()
+                .find(|k| !["workloads", "workload"].contains(&k.as_str()))
+            {
+                return Err(at(
+                    file,
+                    k,
+                    "unknown key (expected [[workload]] tables or workloads = [...])",
+                ));
+            }
+            match (t.get("workload"), t.get("workloads")) {
+                (Some(_), Some(_)) => Err(at(
+                    file,
+                    "workloads",
+                    "give either [[workload]] tables or workloads = [...], not both",
+                )),
+                (Some(v), None) => from_entries(entries(v, file, "workload")?, file, "workload"),
+                (None, Some(v)) => from_entries(entries(v, file, "workloads")?, file, "workloads"),
+                (None, None) => Err(ProfileError::parse(
+                    file,
+                    None,
+                    None,
+                    "no workload in the file (expected [[workload]] tables or workloads = [...])",
+                )),
+            }
+        }
+        _ => Err(ProfileError::parse(
+            file,
+            None,
+            None,
+            if list_ok {
+                "expected a list of workloads (lists of names or {\"name\", \"apps\"} objects)"
+            } else {
+                "expected [[workload]] tables"
+            },
+        )),
+    }
 }
 
 fn from_entries(
@@ -161,11 +272,7 @@ fn from_entries(
     key: &str,
 ) -> Result<Vec<Workload>, ProfileError> {
     let mut out = Vec::new();
-    for (i, e) in entries.into_iter().enumerate() {
-        let (name, apps) = match e {
-            Entry::Names(a) => (None, a),
-            Entry::Named { name, apps } => (name, apps),
-        };
+    for (i, Entry { name, apps }) in entries.into_iter().enumerate() {
         let field = format!("{key}[{i}].apps");
         if apps.is_empty() {
             return Err(ProfileError::parse(
@@ -198,7 +305,7 @@ fn from_entries(
 
 /// Parses the TOML format.
 pub fn parse_toml(text: &str, file: &Path) -> Result<Vec<Workload>, ProfileError> {
-    let doc: Doc = toml::from_str(text).map_err(|e| {
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1);
@@ -212,20 +319,15 @@ pub fn parse_toml(text: &str, file: &Path) -> Result<Vec<Workload>, ProfileError
             ),
         )
     })?;
-    match doc {
-        Doc::Table { workloads } => from_entries(workloads, file, "workload"),
-        Doc::List(_) => Err(ProfileError::parse(
-            file,
-            None,
-            None,
-            "expected [[workload]] tables",
-        )),
-    }
+    let doc = serde_json::to_value(&table).map_err(|e| {
+        ProfileError::parse(file, None, None, format!("unsupported TOML value: {e}"))
+    })?;
+    document(&doc, file, false)
 }
 
 /// Parses the JSON format.
 pub fn parse_json(text: &str, file: &Path) -> Result<Vec<Workload>, ProfileError> {
-    let doc: Doc = serde_json::from_str(text).map_err(|e| {
+    let doc: Value = serde_json::from_str(text).map_err(|e| {
         ProfileError::parse(
             file,
             Some(e.line() as u64),
@@ -233,10 +335,7 @@ pub fn parse_json(text: &str, file: &Path) -> Result<Vec<Workload>, ProfileError
             format!("expected a list of workloads (lists of names or {{\"name\", \"apps\"}} objects): {e}"),
         )
     })?;
-    match doc {
-        Doc::List(l) => from_entries(l, file, "workloads"),
-        Doc::Table { workloads } => from_entries(workloads, file, "workloads"),
-    }
+    document(&doc, file, true)
 }
 
 #[cfg(test)]
@@ -277,5 +376,61 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("w.json:1"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let cases: [(&str, &str, &str); 8] = [
+            (
+                "w.toml",
+                "[[workload]]\nname='x'\napps=['a']\nbogus=1\n",
+                "workload[0]: unknown key `bogus`",
+            ),
+            (
+                "w.toml",
+                "wrkloads=[['a']]\n[[workload]]\napps=['a']\n",
+                "wrkloads: unknown key",
+            ),
+            (
+                "w.toml",
+                "[[workload]]\nname='x'\n",
+                "workload[0]: missing key `apps`",
+            ),
+            (
+                "w.toml",
+                "[[workload]]\napps=['a', 3]\n",
+                "workload[0].apps[1]: 3: expected a program name",
+            ),
+            (
+                "w.json",
+                r#"{"workloads": [["a"]], "extra": 1}"#,
+                "extra: unknown key",
+            ),
+            (
+                "w.json",
+                r#"[{"name":"x","apps":["a"],"nme":2}]"#,
+                "workloads[0]: unknown key `nme`",
+            ),
+            (
+                "w.json",
+                r#"[{"name":"x","aps":["a"]}]"#,
+                "workloads[0]: unknown key `aps`",
+            ),
+            (
+                "w.json",
+                r#"[["a"], 7]"#,
+                "workloads[1]: 7: expected a list of program names",
+            ),
+        ];
+        for (name, text, want) in cases {
+            let p = Path::new(name);
+            let r = if name.ends_with("toml") {
+                parse_toml(text, p)
+            } else {
+                parse_json(text, p)
+            };
+            let e = r.unwrap_err().to_string();
+            assert!(e.starts_with(name) && e.contains(want), "{text}: {e}");
+        }
     }
 }

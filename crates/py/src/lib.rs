@@ -218,7 +218,7 @@ fn profile_classify(
 
 /// A miss-rate curve of a binary trace; returns `{"points": [...], "sampling": ...}` as JSON.
 #[pyfunction]
-#[pyo3(signature = (trace, kind="fully-associative", line=64, ifetch=false, min_size=1024, max_size=67108864, per_octave=1, sets=2048, ways=16, page=4096, rate=0.01, max_lines=None, adjust=true, use_index=true))]
+#[pyo3(signature = (trace, kind="fully-associative", line=64, ifetch=false, min_size=1024, max_size=67108864, per_octave=1, sets=2048, ways=16, page=4096, rate=None, max_lines=None, adjust=true, use_index=true))]
 fn curves(
     py: Python<'_>,
     trace: PathBuf,
@@ -231,7 +231,7 @@ fn curves(
     sets: u64,
     ways: u32,
     page: u64,
-    rate: f64,
+    rate: Option<f64>,
     max_lines: Option<usize>,
     adjust: bool,
     use_index: bool,

@@ -6,6 +6,8 @@
 //!   resctrl schemata hex syntax (`0x7f0` or `7f0`), with resctrl's own
 //!   validation rules ([`MaskRules`]), and resctrl's exclusive mode between
 //!   groups ([`check_exclusive`]).
+//! * [`host_memory`]: a planned allocation checked against the host's
+//!   physical memory ([`check_allocation`]) before it is made.
 //! * [`IdSet`]: a set of small integers (colors, cores, CPUs) written in the
 //!   range syntax that Linux cpusets, Xen and Jailhouse use (`0-15,32`).
 //!
@@ -18,10 +20,12 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod host_memory;
 mod idset;
 mod mask_groups;
 mod waymask;
 
+pub use host_memory::{check_allocation, TooLarge};
 pub use idset::{IdSet, IdSetError};
 pub use mask_groups::{check_exclusive, GroupMode, OverlapError};
 pub use waymask::{MaskError, MaskRules, WayMask};

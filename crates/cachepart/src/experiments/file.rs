@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::design::Design;
 use crate::error::Error;
+use crate::scenario::AppEntry;
 
 /// A paper's claim and the metric of ours it is compared with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -135,6 +136,12 @@ impl Experiment {
                     "a program's name is its key; remove name".into(),
                 ));
             }
+            // Unknown or mistyped keys, named here rather than in a run.
+            let mut app = p.clone();
+            app.insert("name".into(), toml::Value::String(name.clone()));
+            if let Err(e) = AppEntry::deserialize(toml::Value::Table(app)) {
+                return Err(self.err(&format!("program.{name}"), e.to_string().trim().into()));
+            }
         }
         for (field, used) in f.design.programs_used() {
             if !f.program.contains_key(&used) {
@@ -168,7 +175,150 @@ impl Experiment {
             if c.metric.trim().is_empty() {
                 return Err(self.err(&format!("claim[{i}].metric"), "is empty".into()));
             }
+            self.check_metric(&format!("claim[{i}].metric"), &c.metric)?;
         }
         Ok(())
+    }
+
+    /// Checks that every name in a claim's metric (`a`, `a / b` or
+    /// `a - b`) is one the design computes.
+    fn check_metric(&self, field: &str, expr: &str) -> Result<(), Error> {
+        let known = self.file.design.metric_names();
+        let names: Vec<&str> = match expr.split_once(" / ").or_else(|| expr.split_once(" - ")) {
+            Some((a, b)) => vec![a.trim(), b.trim()],
+            None => vec![expr.trim()],
+        };
+        for name in names {
+            if known.iter().any(|k| k == name) {
+                continue;
+            }
+            let kind = name.split(':').next().unwrap_or(name);
+            let same_kind: Vec<&str> = known
+                .iter()
+                .filter(|k| k.split(':').next() == Some(kind))
+                .map(String::as_str)
+                .take(4)
+                .collect();
+            let mut kinds: Vec<&str> = known.iter().filter_map(|k| k.split(':').next()).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            let hint = if same_kind.is_empty() {
+                format!("its metrics are of the kinds {}", kinds.join(", "))
+            } else {
+                format!("e.g. {}", same_kind.join(", "))
+            };
+            return Err(self.err(
+                field,
+                format!(
+                    "{name:?} is not a metric of this {} design ({hint}); a metric is NAME, NAME / NAME or NAME - NAME",
+                    self.file.design.kind_name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::runner::RunResult;
+
+    fn committed() -> Vec<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        v.sort();
+        assert!(!v.is_empty());
+        v
+    }
+
+    /// `metric_names` is what `analyse` computes: fed placeholder results,
+    /// every design computes exactly its declared names (`colors:` ones
+    /// need a report and may be absent).
+    #[test]
+    fn declared_metrics_are_the_computed_ones() {
+        for path in committed() {
+            let e = Experiment::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let runs = e.file.design.runs(&e.file);
+            let results: Vec<RunResult> = runs
+                .iter()
+                .map(|r| RunResult {
+                    label: r.label.clone(),
+                    totals: vec![Default::default(); r.apps.len()],
+                    fallbacks: vec![0; r.apps.len()],
+                    cycles: 0,
+                    report: None,
+                })
+                .collect();
+            let a = e.file.design.analyse(&runs, &results);
+            let declared: std::collections::BTreeSet<String> =
+                e.file.design.metric_names().into_iter().collect();
+            for k in a.metrics.keys() {
+                assert!(declared.contains(k), "{}: {k} not declared", path.display());
+            }
+            for k in &declared {
+                assert!(
+                    a.metrics.contains_key(k) || k.starts_with("colors:"),
+                    "{}: {k} declared, not computed",
+                    path.display()
+                );
+            }
+        }
+    }
+
+    fn load_text(name: &str, text: &str) -> Result<Experiment, Error> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        Experiment::load(&p)
+    }
+
+    const BASE: &str = r#"title = "t"
+paper = "p"
+[scenario]
+platform = "power5"
+[program.a]
+generator = "a.toml"
+[design]
+kind = "color-sweep"
+programs = ["a"]
+colors = [1, 2]
+"#;
+
+    #[test]
+    fn unknown_claim_metrics_and_program_keys_are_named() {
+        let ok = format!(
+            "{BASE}[[claim]]\nwhat = \"w\"\npaper = \"p\"\nmetric = \"knee:a / time:a:2\"\n"
+        );
+        assert!(load_text("ok.toml", &ok).is_ok());
+        let bad = format!("{BASE}[[claim]]\nwhat = \"w\"\npaper = \"p\"\nmetric = \"knee:b\"\n");
+        let e = load_text("bad.toml", &bad).unwrap_err().to_string();
+        assert!(
+            e.contains("bad.toml: claim[0].metric")
+                && e.contains("\"knee:b\"")
+                && e.contains("knee:a"),
+            "{e}"
+        );
+        let bad = format!(
+            "{BASE}[[claim]]\nwhat = \"w\"\npaper = \"p\"\nmetric = \"knee:a - speed:a\"\n"
+        );
+        let e = load_text("bad.toml", &bad).unwrap_err().to_string();
+        assert!(
+            e.contains("\"speed:a\"") && e.contains("knee, range, time"),
+            "{e}"
+        );
+        let bad = BASE.replace(
+            "generator = \"a.toml\"",
+            "generator = \"a.toml\"\nmpl = 2.0",
+        );
+        let e = load_text("bad.toml", &bad).unwrap_err().to_string();
+        assert!(
+            e.contains("bad.toml: program.a") && e.contains("mpl"),
+            "{e}"
+        );
     }
 }

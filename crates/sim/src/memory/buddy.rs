@@ -15,7 +15,10 @@
 //!
 //! Lists are intrusive doubly-linked lists through per-frame arrays, so
 //! removing a buddy is O(1); only the first frame of a free block carries
-//! its order. Memory need not be a multiple of 4 MiB: the tail is carved
+//! its order. The arrays are allocated lazily, 4 MiB of frames at a time
+//! (`memory/frame_table.rs`), and largest blocks never handed out are
+//! kept as a range, so a large simulated memory costs only what the run
+//! touches. Memory need not be a multiple of 4 MiB: the tail is carved
 //! into the largest aligned blocks that fit. A fresh allocator hands out
 //! frames in ascending order; [`crate::memory::age`] churns it into the
 //! scattered state of a machine that has been up for a while.
@@ -26,30 +29,44 @@
 
 use super::allocator::{AllocHint, FrameAllocator};
 use super::error::MemoryError;
+use super::frame_table::{FrameTable, CHUNK_FRAMES, NIL, NOT_FREE};
 use super::page::{Frame, FRAME_BYTES};
 
 /// Largest order (Linux's `MAX_ORDER - 1` = 10: 4 MiB blocks).
 pub const MAX_ORDER: u8 = 10;
 const ORDERS: usize = MAX_ORDER as usize + 1;
-const NIL: u32 = u32::MAX;
-const NOT_FREE: u8 = u8::MAX;
+const MAX: usize = MAX_ORDER as usize;
 
 /// The buddy allocator over a finite physical memory.
+///
+/// The per-frame arrays are a lazily materialised frame table (4 MiB chunks), and the
+/// largest blocks that have never been handed out are not on the
+/// order-[`MAX_ORDER`] list as nodes: they are the range
+/// `untouched..untouched_end`, which stands for the list's tail in
+/// ascending order (where a fresh allocator puts them). Blocks of that
+/// order are only ever taken from the list's head (a merge removes a
+/// buddy of a lower order), so the list is always the pushed nodes
+/// followed by that range, exactly as with eagerly built lists.
 #[derive(Clone, Debug)]
 pub struct BuddyAllocator {
     frames: u64,
     free: u64,
+    /// Heads of the lists of pushed nodes (order [`MAX_ORDER`]: before the
+    /// untouched range).
     head: [u32; ORDERS],
+    /// Blocks per order, the untouched range included.
     len: [u64; ORDERS],
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    /// The order of the free block starting at each frame, or `NOT_FREE`.
-    order: Vec<u8>,
+    table: FrameTable,
+    /// First frame of the untouched largest blocks.
+    untouched: u32,
+    /// End of the untouched largest blocks.
+    untouched_end: u32,
 }
 
 impl BuddyAllocator {
     /// All of `bytes` of physical memory free (a whole number of 4 KiB
-    /// frames, at least one, fewer than 2^32).
+    /// frames, at least one, fewer than 2^32). Its bookkeeping is
+    /// allocated as frames are used, 4 MiB of frames at a time.
     pub fn new(bytes: u64) -> Result<BuddyAllocator, MemoryError> {
         let bad = |reason| MemoryError::MemorySize { bytes, reason };
         if bytes == 0 || !bytes.is_multiple_of(FRAME_BYTES) {
@@ -59,20 +76,22 @@ impl BuddyAllocator {
         if frames >= u64::from(NIL) {
             return Err(bad("more than 2^32 - 1 frames (16 TiB)"));
         }
-        let n = frames as usize;
+        // Whole largest blocks from frame 0 up, the untouched range.
+        let full = frames / CHUNK_FRAMES * CHUNK_FRAMES;
         let mut b = BuddyAllocator {
             frames,
-            free: 0,
+            free: full,
             head: [NIL; ORDERS],
             len: [0; ORDERS],
-            next: vec![NIL; n],
-            prev: vec![NIL; n],
-            order: vec![NOT_FREE; n],
+            table: FrameTable::new(frames),
+            untouched: 0,
+            untouched_end: full as u32,
         };
-        // Carve [0, frames) into the largest aligned blocks, then push them
+        b.len[MAX] = full / CHUNK_FRAMES;
+        // Carve the tail into the largest aligned blocks, then push them
         // highest first so that each list's head is its lowest block.
         let mut blocks = Vec::new();
-        let mut pfn = 0u64;
+        let mut pfn = full;
         while pfn < frames {
             let mut k = MAX_ORDER;
             while !pfn.is_multiple_of(1 << k) || pfn + (1 << k) > frames {
@@ -87,31 +106,67 @@ impl BuddyAllocator {
         Ok(b)
     }
 
+    /// The first block of order `k`'s free list, or [`NIL`].
+    fn list_head(&self, k: u8) -> u32 {
+        let h = self.head[usize::from(k)];
+        if h == NIL && k == MAX_ORDER && self.untouched < self.untouched_end {
+            self.untouched
+        } else {
+            h
+        }
+    }
+
+    /// The order of the free block starting at `pfn`, or [`NOT_FREE`].
+    fn order_at(&self, pfn: u32) -> u8 {
+        if (self.untouched..self.untouched_end).contains(&pfn) {
+            if u64::from(pfn).is_multiple_of(CHUNK_FRAMES) {
+                MAX_ORDER
+            } else {
+                NOT_FREE
+            }
+        } else {
+            self.table.order(pfn)
+        }
+    }
+
     fn push(&mut self, pfn: u32, k: u8) {
         let h = self.head[usize::from(k)];
-        self.next[pfn as usize] = h;
-        self.prev[pfn as usize] = NIL;
+        self.table.set(pfn, h, NIL, k);
         if h != NIL {
-            self.prev[h as usize] = pfn;
+            self.table.set_prev(h, pfn);
         }
         self.head[usize::from(k)] = pfn;
-        self.order[pfn as usize] = k;
         self.len[usize::from(k)] += 1;
         self.free += 1 << k;
     }
 
+    /// Takes the head of order `k`'s list (known not to be empty).
+    fn pop(&mut self, k: u8) -> u32 {
+        if self.head[usize::from(k)] == NIL {
+            // The untouched range is the list (list_head said so).
+            let pfn = self.untouched;
+            self.untouched += CHUNK_FRAMES as u32;
+            self.len[MAX] -= 1;
+            self.free -= CHUNK_FRAMES;
+            return pfn;
+        }
+        let pfn = self.head[usize::from(k)];
+        self.remove(pfn);
+        pfn
+    }
+
     fn remove(&mut self, pfn: u32) {
-        let k = self.order[pfn as usize];
-        let (p, n) = (self.prev[pfn as usize], self.next[pfn as usize]);
+        let k = self.table.order(pfn);
+        let (p, n) = (self.table.prev(pfn), self.table.next(pfn));
         if p == NIL {
             self.head[usize::from(k)] = n;
         } else {
-            self.next[p as usize] = n;
+            self.table.set_next(p, n);
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.table.set_prev(n, p);
         }
-        self.order[pfn as usize] = NOT_FREE;
+        self.table.set_order(pfn, NOT_FREE);
         self.len[usize::from(k)] -= 1;
         self.free -= 1 << k;
     }
@@ -123,7 +178,14 @@ impl BuddyAllocator {
         let mut p = self.head.get(usize::from(k)).copied().unwrap_or(NIL);
         while p != NIL {
             out.push(Frame(u64::from(p)));
-            p = self.next[p as usize];
+            p = self.table.next(p);
+        }
+        if k == MAX_ORDER {
+            out.extend(
+                (self.untouched..self.untouched_end)
+                    .step_by(CHUNK_FRAMES as usize)
+                    .map(|p| Frame(u64::from(p))),
+            );
         }
         out
     }
@@ -135,10 +197,19 @@ impl BuddyAllocator {
 
     /// Whether `frame` starts a free block, and of which order.
     pub fn free_order_at(&self, frame: Frame) -> Option<u8> {
-        match self.order.get(frame.0 as usize) {
-            Some(&k) if k != NOT_FREE => Some(k),
-            _ => None,
+        if frame.0 >= self.frames {
+            return None;
         }
+        match self.order_at(frame.0 as u32) {
+            NOT_FREE => None,
+            k => Some(k),
+        }
+    }
+
+    /// Bytes of per-frame bookkeeping allocated so far (chunks of
+    /// 1024 frames that have been written).
+    pub fn bookkeeping_bytes(&self) -> u64 {
+        self.table.chunks_in_use() as u64 * CHUNK_FRAMES * FrameTable::ENTRY_BYTES
     }
 }
 
@@ -150,14 +221,13 @@ impl FrameAllocator for BuddyAllocator {
                 max: MAX_ORDER,
             });
         }
-        let Some(mut k) = (order..=MAX_ORDER).find(|&k| self.head[usize::from(k)] != NIL) else {
+        let Some(mut k) = (order..=MAX_ORDER).find(|&k| self.list_head(k) != NIL) else {
             return Err(MemoryError::OutOfMemory {
                 order,
                 free_frames: self.free,
             });
         };
-        let pfn = self.head[usize::from(k)];
-        self.remove(pfn);
+        let pfn = self.pop(k);
         while k > order {
             k -= 1;
             self.push(pfn + (1 << k), k);
@@ -167,12 +237,12 @@ impl FrameAllocator for BuddyAllocator {
 
     fn free(&mut self, frame: Frame, order: u8) {
         debug_assert!(frame.0 < self.frames && frame.0.is_multiple_of(1 << order));
-        debug_assert!(self.order[frame.0 as usize] == NOT_FREE, "double free");
+        debug_assert!(self.order_at(frame.0 as u32) == NOT_FREE, "double free");
         let mut pfn = frame.0 as u32;
         let mut k = order;
         while k < MAX_ORDER {
             let buddy = pfn ^ (1 << k);
-            if u64::from(buddy) >= self.frames || self.order[buddy as usize] != k {
+            if u64::from(buddy) >= self.frames || self.order_at(buddy) != k {
                 break;
             }
             self.remove(buddy);
@@ -243,6 +313,28 @@ mod tests {
         b.free(x, 0);
         assert_eq!(b.alloc(0, h).unwrap(), x);
         let _ = y;
+    }
+
+    #[test]
+    fn a_terabyte_costs_only_what_is_touched() {
+        let mut b = BuddyAllocator::new(1 << 40).unwrap();
+        assert_eq!(b.bookkeeping_bytes(), 0);
+        assert_eq!(b.free_blocks(MAX_ORDER), 1 << 18);
+        let h = AllocHint::default();
+        let frames: Vec<Frame> = (0..3000).map(|_| b.alloc(0, h).unwrap()).collect();
+        assert_eq!(frames[2999], Frame(2999));
+        // Three 4 MiB blocks split: three chunks of bookkeeping.
+        assert_eq!(b.bookkeeping_bytes(), 3 * 1024 * 12);
+        assert_eq!(b.free_order_at(Frame(4096)), Some(MAX_ORDER));
+        assert_eq!(b.free_order_at(Frame(4097)), None);
+        for f in frames.into_iter().rev() {
+            b.free(f, 0);
+        }
+        assert_eq!(b.free_frames(), 1 << 28);
+        assert_eq!(
+            b.free_list(MAX_ORDER)[..4],
+            [Frame(0), Frame(1024), Frame(2048), Frame(3072)]
+        );
     }
 
     #[test]

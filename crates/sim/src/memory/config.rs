@@ -29,6 +29,7 @@ use super::buddy::BuddyAllocator;
 use super::color::ColorLayout;
 use super::coloris::{ColorisAllocator, ColorisConfig};
 use super::error::MemoryError;
+use super::frame_table::FrameTable;
 use super::tam::{TamAllocator, TamConfig};
 
 /// Physical memory: how much, which allocator, how aged, what paging
@@ -74,6 +75,18 @@ impl MemoryConfig {
         self.costs.check()?;
         let mut b = BuddyAllocator::new(self.size_bytes)?;
         if let Some(a) = &self.aging {
+            // Aging touches every frame up to its fill: the lazily
+            // allocated bookkeeping grows to ENTRY_BYTES per frame.
+            let frames = self.size_bytes / super::page::FRAME_BYTES;
+            let per = FrameTable::ENTRY_BYTES;
+            cachepart_units::check_allocation(
+                "aging the simulated memory",
+                &format!(
+                    "memory.size-bytes {}: {frames} frames x {per} B of bookkeeping, every frame touched by memory.aging",
+                    self.size_bytes
+                ),
+                u128::from(frames) * u128::from(per),
+            )?;
             age(&mut b, a)?;
         }
         Ok(b)
@@ -142,6 +155,26 @@ mod tests {
         assert!("coloris".parse::<AllocatorKind>().is_ok());
         let e = "slab".parse::<AllocatorKind>().unwrap_err().to_string();
         assert!(e.contains("allocator") && e.contains("slab"), "{e}");
+    }
+
+    #[test]
+    fn aging_more_memory_than_the_host_has_is_refused_up_front() {
+        // 16 TiB - 8 KiB: the largest memory; aging it would touch 48 GiB
+        // of bookkeeping. Only checked where that exceeds the host.
+        let cfg = MemoryConfig::aged((1 << 44) - 8192, 1);
+        let need = ((1u64 << 32) - 2) * FrameTable::ENTRY_BYTES;
+        if cachepart_units::host_memory::host_memory_bytes().is_some_and(|m| m < need) {
+            let e = cfg.build().err().unwrap();
+            assert!(matches!(e, MemoryError::TooLarge(_)), "{e:?}");
+            let m = e.to_string();
+            assert!(
+                m.contains("memory.size-bytes") && m.contains("aging"),
+                "{m}"
+            );
+        }
+        // Without aging nothing is touched: built at once, whatever its size.
+        let lazy = MemoryConfig { aging: None, ..cfg };
+        assert_eq!(lazy.build().unwrap().total_frames(), (1 << 32) - 2);
     }
 
     #[test]

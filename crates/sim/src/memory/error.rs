@@ -51,6 +51,15 @@ pub enum MemoryError {
         /// The page size.
         page: u64,
     },
+    /// The memory's bookkeeping would not fit in the host's memory.
+    #[error(transparent)]
+    TooLarge(#[from] cachepart_units::TooLarge),
+    /// A page size the model does not map (not 4 KiB or 2 MiB).
+    #[error("page size {page} B: the simulated pages are 4096 B (4 KiB) or 2097152 B (2 MiB)")]
+    UnsupportedPage {
+        /// The page size asked for.
+        page: u64,
+    },
     /// An aging fraction outside `0..=1`.
     #[error("aging: {field} = {value} is outside 0..=1")]
     Aging {

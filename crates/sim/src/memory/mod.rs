@@ -63,6 +63,7 @@ pub mod color_report;
 pub mod coloris;
 pub mod config;
 mod error;
+mod frame_table;
 pub mod page;
 pub mod physical_core;
 pub mod recolor;

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::MemoryError;
+
 /// log2 of the base page (frame) size.
 pub const FRAME_BITS: u32 = 12;
 /// Bytes per frame (4 KiB).
@@ -47,6 +49,15 @@ pub enum PageSize {
 }
 
 impl PageSize {
+    /// The page size of `bytes`: 4096 or 2097152; any other size is an
+    /// error (the model maps no other page).
+    pub fn from_bytes(bytes: u64) -> Result<PageSize, MemoryError> {
+        [PageSize::Small, PageSize::Huge]
+            .into_iter()
+            .find(|p| p.bytes() == bytes)
+            .ok_or(MemoryError::UnsupportedPage { page: bytes })
+    }
+
     /// log2 of the size in bytes.
     #[inline]
     pub fn bits(self) -> u32 {
@@ -82,6 +93,12 @@ mod tests {
     #[test]
     fn sizes_and_orders() {
         assert_eq!(PageSize::Small.bytes(), 4096);
+        assert_eq!(PageSize::from_bytes(4096), Ok(PageSize::Small));
+        assert_eq!(PageSize::from_bytes(2 << 20), Ok(PageSize::Huge));
+        for bad in [0, 1, 3000, 8192, 1 << 30] {
+            let e = PageSize::from_bytes(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("{bad} B")) && e.contains("4096"), "{e}");
+        }
         assert_eq!(PageSize::Huge.bytes(), 2 << 20);
         assert_eq!(PageSize::Huge.order(), HUGE_ORDER);
         assert_eq!(HUGE_ORDER, 9);

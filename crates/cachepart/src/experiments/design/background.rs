@@ -75,6 +75,29 @@ impl Background {
         v
     }
 
+    /// Every metric [`Self::analyse`] may compute.
+    pub(super) fn metric_names(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for g in &self.foregrounds {
+            for k in ["time", "miss"] {
+                v.push(format!("{k}:{g}:S"));
+                v.push(format!("{k}:{g}:F"));
+            }
+            for b in &self.backgrounds {
+                let x = &b.label;
+                for k in ["time", "var", "miss"] {
+                    v.push(format!("{k}:{g}:{x}+P"));
+                    v.push(format!("{k}:{g}:{x}"));
+                }
+                v.push(format!("gain:{g}:{x}"));
+            }
+            for k in ["max-var-p", "max-var", "reduction"] {
+                v.push(format!("{k}:{g}"));
+            }
+        }
+        v
+    }
+
     pub(super) fn check(&self) -> Result<(), (String, String)> {
         if self.foregrounds.is_empty() || self.backgrounds.is_empty() {
             return Err((

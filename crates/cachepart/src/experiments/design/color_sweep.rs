@@ -43,6 +43,17 @@ impl ColorSweep {
             .collect()
     }
 
+    /// Every metric [`Self::analyse`] may compute.
+    pub(super) fn metric_names(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for p in &self.programs {
+            v.extend(self.colors.iter().map(|n| format!("time:{p}:{n}")));
+            v.push(format!("knee:{p}"));
+            v.push(format!("range:{p}"));
+        }
+        v
+    }
+
     pub(super) fn check(&self) -> Result<(), (String, String)> {
         if self.programs.is_empty() || self.colors.is_empty() {
             return Err(("programs".into(), "needs programs and colors".into()));

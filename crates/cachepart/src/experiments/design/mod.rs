@@ -57,6 +57,27 @@ impl Design {
         }
     }
 
+    /// The design's `kind`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Design::ColorSweep(_) => "color-sweep",
+            Design::Split(_) => "split",
+            Design::Background(_) => "background",
+            Design::Variants(_) => "variants",
+        }
+    }
+
+    /// Every metric name [`Design::analyse`] may compute, which claims
+    /// may refer to.
+    pub fn metric_names(&self) -> Vec<String> {
+        match self {
+            Design::ColorSweep(d) => d.metric_names(),
+            Design::Split(d) => d.metric_names(),
+            Design::Background(d) => d.metric_names(),
+            Design::Variants(d) => d.metric_names(),
+        }
+    }
+
     /// The runs, in table order.
     pub fn runs(&self, file: &ExperimentFile) -> Vec<Run> {
         let _ = file;

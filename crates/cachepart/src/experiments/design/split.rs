@@ -53,6 +53,26 @@ impl Split {
         v
     }
 
+    /// Every metric [`Self::analyse`] may compute.
+    pub(super) fn metric_names(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for [a, b] in &self.pairs {
+            let pair = format!("{a}+{b}");
+            for n in self.ns() {
+                v.push(format!("ipc:{pair}:{a}:{n}"));
+                v.push(format!("ipc:{pair}:{b}:{n}"));
+            }
+            for name in [a, b] {
+                for k in ["max", "at", "other"] {
+                    v.push(format!("{k}:{pair}:{name}"));
+                }
+            }
+            v.push(format!("mean-best:{pair}"));
+            v.push(format!("mean-best-at:{pair}"));
+        }
+        v
+    }
+
     pub(super) fn check(&self) -> Result<(), (String, String)> {
         if self.pairs.is_empty() {
             return Err(("pairs".into(), "needs at least one pair".into()));

@@ -67,6 +67,24 @@ impl Variants {
         v
     }
 
+    /// Every metric [`Self::analyse`] may compute (`colors:LABEL:APP`
+    /// only when the run reports the app's colors).
+    pub(super) fn metric_names(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for var in &self.variants {
+            let l = &var.label;
+            for a in &self.apps {
+                for k in ["ipc", "miss", "norm", "recolored", "colors"] {
+                    v.push(format!("{k}:{l}:{a}"));
+                }
+            }
+            for k in ["ipc-sum", "recolored", "norm-mean", "miss-max"] {
+                v.push(format!("{k}:{l}"));
+            }
+        }
+        v
+    }
+
     pub(super) fn check(&self) -> Result<(), (String, String)> {
         if self.apps.is_empty() || self.variants.is_empty() {
             return Err(("apps".into(), "needs apps and at least one variant".into()));
