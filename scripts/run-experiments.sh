@@ -38,4 +38,5 @@ done
 # no experiment file was named.
 if [ "$#" -eq 0 ]; then
   .venv/bin/python scripts/experiments/lfoc_fig2_fig3.py --out "$out"
+  .venv/bin/python scripts/experiments/lfoc_fig6.py --out "$out"
 fi

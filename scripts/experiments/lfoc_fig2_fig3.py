@@ -53,7 +53,11 @@ def fig3(metrics: Path, names: list[str], sizes: range, count: int, seed: int) -
     for n in sizes:
         mixes = random_mixes(names, n, count, seed)
         df = profile.evaluate(["opt-unf", "optc-unf"], metrics=metrics, mixes=mixes)
-        per = df.groupby(["workload", "algorithm"])[["unfairness", "proven_optimal"]].first().unstack("algorithm")
+        per = (
+            df.groupby(["workload", "algorithm"])[["unfairness", "proven_optimal"]]
+            .first()
+            .unstack("algorithm")
+        )
         if not per["proven_optimal"].all().all():
             raise SystemExit(f"size {n}: a solver stopped before proving its optimum")
         ratio = per["unfairness"]["opt-unf"] / per["unfairness"]["optc-unf"]
@@ -80,7 +84,9 @@ def fig2(
     df = profile.evaluate(["optc-unf"], metrics=metrics, mixes=mixes)
     classes = profile.classify(metrics=metrics, mixes=mixes)[["app", "class"]].drop_duplicates()
     df = df.merge(classes, on="app", how="left")
-    clusters = df.groupby(["workload", "cluster"]).agg(ways=("ways", "first"), apps=("app", "count"))
+    clusters = df.groupby(["workload", "cluster"]).agg(
+        ways=("ways", "first"), apps=("app", "count")
+    )
     per_class = df.groupby(["workload", "cluster", "class"]).size().unstack("class", fill_value=0)
     clusters = clusters.join(per_class).fillna(0)
     for c in CLASSES:
@@ -101,9 +107,15 @@ def fig2(
     sensitive = df[df["class"] == "sensitive"].copy()
     sensitive["sensitive_in_mix"] = sensitive["workload"].map(sensitive.groupby("workload").size())
     shares = {
-        "streaming_in_1way": float((streaming["ways"] == 1).mean()) if len(streaming) else float("nan"),
-        "streaming_in_le2way": float((streaming["ways"] <= 2).mean()) if len(streaming) else float("nan"),
-        "sensitive_in_ge4way": float((sensitive["ways"] >= 4).mean()) if len(sensitive) else float("nan"),
+        "streaming_in_1way": float((streaming["ways"] == 1).mean())
+        if len(streaming)
+        else float("nan"),
+        "streaming_in_le2way": float((streaming["ways"] <= 2).mean())
+        if len(streaming)
+        else float("nan"),
+        "sensitive_in_ge4way": float((sensitive["ways"] >= 4).mean())
+        if len(sensitive)
+        else float("nan"),
         "instances": float(len(df)),
         "streaming_instances": float(len(streaming)),
         "sensitive_instances": float(len(sensitive)),
@@ -174,7 +186,7 @@ def write(
         "- Classes: the LFOC classification of Table 1 as `cachepart profile classify`",
         "  computes it (PBBCache's LLCMPKC threshold of 14).",
         "- Objective: as PBBCache's, unfairness rounded to 3 decimals, ties broken by",
-        "  the higher STP (the paper's \"minimal unfairness for the maximum STP\"). So a",
+        '  the higher STP (the paper\'s "minimal unfairness for the maximum STP"). So a',
         "  clustering within 0.001 of the partitioning's unfairness but with a higher STP",
         "  wins, and a ratio can dip below 1 by less than 0.1% (e.g. crafty00, bzip206,",
         "  libquantum06, mesa00: 1.02252 partitioned, 1.02317 clustered, STP 3.967 vs 3.969).",
@@ -195,9 +207,9 @@ def write(
         "",
         "![Fig. 3](lfoc-fig3.png)",
         "",
-        "The paper: optimal partitioning \"suffers from increased unfairness as the",
-        "workload size grows\"; when the app count matches the ways, each app gets one way,",
-        "which \"gives rise to high unfairness in most workloads\" (Fig. 3 plots the ratio",
+        'The paper: optimal partitioning "suffers from increased unfairness as the',
+        'workload size grows"; when the app count matches the ways, each app gets one way,',
+        'which "gives rise to high unfairness in most workloads" (Fig. 3 plots the ratio',
         f"growing with the size). Ours: the ratio goes from {first.mean_ratio:.3f} with",
         f"{int(first.apps)} apps to {last.mean_ratio:.3f} with {int(last.apps)} apps.",
         "",
@@ -241,7 +253,7 @@ def write(
         f"{100 * spread['streaming_in_1way'].min():.1f}%..{100 * spread['streaming_in_1way'].max():.1f}%.",
         "So the draw alone does not explain a sensitive share below the paper's 77%.",
         "The bandwidth model does not either: the shares are the same to the last",
-        "instance with `bw_model=\"stalls\"` and with no bandwidth limit (checked by",
+        'instance with `bw_model="stalls"` and with no bandwidth limit (checked by',
         "hand with `evaluate(..., bw_model=...)`; not part of this script). What moves it",
         "is how many sensitive programs a mix holds, since 11 ways hold at most two",
         "4-way clusters beside a streaming way (all 8 draws, by sensitive apps per mix):",
@@ -265,7 +277,11 @@ def write(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--metrics", type=Path, default=Path(os.environ.get("CACHEPART_PBBCACHE_METRICS", DEFAULT_METRICS)))
+    ap.add_argument(
+        "--metrics",
+        type=Path,
+        default=Path(os.environ.get("CACHEPART_PBBCACHE_METRICS", DEFAULT_METRICS)),
+    )
     ap.add_argument("--out", type=Path, default=Path("docs/experiments"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--fig3-mixes", type=int, default=20)
