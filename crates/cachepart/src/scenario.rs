@@ -38,7 +38,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages};
+use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages, PagingCosts};
 use cachepart_sim::system::{AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource};
 use cachepart_trace::synth::SynthConfig;
 use cachepart_units::{check_exclusive, GroupMode, IdSet, WayMask};
@@ -72,6 +72,11 @@ pub struct ScenarioFile {
     /// are needed for page colors.
     #[serde(default)]
     pub allocator: Option<AllocatorKind>,
+    /// Costs of paging and recoloring, in place of the platform's
+    /// (`memory.costs`): `page-copy-us`, `page-out-us`, `page-in-us`
+    /// (keys left out keep their defaults, not the platform's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paging_costs: Option<PagingCosts>,
     /// Seed of the simulation: added to the platform's memory-aging seed
     /// (so it changes which frames, and colors, pages get) and mixed into
     /// random replacement.
@@ -250,6 +255,11 @@ impl Scenario {
             .map_err(|e| err("platform".into(), e.to_string()))?;
         if let Some(k) = file.allocator {
             platform.memory.allocator = k;
+        }
+        if let Some(c) = file.paging_costs {
+            c.check()
+                .map_err(|e| err("paging-costs".into(), e.to_string()))?;
+            platform.memory.costs = c;
         }
         if let Some(c) = &file.coloring {
             match file.allocator {

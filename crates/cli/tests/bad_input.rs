@@ -326,6 +326,19 @@ fn cases() -> Vec<Case> {
             expect: vec!["s.toml", "app[0] (a).colors", "empty color set"],
         },
         Case {
+            name: "negative page-copy cost in a scenario",
+            files: vec![(
+                "s.toml",
+                SCENARIO.replace("TRACE", "t.cpt").replace(
+                    "platform = \"xeon-e5506\"",
+                    "platform = \"xeon-e5506\"\npaging-costs = { page-copy-us = -1.0 }",
+                ),
+            )],
+            traces: small_trace,
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "paging-costs", "page-copy-us"],
+        },
+        Case {
             name: "unknown claim metric in an experiment",
             files: vec![(
                 "e.toml",
