@@ -76,7 +76,10 @@ def miss_curve(
             use_index=use_index,
         )
     )
-    df = pd.DataFrame.from_records(doc["points"], columns=["size_bytes", "misses", "miss_ratio", "mpki"])
+    # set-associative and color curves lead with their way or color count
+    lead = [a for a in ("ways", "colors") if doc["points"] and a in doc["points"][0]]
+    cols = [*lead, "size_bytes", "misses", "miss_ratio", "mpki"]
+    df = pd.DataFrame.from_records(doc["points"], columns=cols)
     df.attrs.update(kind=kind, accesses=doc["accesses"], instructions=doc["instructions"], sampling=doc["sampling"])
     return df
 
@@ -147,7 +150,9 @@ def stall_curve(
 
 def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y: str = "miss_ratio"):
     """Plots several curves (label -> DataFrame from :func:`miss_curve`)
-    against cache size on a log2 axis. Saves a PNG when ``path`` is given;
+    against cache size on a log2 axis, or against their color or way counts
+    when every curve has that column (``kind="colors"`` or
+    ``"set-associative"``). Saves a PNG when ``path`` is given;
     returns the matplotlib Figure."""
     if not isinstance(curves, dict):
         raise _core.UsageError(f"curves: expected a dict of label -> DataFrame, not {type(curves).__name__}")
@@ -160,11 +165,19 @@ def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    # Color and set-associative curves are drawn over their color or way
+    # counts when every curve has them; other curves over the size.
+    axis = next(
+        (a for a in ("colors", "ways") if all(a in df.columns for df in curves.values())), None
+    )
     fig, ax = plt.subplots(figsize=(9, 6))
     for label, df in curves.items():
-        ax.plot(df["size_bytes"], df[y], marker="o", ms=3, label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("cache size (bytes)")
+        ax.plot(df[axis or "size_bytes"], df[y], marker="o", ms=3, label=label)
+    if axis is None:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("cache size (bytes)")
+    else:
+        ax.set_xlabel(f"{axis} allotted")
     ax.set_ylabel(y.replace("_", " "))
     ax.legend()
     ax.grid(True, alpha=0.3)

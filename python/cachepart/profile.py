@@ -135,26 +135,74 @@ def tradeoff(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+# matplotlib's tab10 (the CLI's chart uses the same colours) and the CLI
+# chart's markers, one per workload.
+TAB10 = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+]
+MARKERS = ["o", "^", "s", "D"]
+
+
 def plot_tradeoff(df: pd.DataFrame, path: PathLike | None = None, title: str = "STP vs unfairness, normalised to stock"):
     """Scatter of normalised unfairness (x) against normalised STP (y), one
-    colour per algorithm. Saves a PNG when ``path`` is given; returns the
+    colour per algorithm and one marker per workload (as the CLI's
+    ``--chart``). Saves a PNG when ``path`` is given; returns the
     matplotlib Figure."""
     import matplotlib
 
     if path is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+    from matplotlib.lines import Line2D
 
     t = tradeoff(df)
     fig, ax = plt.subplots(figsize=(9, 6.4))
     ax.axvline(1.0, color="0.6", lw=1)
     ax.axhline(1.0, color="0.6", lw=1)
-    for alg, g in t.groupby("algorithm", sort=False):
-        ax.scatter(g["unfairness_norm"], g["stp_norm"], label=alg, s=40)
+    # As the CLI's chart: tab10 colours by algorithm (order of first
+    # appearance), a marker per workload (circle, triangle, square, diamond;
+    # hollow from the fifth on), half-transparent fills so that coinciding
+    # points stay visible.
+    workloads = list(dict.fromkeys(t["workload"]))
+    colors = {a: TAB10[k % len(TAB10)] for k, a in enumerate(dict.fromkeys(t["algorithm"]))}
+
+    def marker(w: int) -> tuple[str, bool]:
+        return MARKERS[w % len(MARKERS)], (w // len(MARKERS)) % 2 == 1
+
+    for (alg, wl), g in t.groupby(["algorithm", "workload"], sort=False):
+        shape, hollow = marker(workloads.index(wl))
+        c = colors[alg]
+        ax.scatter(
+            g["unfairness_norm"],
+            g["stp_norm"],
+            s=60,
+            marker=shape,
+            facecolors="none" if hollow else [to_rgba(c, 0.45)],
+            edgecolors=c,
+            linewidths=1.5,
+        )
+    handles = [Line2D([], [], ls="", marker="o", color=c, label=a) for a, c in colors.items()]
+    if 1 < len(workloads) <= 2 * len(MARKERS):
+        for i, w in enumerate(workloads):
+            shape, hollow = marker(i)
+            face = "none" if hollow else "0.55"
+            handles.append(
+                Line2D([], [], ls="", marker=shape, mfc=face, mec="0.35", label=w)
+            )
     ax.set_xlabel("unfairness / unfairness of stock (lower is better)")
     ax.set_ylabel("STP / STP of stock (higher is better)")
     ax.set_title(title)
-    ax.legend()
+    ax.legend(handles=handles)
     fig.tight_layout()
     if path is not None:
         fig.savefig(_path(path, "path"), dpi=100)

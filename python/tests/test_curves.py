@@ -70,9 +70,17 @@ def test_way_curve_and_plot(trace, tmp_path):
     ways = cc.miss_curve(trace, kind="set-associative", sets=256, ways=16)
     assert len(ways) == 16
     assert ways["misses"].is_monotonic_decreasing
+    # each point says its way count (256 sets x 64 B per way)
+    assert list(ways["ways"]) == list(range(1, 17))
+    assert (ways["size_bytes"] == ways["ways"] * 256 * 64).all()
+    colors = cc.miss_curve(trace, kind="colors", sets=256, ways=16)
+    assert list(colors["colors"]) == list(range(1, len(colors) + 1))
+    assert "ways" not in colors and "colors" not in cc.miss_curve(trace)
     out = tmp_path / "c.png"
-    cc.plot_curves({"ways": ways}, out)
+    fig = cc.plot_curves({"ways": ways}, out)
     assert out.read_bytes()[:4] == b"\x89PNG"
+    assert fig.axes[0].get_xlabel() == "ways allotted"
+    assert cc.plot_curves({"c": colors}).axes[0].get_xlabel() == "colors allotted"
 
 
 def test_errors(tmp_path):

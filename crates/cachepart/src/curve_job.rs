@@ -160,6 +160,41 @@ pub struct CurveResult {
     pub curve: Curve,
     /// SHARDS only.
     pub sampling: Option<SamplingInfo>,
+    /// Set-associative and color curves: each point's way or color count.
+    pub counts: Option<CurveCounts>,
+}
+
+/// The allocation each point of a set-associative or color curve stands
+/// for: `ways` (1..=W at a fixed number of sets) or `colors` (1..=C page
+/// colors at W ways).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CurveCounts {
+    /// `ways` or `colors`: the column name in every output.
+    pub axis: &'static str,
+    /// One count per point of the curve.
+    pub values: Vec<u64>,
+}
+
+impl CurveRequest {
+    /// The axis of the request's curve and the bytes one unit of it holds
+    /// (a way of `sets` sets; a color of `ways` ways), if it has one.
+    fn count_unit(&self) -> Option<(&'static str, u64)> {
+        let line = self.line_bytes;
+        match self.kind {
+            CurveKind::SetAssociative => Some(("ways", self.sets * line)),
+            CurveKind::Colors => Some(("colors", u64::from(self.ways) * self.page_bytes)),
+            CurveKind::FullyAssociative | CurveKind::Shards => None,
+        }
+    }
+
+    /// Each point's count on the request's axis (see [`CurveCounts`]).
+    fn counts(&self, curve: &Curve) -> Option<CurveCounts> {
+        let (axis, unit) = self.count_unit()?;
+        Some(CurveCounts {
+            axis,
+            values: curve.sizes_bytes.iter().map(|&b| b / unit.max(1)).collect(),
+        })
+    }
 }
 
 /// Computes the requested curve of the binary trace at `trace`.
@@ -197,6 +232,7 @@ fn shards_result(
     let sizes = log_sizes(req.min_size, req.max_size, req.per_octave).map_err(|e| usage(&e))?;
     Ok(CurveResult {
         curve: est.curve(&sizes).map_err(|e| usage(&e))?,
+        counts: None,
         sampling: Some(SamplingInfo {
             sampled_refs: est.sampled_refs,
             sampled_lines: est.sampled_lines,
@@ -277,7 +313,12 @@ fn pass(
         }
     };
     records.finish().map_err(|e| ctx(&e))?;
-    Ok(CurveResult { curve, sampling })
+    let counts = req.counts(&curve);
+    Ok(CurveResult {
+        curve,
+        sampling,
+        counts,
+    })
 }
 
 #[cfg(test)]

@@ -53,7 +53,9 @@ pub mod sim_run;
 mod test_traces;
 
 pub use algorithm::Algorithm;
-pub use curve_job::{compute_curve, CurveKind, CurveRequest, CurveResult, SamplingInfo};
+pub use curve_job::{
+    compute_curve, CurveCounts, CurveKind, CurveRequest, CurveResult, SamplingInfo,
+};
 pub use error::Error;
 pub use experiment::{
     max_threads, restrict_ways, run_one, run_profile, time_limit_from_secs, Outcome, ProgressFn,

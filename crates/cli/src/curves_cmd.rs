@@ -7,7 +7,7 @@ use cachepart::curves::Curve;
 use cachepart::profile_job::{
     stall_curve_csv, stall_rate_curve, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
 };
-use cachepart::{compute_curve, CurveKind as Kind, CurveRequest};
+use cachepart::{compute_curve, CurveCounts, CurveKind as Kind, CurveRequest};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -161,17 +161,34 @@ pub fn run(args: CurvesArgs) -> Result<()> {
             s.sampled_refs, s.sampled_lines, s.final_rate
         );
     }
-    print!("{}", render(&out.curve, args.format)?);
+    print!("{}", render(&out.curve, out.counts.as_ref(), args.format)?);
     Ok(())
 }
 
-fn render(curve: &Curve, format: CurvesFormat) -> Result<String> {
+/// The curve in `format`; set-associative and color curves lead with their
+/// `ways` or `colors` column (a `ways`/`colors` array in JSON).
+fn render(curve: &Curve, counts: Option<&CurveCounts>, format: CurvesFormat) -> Result<String> {
     let mpki = |i: usize| curve.mpki(i).map_or(String::new(), |m| format!("{m:.4}"));
+    let count = |i: usize| counts.map(|c| c.values[i]);
     Ok(match format {
-        CurvesFormat::Json => serde_json::to_string_pretty(curve)? + "\n",
+        CurvesFormat::Json => {
+            let mut v = serde_json::to_value(curve)?;
+            if let (Some(c), Some(obj)) = (counts, v.as_object_mut()) {
+                obj.insert(c.axis.into(), serde_json::to_value(&c.values)?);
+            }
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
         CurvesFormat::Csv => {
-            let mut s = String::from("size_bytes,misses,miss_ratio,mpki\n");
+            let mut s = String::new();
+            if let Some(c) = counts {
+                s += c.axis;
+                s += ",";
+            }
+            s += "size_bytes,misses,miss_ratio,mpki\n";
             for i in 0..curve.len() {
+                if let Some(n) = count(i) {
+                    s += &format!("{n},");
+                }
                 s += &format!(
                     "{},{},{:.6},{}\n",
                     curve.sizes_bytes[i],
@@ -184,10 +201,20 @@ fn render(curve: &Curve, format: CurvesFormat) -> Result<String> {
         }
         CurvesFormat::Table => {
             let mut s = format!(
-                "references {}  instructions {}\n{:>14}  {:>12}  {:>10}  {:>10}\n",
-                curve.accesses, curve.instructions, "size", "misses", "miss ratio", "MPKI"
+                "references {}  instructions {}\n",
+                curve.accesses, curve.instructions
+            );
+            if let Some(c) = counts {
+                s += &format!("{:>6}  ", c.axis);
+            }
+            s += &format!(
+                "{:>14}  {:>12}  {:>10}  {:>10}\n",
+                "size", "misses", "miss ratio", "MPKI"
             );
             for i in 0..curve.len() {
+                if let Some(n) = count(i) {
+                    s += &format!("{n:>6}  ");
+                }
                 s += &format!(
                     "{:>14}  {:>12}  {:>10.4}  {:>10}\n",
                     human(curve.sizes_bytes[i]),

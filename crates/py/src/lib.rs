@@ -257,12 +257,16 @@ fn curves(
         let c = &out.curve;
         let points: Vec<_> = (0..c.len())
             .map(|i| {
-                serde_json::json!({
+                let mut p = serde_json::json!({
                     "size_bytes": c.sizes_bytes[i],
                     "misses": c.misses[i],
                     "miss_ratio": c.miss_ratio(i),
                     "mpki": c.mpki(i),
-                })
+                });
+                if let (Some(k), Some(obj)) = (&out.counts, p.as_object_mut()) {
+                    obj.insert(k.axis.into(), k.values[i].into());
+                }
+                p
             })
             .collect();
         let doc = serde_json::json!({

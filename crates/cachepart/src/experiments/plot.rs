@@ -65,7 +65,17 @@ impl Chart {
         let root = BitMapBackend::new(path, (960, 600)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(&self.title, ("sans-serif", 20))
+            .caption(
+                &self.title,
+                (
+                    "sans-serif",
+                    if self.title.chars().count() > 80 {
+                        16
+                    } else {
+                        20
+                    },
+                ),
+            )
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(64)
@@ -101,7 +111,7 @@ impl Chart {
                 .map_err(|e| err(&e))?;
         }
         for (k, s) in self.series.iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
+            let color = crate::chart::palette(k);
             let style = if s.dashed {
                 color.stroke_width(1)
             } else {

@@ -214,7 +214,11 @@ pub fn write_outputs(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>,
         })
     };
     write(&csv, &out.analysis.table.to_csv())?;
-    out.analysis.chart.write_png(&png)?;
+    // The figure carries the experiment's own title (the design's title is
+    // generic: "Run time alone against the number of colors").
+    let mut chart = out.analysis.chart.clone();
+    chart.title = out.experiment.file.title.clone();
+    chart.write_png(&png)?;
     write(
         &md,
         &writeup::markdown(out, &format!("{name}.png"), &format!("{name}.csv")),
