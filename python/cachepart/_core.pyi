@@ -19,8 +19,9 @@ def profile_evaluate(
     plan: str | None = None,
     time_limit: float | None = None,
     threads: int | None = None,
-    lfoc_max_streaming: int = 5,
-    lfoc_gaps_per_streaming: int = 3,
+    lfoc_preset: str = "paper",
+    lfoc_max_streaming: int | None = None,
+    lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
     builtin: str = "debian",
 ) -> str: ...
@@ -29,6 +30,7 @@ def profile_classify(
     workloads: str | None = None,
     mixes: list[list[str]] | None = None,
     builtin: str = "debian",
+    lfoc_preset: str = "paper",
 ) -> str: ...
 def curves(
     trace: str,

@@ -58,8 +58,9 @@ def evaluate(
     plan: str | None = None,
     time_limit: float | None = None,
     threads: int | None = None,
-    lfoc_max_streaming: int = 5,
-    lfoc_gaps_per_streaming: int = 3,
+    lfoc_preset: str = "paper",
+    lfoc_max_streaming: int | None = None,
+    lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
     builtin: str = "debian",
 ) -> pd.DataFrame:
@@ -71,6 +72,9 @@ def evaluate(
     ``gmean_speedup``, ``gmean_ipc``); ``proven_optimal`` is set for exact
     solvers. ``timings=True`` adds ``decision_seconds``. Without
     ``algorithms``, the CLI's default list runs (``_core.default_algorithms()``).
+    ``lfoc_preset`` picks LFOC's (and LFOC+'s) parameters: ``"paper"`` or
+    ``"pbbcache"`` (PBBCache's variant, exactly); ``lfoc_max_streaming`` and
+    ``lfoc_gaps_per_streaming`` override the preset's values.
     """
     text = call(
         _core.profile_evaluate,
@@ -84,6 +88,7 @@ def evaluate(
         plan=plan,
         time_limit=time_limit,
         threads=threads,
+        lfoc_preset=lfoc_preset,
         lfoc_max_streaming=lfoc_max_streaming,
         lfoc_gaps_per_streaming=lfoc_gaps_per_streaming,
         timings=timings,
@@ -97,9 +102,12 @@ def classify(
     workloads: PathLike | None = None,
     mixes: Sequence[Sequence[str]] | None = None,
     builtin: str = "debian",
+    lfoc_preset: str = "paper",
 ) -> pd.DataFrame:
     """LFOC class (light, streaming, sensitive) of each program, with the
-    numbers that decided it. Without workloads or mixes, every program of
+    numbers that decided it, under the thresholds of ``lfoc_preset``
+    (``"paper"``: streaming from 10 LLC misses per kilo-cycle, Table 1;
+    ``"pbbcache"``: from 14). Without workloads or mixes, every program of
     the table is classified."""
     text = call(
         _core.profile_classify,
@@ -107,6 +115,7 @@ def classify(
         workloads=optional_path(workloads, "workloads"),
         mixes=check_mixes(mixes),
         builtin=builtin,
+        lfoc_preset=lfoc_preset,
     )
     return pd.DataFrame.from_records(json.loads(text))
 

@@ -77,12 +77,31 @@ def test_reference_rows(pbb):
     ref = pd.read_csv(pbb / "ref" / "tidy_results.csv")
     ref = ref[(ref["tag"] == "simple_b35000") & (ref["set"] == "input_workloads") & (ref["workload_id"] == "W1")]
     apps = ref[ref["algorithm"] == "ucp"].sort_values("bench_id")["app"].tolist()
-    df = cp.evaluate(["ucp", "lfoc", "kpart"], metrics=pbb / "metrics.csv", mixes=[apps], max_bw=35000)
+    df = cp.evaluate(
+        ["ucp", "lfoc", "kpart"],
+        metrics=pbb / "metrics.csv",
+        mixes=[apps],
+        max_bw=35000,
+        lfoc_preset="pbbcache",
+    )
     for alg in ["ucp", "lfoc", "kpart"]:
         r = ref[ref["algorithm"] == alg].sort_values("bench_id")
         o = df[df["algorithm"] == alg]
         assert o["ways"].tolist() == r["ways"].tolist()
         assert (abs(o["slowdown"].to_numpy() - r["slowdown"].to_numpy()) < 6e-6).all()
+
+
+def test_lfoc_presets(pbb):
+    paper = cp.classify(metrics=pbb / "metrics.csv")
+    pbbc = cp.classify(metrics=pbb / "metrics.csv", lfoc_preset="pbbcache")
+    streaming = {p: set(d[d["class"] == "streaming"]["app"]) for p, d in [("paper", paper), ("pbb", pbbc)]}
+    # Table 1's threshold (10) admits every program PBBCache's (14) does, and more
+    assert streaming["pbb"] < streaming["paper"]
+    assert cp.classify(metrics=pbb / "metrics.csv").equals(paper)
+    with pytest.raises(cachepart.UsageError, match="paper, pbbcache"):
+        cp.evaluate(["lfoc"], lfoc_preset="papr")
+    with pytest.raises(cachepart.UsageError, match="paper, pbbcache"):
+        cp.classify(lfoc_preset="pbb")
 
 
 def test_builtin_sets():

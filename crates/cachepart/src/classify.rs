@@ -1,9 +1,10 @@
-//! LFOC's application classes (Table 1 of the LFOC paper, with PBBCache's
-//! thresholds) for the programs of workloads, with the numbers that decided
-//! each class; one writer per output format.
+//! LFOC's application classes (Table 1 of the LFOC paper, with the
+//! thresholds of an LFOC preset: the paper's or PBBCache's) for the
+//! programs of workloads, with the numbers that decided each class; one
+//! writer per output format.
 
 use crate::error::Error;
-use cachepart_policy::{classify_app, Classification};
+use cachepart_policy::{Classification, Lfoc, LfocPreset};
 use cachepart_profile::{MetricsTable, Workload};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -22,11 +23,13 @@ pub struct ClassRow {
 }
 
 /// Classifies every distinct program of `workloads`, in order of first
-/// appearance.
+/// appearance, with `preset`'s thresholds.
 pub fn classify_workloads(
     table: &MetricsTable,
     workloads: &[Workload],
+    preset: LfocPreset,
 ) -> Result<Vec<ClassRow>, Error> {
+    let lfoc = Lfoc::preset(preset);
     let mut seen = BTreeSet::new();
     let mut rows = Vec::new();
     for w in workloads {
@@ -35,7 +38,7 @@ pub fn classify_workloads(
                 continue;
             }
             let curves = table.curves(idx);
-            let evidence = classify_app(&curves);
+            let evidence = lfoc.classify_app(&curves);
             rows.push(ClassRow {
                 app: curves.name.clone(),
                 code: evidence.class.code(),

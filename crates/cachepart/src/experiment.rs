@@ -4,8 +4,8 @@ use crate::algorithm::Algorithm;
 use crate::error::Error;
 use cachepart_machine::{Machine, Plan, ShareModel};
 use cachepart_policy::{
-    Dunn, EqualPart, Kpart, Lfoc, LfocPlus, Policy, Stock, Ucp, UcpCurve, UserPlan, Whirlpool,
-    YuPetrov,
+    Dunn, EqualPart, Kpart, Lfoc, LfocPlus, LfocPreset, Policy, Stock, Ucp, UcpCurve, UserPlan,
+    Whirlpool, YuPetrov,
 };
 use cachepart_profile::optimal::{self, Progress, SolveOptions, Structure, TieRule};
 use cachepart_profile::{
@@ -27,9 +27,14 @@ pub struct RunOptions {
     pub ways: Option<usize>,
     /// The plan of the `user` algorithm (`MASK=APPS;...`).
     pub user_plan: Option<String>,
-    /// LFOC's maximum number of streaming apps per way (default 5).
+    /// LFOC's parameter set (`paper` by default; `pbbcache` reproduces
+    /// PBBCache); the two options below override its values.
+    pub lfoc_preset: LfocPreset,
+    /// LFOC's maximum number of streaming apps per way (default: the
+    /// preset's, 5).
     pub lfoc_max_streaming: Option<usize>,
-    /// LFOC's gaps per streaming app (default 3).
+    /// LFOC's light apps per free streaming slot (default: the preset's, 3
+    /// under `paper`, 2 under `pbbcache`).
     pub lfoc_gaps_per_streaming: Option<usize>,
     /// Time limit of each exact solve; the best plan found is returned,
     /// marked as not proven optimal.
@@ -173,7 +178,7 @@ pub fn restrict_ways(mix: &mut Mix, ways: usize) -> Result<(), Error> {
 }
 
 fn lfoc(opts: &RunOptions) -> Lfoc {
-    let d = Lfoc::default();
+    let d = Lfoc::preset(opts.lfoc_preset);
     Lfoc {
         max_streaming: opts.lfoc_max_streaming.unwrap_or(d.max_streaming),
         gaps_per_streaming: opts.lfoc_gaps_per_streaming.unwrap_or(d.gaps_per_streaming),

@@ -106,6 +106,10 @@ pub struct ScenarioFile {
     /// The plan of the `user` policy (`MASK=APPS;...`).
     #[serde(default)]
     pub plan: Option<String>,
+    /// LFOC's parameter set for `policy = "lfoc"` or `"lfoc+"`: `paper`
+    /// (the default) or `pbbcache`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lfoc_preset: Option<cachepart_policy::LfocPreset>,
     /// A page-color policy (section `[coloring]`).
     #[serde(default)]
     pub coloring: Option<ColoringFile>,
@@ -345,6 +349,14 @@ impl Scenario {
                 Some(a)
             }
         };
+        if file.lfoc_preset.is_some()
+            && !matches!(policy, Some(Algorithm::Lfoc | Algorithm::LfocPlus))
+        {
+            return Err(err(
+                "lfoc-preset".into(),
+                "is for policy = \"lfoc\" or \"lfoc+\"; this scenario's policy is another".into(),
+            ));
+        }
         let layout = ColorLayout::new(
             &platform
                 .llc

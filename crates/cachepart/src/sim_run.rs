@@ -152,6 +152,7 @@ pub fn run_scenario(
         Some(a) => {
             let opts = RunOptions {
                 user_plan: file.plan.clone(),
+                lfoc_preset: file.lfoc_preset.unwrap_or_default(),
                 ..RunOptions::default()
             };
             Some(Static::new(policy_for(a, &opts)?))

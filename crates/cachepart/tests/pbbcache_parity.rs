@@ -31,8 +31,10 @@ fn every_reference_row() {
             .map(|r| table.app_index(&r.app).unwrap())
             .collect();
         let mix = Mix::from_table(&table, &idx);
+        // PBBCache's LFOC and LFOC+ are the `pbbcache` preset's.
         let opts = RunOptions {
             model,
+            lfoc_preset: cachepart::policy::LfocPreset::Pbbcache,
             ..Default::default()
         };
         let label = format!("{tag}/{set}/{wid}/{alg}");

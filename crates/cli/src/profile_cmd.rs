@@ -2,6 +2,7 @@
 
 use crate::output::emit;
 use anyhow::{bail, Context, Result};
+use cachepart::policy::LfocPreset;
 use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
 use cachepart::profile_job::{AppTiming, ProfileOptions, TraceApp};
 use cachepart::report::{self, ReportOptions};
@@ -126,12 +127,18 @@ pub struct EvalArgs {
     /// Threads for the exact solvers (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// LFOC: streaming apps per way of the streaming cluster.
-    #[arg(long, default_value_t = 5)]
-    lfoc_max_streaming: usize,
-    /// LFOC: gaps per streaming app.
-    #[arg(long, default_value_t = 3)]
-    lfoc_gaps_per_streaming: usize,
+    /// LFOC (and LFOC+): `paper` (Table 1 and Algorithm 1 as printed) or
+    /// `pbbcache` (PBBCache's variant, exactly); see docs/policies/lfoc.md.
+    #[arg(long, default_value = "paper", value_parser = parse_preset)]
+    lfoc_preset: LfocPreset,
+    /// LFOC: streaming apps per way of the streaming cluster (default: the
+    /// preset's, 5).
+    #[arg(long)]
+    lfoc_max_streaming: Option<usize>,
+    /// LFOC: light apps per free streaming slot (default: the preset's, 3
+    /// under paper, 2 under pbbcache).
+    #[arg(long)]
+    lfoc_gaps_per_streaming: Option<usize>,
     /// Include decision wall times in CSV/JSON output.
     #[arg(long)]
     timings: bool,
@@ -145,12 +152,22 @@ pub struct EvalArgs {
 pub struct ClassifyArgs {
     #[command(flatten)]
     data: DataArgs,
+    /// The thresholds of this LFOC preset: `paper` (streaming from 10 LLC
+    /// misses per kilo-cycle, Table 1) or `pbbcache` (from 14).
+    #[arg(long, default_value = "paper", value_parser = parse_preset)]
+    lfoc_preset: LfocPreset,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
     /// Write to FILE instead of stdout.
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+}
+
+/// An LFOC preset name (the error lists the accepted ones).
+fn parse_preset(s: &str) -> Result<LfocPreset, String> {
+    s.parse()
+        .map_err(|e: cachepart::policy::UnknownPreset| e.to_string())
 }
 
 /// Arguments of `profile from-trace`.
@@ -238,8 +255,9 @@ fn eval(a: EvalArgs) -> Result<()> {
         },
         ways: a.ways,
         user_plan: a.plan.clone(),
-        lfoc_max_streaming: Some(a.lfoc_max_streaming),
-        lfoc_gaps_per_streaming: Some(a.lfoc_gaps_per_streaming),
+        lfoc_preset: a.lfoc_preset,
+        lfoc_max_streaming: a.lfoc_max_streaming,
+        lfoc_gaps_per_streaming: a.lfoc_gaps_per_streaming,
         time_limit: a
             .time_limit
             .map(cachepart::time_limit_from_secs)
@@ -312,7 +330,7 @@ fn eval(a: EvalArgs) -> Result<()> {
 
 fn classify_cmd(a: ClassifyArgs) -> Result<()> {
     let (table, workloads) = load(&a.data, false)?;
-    let rows = classify::classify_workloads(&table, &workloads)?;
+    let rows = classify::classify_workloads(&table, &workloads, a.lfoc_preset)?;
     let text = match a.format {
         Format::Table => classify::to_table(&rows),
         Format::Csv => classify::to_csv(&rows),

@@ -326,6 +326,39 @@ fn cases() -> Vec<Case> {
             expect: vec!["s.toml", "app[0] (a).colors", "empty color set"],
         },
         Case {
+            name: "unknown LFOC preset on the command line",
+            files: vec![],
+            traces: no_traces,
+            args: vec!["profile", "eval", "-a", "lfoc", "--lfoc-preset", "papr"],
+            expect: vec!["--lfoc-preset", "papr", "paper, pbbcache"],
+        },
+        Case {
+            name: "unknown LFOC preset in a scenario",
+            files: vec![(
+                "s.toml",
+                SCENARIO.replace("TRACE", "t.cpt").replace(
+                    "platform = \"xeon-e5506\"",
+                    "platform = \"xeon-e5506\"\npolicy = \"lfoc\"\nlfoc-preset = \"papr\"",
+                ),
+            )],
+            traces: small_trace,
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "papr", "pbbcache"],
+        },
+        Case {
+            name: "an LFOC preset in a scenario whose policy is not LFOC",
+            files: vec![(
+                "s.toml",
+                SCENARIO.replace("TRACE", "t.cpt").replace(
+                    "platform = \"xeon-e5506\"",
+                    "platform = \"xeon-e5506\"\npolicy = \"ucp\"\nlfoc-preset = \"paper\"",
+                ),
+            )],
+            traces: small_trace,
+            args: vec!["sim", "run", "s.toml", "--samples", "out.csv"],
+            expect: vec!["s.toml", "lfoc-preset", "lfoc+"],
+        },
+        Case {
             name: "negative page-copy cost in a scenario",
             files: vec![(
                 "s.toml",

@@ -1,10 +1,13 @@
 //! `lfoc`: LFOC's fairness-oriented cache clustering (García-García et al.,
-//! ICPP 2019, Algorithm 1 and Table 1), as PBBCache runs it.
+//! ICPP 2019, Algorithm 1 and Table 1), under one of two presets
+//! ([`LfocPreset`]): `paper` (the default) or `pbbcache` (PBBCache's code,
+//! exactly); [`crate::lfoc_preset`] lists every difference.
 //!
 //! Apps are first classified from their alone curves ([`classify`]):
 //!
 //! * **streaming**: some way count has slowdown `<= 1.03` and LLC misses
-//!   per kilo-cycle `>= 14`, and no way count has slowdown `>= 1.06`;
+//!   per kilo-cycle at or above the preset's threshold (10 in the paper's
+//!   Table 1, 14 in PBBCache), and no way count has slowdown `>= 1.06`;
 //! * **sensitive**: not streaming, and some way count `w >= 2` has slowdown
 //!   `>= 1.05`;
 //! * **light** (light sharing): neither.
@@ -12,26 +15,19 @@
 //! Then the clustering ([`Lfoc::plan_for`]):
 //!
 //! 1. no sensitive app: every app shares every way;
-//! 2. the streaming apps share ONE cluster of
-//!    `min(ceil(n_streaming / max_streaming), max_streaming_ways)` ways;
+//! 2. `min(ceil(n_streaming / max_streaming), max_streaming_ways)` ways are
+//!    reserved for the streaming apps: under `pbbcache` they share ONE
+//!    cluster of that many ways; under `paper` each reserved way is a 1-way
+//!    cluster of up to `r = ceil(n_streaming / ways)` of them;
 //! 3. each sensitive app gets its own cluster, sized by UCP lookahead on the
 //!    slowdown curves over the remaining ways;
-//! 4. light apps first fill the streaming cluster: each of its
-//!    `max_streaming x ways - n_streaming` free streaming slots admits
-//!    `gaps_per_streaming` light apps (default 3, the paper's
-//!    `gaps_per_streaming`; PBBCache's code admits 2); the rest go
-//!    round-robin over the sensitive clusters.
+//! 4. light apps first fill the streaming clusters: each free streaming
+//!    slot (a way holds `max_streaming` streaming apps) admits
+//!    `gaps_per_streaming` light apps (3 under `paper`, 2 under
+//!    `pbbcache`); the rest go round-robin over the sensitive clusters.
 //!
 //! Clusters are listed sensitive first (in mix order), then the streaming
-//! cluster, as PBBCache numbers them.
-//!
-//! Where PBBCache differs from the paper's Algorithm 1 (one cluster for all
-//! streaming apps instead of one 1-way cluster per group, a ceiling instead
-//! of a floor for the streaming ways), this module follows PBBCache, whose
-//! outputs are the reference. The light apps admitted per free streaming
-//! slot follow the paper's `gaps_per_streaming` (default 3); PBBCache's code
-//! admits 2 (`light_per_streaming`). No reference mix tells the two apart;
-//! set it to 2 to run PBBCache's rule exactly.
+//! clusters, as PBBCache numbers them (the order only places the masks).
 //!
 //! Beyond PBBCache (which asserts): when the sensitive apps outnumber the
 //! ways left for them, only `ways - reserved` sensitive clusters are made,
@@ -41,6 +37,7 @@
 //! sensitive apps, the reservation shrinks to leave at least one way; with
 //! one way everyone shares it. So every non-empty mix gets a valid plan.
 
+use crate::lfoc_preset::{LfocPreset, StreamingLayout};
 use crate::lookahead::lookahead;
 use crate::{Policy, PolicyError};
 use cachepart_machine::{AppCurves, Machine, Plan};
@@ -49,8 +46,12 @@ use std::fmt;
 
 /// Slowdown at or below which a way count looks streaming.
 pub const STREAMING_MAX_SLOWDOWN: f64 = 1.03;
-/// LLC misses per kilo-cycle at or above which a way count looks streaming.
+/// LLC misses per kilo-cycle at or above which a way count looks streaming,
+/// in PBBCache (the `pbbcache` preset).
 pub const STREAMING_MIN_LLCMPKC: f64 = 14.0;
+/// The same threshold in the paper's Table 1 (the `paper` preset; the
+/// online algorithm's `high_threshold`).
+pub const PAPER_STREAMING_MIN_LLCMPKC: f64 = 10.0;
 /// A slowdown at or above this at any way count rules streaming out.
 pub const STREAMING_NEVER_SLOWDOWN: f64 = 1.06;
 /// Slowdown at or above which (at 2 ways or more) an app is sensitive.
@@ -128,8 +129,14 @@ pub struct Classification {
     pub streaming_ways: Option<u32>,
 }
 
-/// Classifies one app (Table 1 with PBBCache's thresholds).
+/// Classifies one app (Table 1 with the `paper` preset's thresholds; see
+/// [`Lfoc::classify_app`] for another preset's).
 pub fn classify_app(c: &AppCurves) -> Classification {
+    Lfoc::default().classify_app(c)
+}
+
+/// Classifies one app with `min_llcmpkc` as the streaming threshold.
+fn classify_with(c: &AppCurves, min_llcmpkc: f64) -> Classification {
     let mut r = Classification {
         class: AppClass::Light,
         min_slowdown: f64::INFINITY,
@@ -160,10 +167,7 @@ pub fn classify_app(c: &AppCurves) -> Classification {
             r.max_llcmpkc = mpkc;
             r.max_llcmpkc_ways = w;
         }
-        if r.streaming_ways.is_none()
-            && sd <= STREAMING_MAX_SLOWDOWN
-            && mpkc >= STREAMING_MIN_LLCMPKC
-        {
+        if r.streaming_ways.is_none() && sd <= STREAMING_MAX_SLOWDOWN && mpkc >= min_llcmpkc {
             r.streaming_ways = Some(w);
         }
     }
@@ -177,18 +181,19 @@ pub fn classify_app(c: &AppCurves) -> Classification {
     r
 }
 
-/// Classifies every app of a mix.
+/// Classifies every app of a mix (the `paper` preset's thresholds).
 pub fn classify(curves: &[AppCurves]) -> Vec<Classification> {
     curves.iter().map(classify_app).collect()
 }
 
-/// The class only, without the numbers (no allocation).
-pub(crate) fn class_of(c: &AppCurves) -> AppClass {
+/// The class only, without the numbers (no allocation), with
+/// `min_llcmpkc` as the streaming threshold.
+pub(crate) fn class_of(c: &AppCurves, min_llcmpkc: f64) -> AppClass {
     let mut streaming_way = false;
     let mut never = false;
     let mut sensitive = false;
     for (i, (&sd, &mpkc)) in c.slowdown.iter().zip(&c.llcmpkc).enumerate() {
-        streaming_way |= sd <= STREAMING_MAX_SLOWDOWN && mpkc >= STREAMING_MIN_LLCMPKC;
+        streaming_way |= sd <= STREAMING_MAX_SLOWDOWN && mpkc >= min_llcmpkc;
         never |= sd >= STREAMING_NEVER_SLOWDOWN;
         sensitive |= i >= 1 && sd >= SENSITIVE_MIN_SLOWDOWN;
     }
@@ -201,30 +206,69 @@ pub(crate) fn class_of(c: &AppCurves) -> AppClass {
     }
 }
 
-/// LFOC clustering.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// LFOC clustering: its parameters (a preset's, each overridable).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Lfoc {
-    /// Streaming apps one streaming way holds (PBBCache `max_streaming`, 5).
+    /// The preset these parameters started from (for reports).
+    pub preset: LfocPreset,
+    /// Streaming apps one streaming way holds (`max_streaming_way`, 5).
     pub max_streaming: usize,
     /// Light apps admitted per free streaming slot (the paper's
     /// `gaps_per_streaming`, 3; PBBCache's code uses 2).
     pub gaps_per_streaming: usize,
-    /// Cap on the ways of the streaming cluster (PBBCache
-    /// `max_ways_streaming`, 2).
+    /// Cap on the ways reserved for streaming apps (2 in both).
     pub max_streaming_ways: usize,
+    /// LLC misses per kilo-cycle at or above which a way count looks
+    /// streaming (Table 1: 10; PBBCache: 14).
+    pub streaming_min_llcmpkc: f64,
+    /// One cluster over the streaming ways, or a 1-way cluster each.
+    pub layout: StreamingLayout,
 }
 
 impl Default for Lfoc {
+    /// The `paper` preset.
     fn default() -> Self {
-        Lfoc {
-            max_streaming: 5,
-            gaps_per_streaming: 3,
-            max_streaming_ways: 2,
-        }
+        Lfoc::preset(LfocPreset::Paper)
     }
 }
 
 impl Lfoc {
+    /// The parameters of `preset` (see [`crate::lfoc_preset`]).
+    pub fn preset(preset: LfocPreset) -> Lfoc {
+        match preset {
+            LfocPreset::Paper => Lfoc {
+                preset,
+                max_streaming: 5,
+                gaps_per_streaming: 3,
+                max_streaming_ways: 2,
+                streaming_min_llcmpkc: PAPER_STREAMING_MIN_LLCMPKC,
+                layout: StreamingLayout::OneWayClusters,
+            },
+            LfocPreset::Pbbcache => Lfoc {
+                preset,
+                max_streaming: 5,
+                gaps_per_streaming: 2,
+                max_streaming_ways: 2,
+                streaming_min_llcmpkc: STREAMING_MIN_LLCMPKC,
+                layout: StreamingLayout::OneCluster,
+            },
+        }
+    }
+
+    /// One app's class and the numbers that decided it, with these
+    /// parameters' thresholds.
+    pub fn classify_app(&self, c: &AppCurves) -> Classification {
+        classify_with(c, self.streaming_min_llcmpkc)
+    }
+
+    /// The class of each app (no evidence).
+    pub fn classes(&self, curves: &[AppCurves]) -> Vec<AppClass> {
+        curves
+            .iter()
+            .map(|c| class_of(c, self.streaming_min_llcmpkc))
+            .collect()
+    }
+
     fn check(&self, policy: &str) -> Result<(), PolicyError> {
         let bad = |name: &str, value: usize| PolicyError::BadParameter {
             policy: policy.into(),
@@ -237,6 +281,14 @@ impl Lfoc {
         }
         if self.max_streaming_ways == 0 {
             return Err(bad("max_streaming_ways", self.max_streaming_ways));
+        }
+        if !(self.streaming_min_llcmpkc.is_finite() && self.streaming_min_llcmpkc >= 0.0) {
+            return Err(PolicyError::BadParameter {
+                policy: policy.into(),
+                name: "streaming_min_llcmpkc".into(),
+                value: self.streaming_min_llcmpkc.to_string(),
+                expected: "a finite number of misses per kilo-cycle, at least 0".into(),
+            });
         }
         Ok(())
     }
@@ -283,7 +335,7 @@ impl Lfoc {
         if sens.is_empty() || w <= 1 {
             return Ok(Plan::shared_all(n, ways));
         }
-        let reserved = if stream.is_empty() {
+        let mut reserved = if stream.is_empty() {
             0
         } else {
             stream
@@ -292,18 +344,41 @@ impl Lfoc {
                 .min(self.max_streaming_ways)
                 .min(w - 1)
         };
+        // Algorithm 1: r streaming apps per 1-way cluster (fewer clusters
+        // when r of them already hold every streaming app).
+        let per_cluster = match self.layout {
+            StreamingLayout::OneCluster => stream.len(),
+            StreamingLayout::OneWayClusters if reserved > 0 => {
+                let r = stream.len().div_ceil(reserved);
+                reserved = stream.len().div_ceil(r);
+                r
+            }
+            StreamingLayout::OneWayClusters => 0,
+        };
         let (mut members, mut sizes): (Vec<Vec<usize>>, Vec<usize>) =
             sensitive(curves, &sens, w - reserved).into_iter().unzip();
         let k = members.len();
         debug_assert!(k >= 1 && k <= w - reserved);
         debug_assert_eq!(sizes.iter().sum::<usize>(), w - reserved);
         let mut lights = of(AppClass::Light).into_iter();
-        if reserved > 0 {
-            let room = (self.max_streaming * reserved).saturating_sub(stream.len());
-            let mut cluster = stream;
-            cluster.extend(lights.by_ref().take(room * self.gaps_per_streaming));
-            members.push(cluster);
-            sizes.push(reserved);
+        match self.layout {
+            StreamingLayout::OneCluster if reserved > 0 => {
+                let room = (self.max_streaming * reserved).saturating_sub(stream.len());
+                let mut cluster = stream;
+                cluster.extend(lights.by_ref().take(room * self.gaps_per_streaming));
+                members.push(cluster);
+                sizes.push(reserved);
+            }
+            StreamingLayout::OneWayClusters if reserved > 0 => {
+                for group in stream.chunks(per_cluster) {
+                    let room = self.max_streaming.saturating_sub(group.len());
+                    let mut cluster = group.to_vec();
+                    cluster.extend(lights.by_ref().take(room * self.gaps_per_streaming));
+                    members.push(cluster);
+                    sizes.push(1);
+                }
+            }
+            _ => {}
         }
         for (j, a) in lights.enumerate() {
             members[j % k].push(a);
@@ -358,7 +433,7 @@ impl Policy for Lfoc {
     fn decide(&mut self, machine: &mut dyn Machine) -> Result<Plan, PolicyError> {
         let ways = machine.platform().ways;
         let curves = machine.alone_curves()?;
-        let classes: Vec<AppClass> = curves.iter().map(class_of).collect();
+        let classes = self.classes(curves);
         self.plan_for(curves, &classes, ways)
     }
 }
@@ -405,7 +480,7 @@ mod tests {
         assert_eq!(k.streaming_ways, Some(2));
         // class_of agrees with classify_app
         for a in [streaming("a"), sensitive("b", 1.1), light("c"), one] {
-            assert_eq!(class_of(&a), classify_app(&a).class);
+            assert_eq!(class_of(&a, STREAMING_MIN_LLCMPKC), classify_app(&a).class);
         }
         assert_eq!(
             AppClass::from_code(AppClass::Streaming.code()),
@@ -507,7 +582,7 @@ mod tests {
             let a = table
                 .app_index(name.trim())
                 .expect("program in metrics.csv");
-            let got = classify_app(&table.curves(a));
+            let got = Lfoc::preset(LfocPreset::Pbbcache).classify_app(&table.curves(a));
             assert_eq!(got.class, want, "{name}: {got:?}");
             checked += 1;
         }

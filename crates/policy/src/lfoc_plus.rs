@@ -65,7 +65,7 @@
 //! Fairly confident on the order of visits, the options and the choice; less
 //! on ties, which PBBCache leaves to floating-point luck.
 
-use crate::lfoc::{class_of, sensitive_clusters, AppClass, Lfoc};
+use crate::lfoc::{sensitive_clusters, AppClass, Lfoc};
 use crate::lookahead::lookahead;
 use crate::{Policy, PolicyError};
 use cachepart_machine::share::{interpolate, split_ways};
@@ -75,10 +75,19 @@ use cachepart_machine::{AppCurves, Machine, Plan};
 pub const MAX_STEAL_COST: f64 = 0.07;
 
 /// LFOC with pair clustering of the sensitive apps.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LfocPlus {
     /// LFOC's parameters for the streaming cluster and the light apps.
     pub lfoc: Lfoc,
+}
+
+impl Default for LfocPlus {
+    /// LFOC+ is PBBCache's: its `pbbcache` preset.
+    fn default() -> Self {
+        LfocPlus {
+            lfoc: Lfoc::preset(crate::LfocPreset::Pbbcache),
+        }
+    }
 }
 
 impl LfocPlus {
@@ -118,7 +127,7 @@ impl Policy for LfocPlus {
                 what: format!("slowdown and MPKC at every way count 1..={ways}"),
             });
         }
-        let classes: Vec<AppClass> = curves.iter().map(class_of).collect();
+        let classes = self.lfoc.classes(curves);
         self.plan_for(curves, &classes, ways)
     }
 }

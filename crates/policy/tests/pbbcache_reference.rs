@@ -51,7 +51,7 @@ fn reference_rows_match() {
         let mut machine = ProfileMachine::new(Mix::from_table(&table, &indices), config);
         let mut policy: Box<dyn Policy> = match alg.as_str() {
             "kpart" => Box::new(Kpart),
-            "lfoc" => Box::new(Lfoc::default()),
+            "lfoc" => Box::new(Lfoc::preset(cachepart_policy::LfocPreset::Pbbcache)),
             "lfoc+" => Box::new(LfocPlus::default()),
             _ => Box::new(YuPetrov),
         };

@@ -147,7 +147,7 @@ fn load(
 
 /// Evaluates algorithms; returns the per-app rows as JSON text.
 #[pyfunction]
-#[pyo3(signature = (algorithms, metrics=None, workloads=None, mixes=None, ways=None, bw_model="simple", max_bw=None, plan=None, time_limit=None, threads=None, lfoc_max_streaming=5, lfoc_gaps_per_streaming=3, timings=false, builtin="debian"))]
+#[pyo3(signature = (algorithms, metrics=None, workloads=None, mixes=None, ways=None, bw_model="simple", max_bw=None, plan=None, time_limit=None, threads=None, lfoc_preset="paper", lfoc_max_streaming=None, lfoc_gaps_per_streaming=None, timings=false, builtin="debian"))]
 fn profile_evaluate(
     py: Python<'_>,
     algorithms: Vec<String>,
@@ -160,8 +160,9 @@ fn profile_evaluate(
     plan: Option<String>,
     time_limit: Option<f64>,
     threads: Option<usize>,
-    lfoc_max_streaming: usize,
-    lfoc_gaps_per_streaming: usize,
+    lfoc_preset: &str,
+    lfoc_max_streaming: Option<usize>,
+    lfoc_gaps_per_streaming: Option<usize>,
     timings: bool,
     builtin: &str,
 ) -> PyResult<String> {
@@ -171,6 +172,7 @@ fn profile_evaluate(
             "bw_model {bw_model:?}: expected \"simple\" or \"stalls\""
         ))
     })?;
+    let lfoc_preset = parse_preset(lfoc_preset)?;
     guarded(py, move || {
         let time_limit = time_limit
             .map(cachepart::time_limit_from_secs)
@@ -184,8 +186,9 @@ fn profile_evaluate(
             },
             ways,
             user_plan: plan,
-            lfoc_max_streaming: Some(lfoc_max_streaming),
-            lfoc_gaps_per_streaming: Some(lfoc_gaps_per_streaming),
+            lfoc_preset,
+            lfoc_max_streaming,
+            lfoc_gaps_per_streaming,
             time_limit,
             threads,
             progress: None,
@@ -198,20 +201,29 @@ fn profile_evaluate(
     })
 }
 
+/// An LFOC preset name, as a `UsageError` naming the accepted ones.
+fn parse_preset(name: &str) -> PyResult<cachepart::policy::LfocPreset> {
+    name.parse().map_err(|e: cachepart::policy::UnknownPreset| {
+        UsageError::new_err(format!("lfoc_preset: {e}"))
+    })
+}
+
 /// Classifies programs (LFOC Table 1); returns rows as JSON text.
 #[pyfunction]
-#[pyo3(signature = (metrics=None, workloads=None, mixes=None, builtin="debian"))]
+#[pyo3(signature = (metrics=None, workloads=None, mixes=None, builtin="debian", lfoc_preset="paper"))]
 fn profile_classify(
     py: Python<'_>,
     metrics: Option<PathBuf>,
     workloads: Option<PathBuf>,
     mixes: Option<Vec<Vec<String>>>,
     builtin: &str,
+    lfoc_preset: &str,
 ) -> PyResult<String> {
     let set = BuiltinSet::from_name(builtin).map_err(to_py)?;
+    let preset = parse_preset(lfoc_preset)?;
     guarded(py, move || {
         let (table, wl) = load(metrics, workloads, mixes, false, set)?;
-        let rows = classify::classify_workloads(&table, &wl)?;
+        let rows = classify::classify_workloads(&table, &wl, preset)?;
         Ok::<_, Error>(classify::to_json(&rows))
     })
 }
