@@ -31,6 +31,9 @@ pub enum Algorithm {
     Lfoc,
     /// LFOC with pair clustering of the sensitive apps (PBBCache's `lfoc+`).
     LfocPlus,
+    /// LFOC's online algorithm (sampling, class-change heuristics): a
+    /// controller for machines that run in time (the simulator).
+    LfocOnline,
     /// A plan given by hand (`--plan`).
     User,
     /// The exact optimum of an objective, strict partitioning or clustering;
@@ -39,7 +42,7 @@ pub enum Algorithm {
     Optimal(Structure, Objective, TieRule),
 }
 
-const SIMPLE: [(&str, Algorithm); 12] = [
+const SIMPLE: [(&str, Algorithm); 13] = [
     ("stock", Algorithm::Stock),
     ("equal-part", Algorithm::EqualPart),
     ("ucp", Algorithm::Ucp),
@@ -51,6 +54,7 @@ const SIMPLE: [(&str, Algorithm); 12] = [
     ("dunn", Algorithm::Dunn),
     ("lfoc", Algorithm::Lfoc),
     ("lfoc+", Algorithm::LfocPlus),
+    ("lfoc-online", Algorithm::LfocOnline),
     ("user", Algorithm::User),
 ];
 
@@ -95,6 +99,12 @@ impl Algorithm {
     /// True for the exact solvers.
     pub fn is_optimal(self) -> bool {
         matches!(self, Algorithm::Optimal(..))
+    }
+
+    /// True for controllers that measure the mix as it runs (they need a
+    /// machine with time: the simulator, not the table-driven model).
+    pub fn is_online(self) -> bool {
+        matches!(self, Algorithm::LfocOnline)
     }
 }
 

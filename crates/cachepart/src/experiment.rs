@@ -177,7 +177,7 @@ pub fn restrict_ways(mix: &mut Mix, ways: usize) -> Result<(), Error> {
     Ok(())
 }
 
-fn lfoc(opts: &RunOptions) -> Lfoc {
+pub(crate) fn lfoc(opts: &RunOptions) -> Lfoc {
     let d = Lfoc::preset(opts.lfoc_preset);
     Lfoc {
         max_streaming: opts.lfoc_max_streaming.unwrap_or(d.max_streaming),
@@ -210,6 +210,11 @@ pub(crate) fn policy_for(
         Algorithm::Dunn => Box::new(Dunn::default()),
         Algorithm::Lfoc => Box::new(lfoc(opts)),
         Algorithm::LfocPlus => Box::new(LfocPlus { lfoc: lfoc(opts) }),
+        Algorithm::LfocOnline => {
+            return Err(Error::Usage(
+                "lfoc-online measures the apps as they run: it needs a machine with time (sim run, policy = \"lfoc-online\"); the table-driven model has none (use lfoc)".into(),
+            ))
+        }
         Algorithm::User => Box::new(UserPlan {
             text: opts.user_plan.clone().ok_or_else(|| {
                 Error::Usage("the user algorithm needs a plan (--plan MASK=APPS;...)".into())

@@ -43,6 +43,7 @@ mod experiment;
 pub mod experiments;
 pub mod from_trace;
 pub mod method;
+pub mod online;
 pub mod platforms;
 pub mod profile_job;
 pub mod report;

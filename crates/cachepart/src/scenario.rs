@@ -110,6 +110,10 @@ pub struct ScenarioFile {
     /// (the default) or `pbbcache`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lfoc_preset: Option<cachepart_policy::LfocPreset>,
+    /// Online LFOC's periods for `policy = "lfoc-online"` (section
+    /// `[lfoc-online]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lfoc_online: Option<crate::online::LfocOnlineFile>,
     /// A page-color policy (section `[coloring]`).
     #[serde(default)]
     pub coloring: Option<ColoringFile>,
@@ -350,11 +354,20 @@ impl Scenario {
             }
         };
         if file.lfoc_preset.is_some()
-            && !matches!(policy, Some(Algorithm::Lfoc | Algorithm::LfocPlus))
+            && !matches!(
+                policy,
+                Some(Algorithm::Lfoc | Algorithm::LfocPlus | Algorithm::LfocOnline)
+            )
         {
             return Err(err(
                 "lfoc-preset".into(),
-                "is for policy = \"lfoc\" or \"lfoc+\"; this scenario's policy is another".into(),
+                "is for policy = \"lfoc\", \"lfoc+\" or \"lfoc-online\"; this scenario's policy is another".into(),
+            ));
+        }
+        if file.lfoc_online.is_some() && policy != Some(Algorithm::LfocOnline) {
+            return Err(err(
+                "lfoc-online".into(),
+                "is for policy = \"lfoc-online\"; this scenario's policy is another".into(),
             ));
         }
         let layout = ColorLayout::new(

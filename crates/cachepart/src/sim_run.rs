@@ -19,10 +19,12 @@ use serde::Serialize;
 
 use crate::coloring::{ColorController, ColoringReport};
 use crate::error::Error;
-use crate::experiment::{policy_for, RunOptions};
+use crate::experiment::{lfoc, policy_for, RunOptions};
 use crate::method::{gmean, MethodTracker, RunMethod};
+use crate::online::lfoc_online_for;
 use crate::samples::SampleRow;
 use crate::scenario::Scenario;
+use crate::Algorithm;
 
 /// Called after each interval with (interval number, simulated cycles,
 /// instructions retired so far by all apps, their total instruction
@@ -78,6 +80,10 @@ pub struct SimReport {
     pub simulated_cycles: u64,
     /// The page-color policy's decisions, if one ran.
     pub coloring: Option<ColoringReport>,
+    /// Online LFOC's decisions (warm-ups, sampling steps, classes, class
+    /// changes, re-plans), if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lfoc_online: Option<Vec<cachepart_policy::LfocDecision>>,
     /// Every sample, interval-major.
     #[serde(skip)]
     pub samples: Vec<SampleRow>,
@@ -147,16 +153,18 @@ pub fn run_scenario(
             Some(ColorController::new(c, &pinned).map_err(|e| sim_err(scenario, e))?)
         }
     };
+    let opts = RunOptions {
+        user_plan: file.plan.clone(),
+        lfoc_preset: file.lfoc_preset.unwrap_or_default(),
+        ..RunOptions::default()
+    };
+    let mut online = match scenario.policy {
+        Some(Algorithm::LfocOnline) => Some(lfoc_online_for(scenario, lfoc(&opts))?),
+        _ => None,
+    };
     let mut policy = match scenario.policy {
-        None => None,
-        Some(a) => {
-            let opts = RunOptions {
-                user_plan: file.plan.clone(),
-                lfoc_preset: file.lfoc_preset.unwrap_or_default(),
-                ..RunOptions::default()
-            };
-            Some(Static::new(policy_for(a, &opts)?))
-        }
+        Some(a) if !a.is_online() => Some(Static::new(policy_for(a, &opts)?)),
+        _ => None,
     };
     let mut parts: Vec<&mut dyn Controller> = Vec::new();
     if let Some(c) = coloring.as_mut() {
@@ -164,6 +172,9 @@ pub fn run_scenario(
     }
     if let Some(p) = policy.as_mut() {
         parts.push(p);
+    }
+    if let Some(o) = online.as_mut() {
+        parts.push(o);
     }
     let mut chain = Chain::new(parts);
     let names = machine.app_names();
@@ -311,6 +322,7 @@ pub fn run_scenario(
         intervals: log.intervals,
         simulated_cycles: log.intervals * file.interval_cycles,
         coloring: coloring.as_ref().map(|c| c.report(&names)),
+        lfoc_online: online.as_ref().map(|o| o.decisions().to_vec()),
         samples,
     })
 }

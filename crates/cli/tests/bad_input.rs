@@ -326,6 +326,13 @@ fn cases() -> Vec<Case> {
             expect: vec!["s.toml", "app[0] (a).colors", "empty color set"],
         },
         Case {
+            name: "an online controller on the table-driven model",
+            files: vec![],
+            traces: no_traces,
+            args: vec!["profile", "eval", "-a", "lfoc-online"],
+            expect: vec!["lfoc-online", "sim run", "no"],
+        },
+        Case {
             name: "unknown LFOC preset on the command line",
             files: vec![],
             traces: no_traces,

@@ -1,0 +1,61 @@
+//! Online controllers a scenario can run as its policy (`policy =
+//! "lfoc-online"`), and the scenario section that sets their parameters.
+
+use serde::{Deserialize, Serialize};
+
+use cachepart_policy::lfoc_online::with_lfoc;
+use cachepart_policy::{Lfoc, LfocOnline, LfocOnlineParams};
+
+use crate::error::Error;
+use crate::scenario::Scenario;
+
+/// The `[lfoc-online]` section of a scenario: online LFOC's periods, scaled
+/// to the run (the paper's defaults are for runs of minutes: 10 M
+/// instructions per sampling window, 100 M per monitoring period, 500 ms
+/// between repartitionings).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct LfocOnlineFile {
+    /// Sampling windows of warm-up (default 3).
+    #[serde(default)]
+    pub warmup_windows: Option<u32>,
+    /// Instructions per sampling-partition size (default 10 M).
+    #[serde(default)]
+    pub window_instructions: Option<f64>,
+    /// Instructions per monitoring period (default 100 M).
+    #[serde(default)]
+    pub period_instructions: Option<f64>,
+    /// Monitoring periods the class-change heuristics average (default 5).
+    #[serde(default)]
+    pub history: Option<usize>,
+    /// Cycles between repartitionings (default: 500 ms of the platform's
+    /// clock).
+    #[serde(default)]
+    pub repartition_cycles: Option<u64>,
+}
+
+/// Online LFOC for `scenario`: the preset's clustering, the file's
+/// periods, LLC way size and clock from the platform.
+pub fn lfoc_online_for(scenario: &Scenario, lfoc: Lfoc) -> Result<LfocOnline, Error> {
+    let file = &scenario.file;
+    let f = file.lfoc_online.clone().unwrap_or_default();
+    let llc = &scenario.platform.llc;
+    let d: LfocOnlineParams = with_lfoc(lfoc);
+    let params = LfocOnlineParams {
+        warmup_windows: f.warmup_windows.unwrap_or(d.warmup_windows),
+        window_instructions: f.window_instructions.unwrap_or(d.window_instructions),
+        period_instructions: f.period_instructions.unwrap_or(d.period_instructions),
+        history: f.history.unwrap_or(d.history),
+        repartition_cycles: f
+            .repartition_cycles
+            .unwrap_or((scenario.platform.timing.freq_ghz * 0.5e9) as u64),
+        way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
+        ..d
+    };
+    let whence = scenario
+        .path
+        .as_ref()
+        .map_or(scenario.name.clone(), |p| p.display().to_string());
+    LfocOnline::new(params, scenario.apps.len(), Some(file.interval_cycles))
+        .map_err(|e| Error::Input(format!("{whence}: lfoc-online: {e}")))
+}

@@ -1,0 +1,126 @@
+//! Online LFOC on the simulator, end to end: a scenario with `policy =
+//! "lfoc-online"` runs with no alone curves; each app is sampled in a
+//! growing partition on the simulated machine and classified from what
+//! the simulator measured.
+
+use cachepart::scenario::{Scenario, ScenarioFile};
+use cachepart::sim_run::{run_scenario, SimReport};
+use cachepart_policy::lfoc_online::DecisionKind;
+use cachepart_policy::AppClass;
+
+fn scenario(extra: &str) -> Result<Scenario, cachepart::Error> {
+    let text = format!(
+        r#"
+platform = "xeon-5160"
+seed = 3
+interval-cycles = 100_000
+instructions = 4_000_000
+alone = false
+policy = "lfoc-online"
+{extra}
+
+[lfoc-online]
+warmup-windows = 2
+window-instructions = 40_000
+period-instructions = 100_000
+repartition-cycles = 1_000_000
+
+[[app]]
+name = "sensitive"
+synth = {{ seed = 1, accesses = 200_000, pattern = {{ class = "cache-sensitive", working-set-bytes = 2_097_152 }} }}
+base-cpi = 0.8
+
+[[app]]
+name = "streaming"
+synth = {{ seed = 2, accesses = 1_500_000, pattern = {{ class = "streaming", array-bytes = 67_108_864 }} }}
+mlp = 4.0
+"#
+    );
+    let file: ScenarioFile = toml::from_str(&text).expect("valid TOML");
+    Scenario::from_file(file, "lfoc-online".into(), None, None)
+}
+
+fn run() -> SimReport {
+    run_scenario(&scenario("").unwrap(), None).unwrap()
+}
+
+/// (app, class) of every classification, in order.
+fn classes(r: &SimReport) -> Vec<(usize, AppClass)> {
+    r.lfoc_online
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter_map(|d| match &d.what {
+            DecisionKind::Classified { class, .. } => Some((d.app.unwrap(), *class)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn apps_are_sampled_and_classified_on_the_simulator() {
+    let r = run();
+    let got = classes(&r);
+    eprintln!("{got:?}");
+    for d in r.lfoc_online.as_ref().unwrap() {
+        eprintln!("{} {:?} {:?}", d.interval, d.app, d.what);
+    }
+    // the streaming app's trace sweeps more than the 4 MiB cache on every
+    // pass, so it stays streaming
+    assert!(got.contains(&(0, AppClass::Sensitive)), "{got:?}");
+    assert!(
+        got.iter()
+            .filter(|g| g.0 == 1)
+            .all(|g| g.1 == AppClass::Streaming),
+        "{got:?}"
+    );
+    assert!(got.contains(&(1, AppClass::Streaming)), "{got:?}");
+    let log = r.lfoc_online.as_ref().unwrap();
+    // the sensitive app was sampled at several sizes, the streaming one
+    // stopped early
+    let sizes = |app: usize| {
+        log.iter()
+            .filter(|d| d.app == Some(app) && matches!(d.what, DecisionKind::Sampling { .. }))
+            .count()
+    };
+    assert!(sizes(0) > sizes(1), "{} vs {}", sizes(0), sizes(1));
+    // and LFOC's clustering ran on what was measured
+    assert!(log
+        .iter()
+        .any(|d| matches!(d.what, DecisionKind::Replan { .. })));
+}
+
+#[test]
+fn the_same_scenario_gives_the_same_decisions() {
+    let (a, b) = (run(), run());
+    assert_eq!(a.lfoc_online, b.lfoc_online);
+    assert_eq!(a.samples.len(), b.samples.len());
+}
+
+#[test]
+fn online_lfoc_settings_are_checked_before_the_run() {
+    let short = scenario("").map(|mut s| {
+        s.file.lfoc_online.as_mut().unwrap().repartition_cycles = Some(10);
+        s
+    });
+    let e = run_scenario(&short.unwrap(), None).unwrap_err().to_string();
+    assert!(e.contains("repartition_cycles"), "{e}");
+    // an unknown key in [lfoc-online] is refused, naming it
+    let text = "platform = \"xeon-5160\"\npolicy = \"lfoc-online\"\n[lfoc-online]\nwindow = 1\n[[app]]\nname = \"a\"\ntrace = \"a.cpt\"\n";
+    let e = toml::from_str::<ScenarioFile>(text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("window") && e.contains("window-instructions"),
+        "{e}"
+    );
+    // [lfoc-online] with another policy is refused, naming the section
+    let other = scenario("").map(|s| s.file).map(|mut f| {
+        f.policy = Some("lfoc".into());
+        f
+    });
+    let e = Scenario::from_file(other.unwrap(), "x".into(), None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lfoc-online"), "{e}");
+}
