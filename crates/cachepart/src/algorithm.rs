@@ -34,6 +34,9 @@ pub enum Algorithm {
     /// LFOC's online algorithm (sampling, class-change heuristics): a
     /// controller for machines that run in time (the simulator).
     LfocOnline,
+    /// KPart's dynamic version: periodic full way sweeps of each app, then
+    /// KPart's clustering (a controller, like `lfoc-online`).
+    KpartDynaway,
     /// A plan given by hand (`--plan`).
     User,
     /// The exact optimum of an objective, strict partitioning or clustering;
@@ -42,7 +45,7 @@ pub enum Algorithm {
     Optimal(Structure, Objective, TieRule),
 }
 
-const SIMPLE: [(&str, Algorithm); 13] = [
+const SIMPLE: [(&str, Algorithm); 14] = [
     ("stock", Algorithm::Stock),
     ("equal-part", Algorithm::EqualPart),
     ("ucp", Algorithm::Ucp),
@@ -55,6 +58,7 @@ const SIMPLE: [(&str, Algorithm); 13] = [
     ("lfoc", Algorithm::Lfoc),
     ("lfoc+", Algorithm::LfocPlus),
     ("lfoc-online", Algorithm::LfocOnline),
+    ("kpart-dynaway", Algorithm::KpartDynaway),
     ("user", Algorithm::User),
 ];
 
@@ -104,7 +108,7 @@ impl Algorithm {
     /// True for controllers that measure the mix as it runs (they need a
     /// machine with time: the simulator, not the table-driven model).
     pub fn is_online(self) -> bool {
-        matches!(self, Algorithm::LfocOnline)
+        matches!(self, Algorithm::LfocOnline | Algorithm::KpartDynaway)
     }
 }
 

@@ -210,10 +210,10 @@ pub(crate) fn policy_for(
         Algorithm::Dunn => Box::new(Dunn::default()),
         Algorithm::Lfoc => Box::new(lfoc(opts)),
         Algorithm::LfocPlus => Box::new(LfocPlus { lfoc: lfoc(opts) }),
-        Algorithm::LfocOnline => {
-            return Err(Error::Usage(
-                "lfoc-online measures the apps as they run: it needs a machine with time (sim run, policy = \"lfoc-online\"); the table-driven model has none (use lfoc)".into(),
-            ))
+        Algorithm::LfocOnline | Algorithm::KpartDynaway => {
+            return Err(Error::Usage(format!(
+                "{algorithm} measures the apps as they run: it needs a machine with time (sim run, policy = \"{algorithm}\"); the table-driven model has none"
+            )))
         }
         Algorithm::User => Box::new(UserPlan {
             text: opts.user_plan.clone().ok_or_else(|| {

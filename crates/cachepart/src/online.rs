@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use cachepart_policy::lfoc_online::with_lfoc;
-use cachepart_policy::{Lfoc, LfocOnline, LfocOnlineParams};
+use cachepart_policy::{DynawayParams, KpartDynaway, Lfoc, LfocOnline, LfocOnlineParams};
 
 use crate::error::Error;
 use crate::scenario::Scenario;
@@ -58,4 +58,36 @@ pub fn lfoc_online_for(scenario: &Scenario, lfoc: Lfoc) -> Result<LfocOnline, Er
         .map_or(scenario.name.clone(), |p| p.display().to_string());
     LfocOnline::new(params, scenario.apps.len(), Some(file.interval_cycles))
         .map_err(|e| Error::Input(format!("{whence}: lfoc-online: {e}")))
+}
+
+/// The `[kpart-dynaway]` section of a scenario.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct KpartDynawayFile {
+    /// Instructions per profiled partition size (default 10 M).
+    #[serde(default)]
+    pub window_instructions: Option<f64>,
+    /// Cycles from one profiling round to the next (default: 500 ms of the
+    /// platform's clock, LFOC's period; the KPart paper's is not among
+    /// this project's sources).
+    #[serde(default)]
+    pub reprofile_cycles: Option<u64>,
+}
+
+/// KPart-Dynaway for `scenario`.
+pub fn kpart_dynaway_for(scenario: &Scenario) -> Result<KpartDynaway, Error> {
+    let f = scenario.file.kpart_dynaway.clone().unwrap_or_default();
+    let d = DynawayParams::default();
+    let params = DynawayParams {
+        window_instructions: f.window_instructions.unwrap_or(d.window_instructions),
+        reprofile_cycles: f
+            .reprofile_cycles
+            .unwrap_or((scenario.platform.timing.freq_ghz * 0.5e9) as u64),
+    };
+    let whence = scenario
+        .path
+        .as_ref()
+        .map_or(scenario.name.clone(), |p| p.display().to_string());
+    KpartDynaway::new(params, scenario.apps.len())
+        .map_err(|e| Error::Input(format!("{whence}: kpart-dynaway: {e}")))
 }

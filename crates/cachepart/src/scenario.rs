@@ -114,6 +114,10 @@ pub struct ScenarioFile {
     /// `[lfoc-online]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lfoc_online: Option<crate::online::LfocOnlineFile>,
+    /// KPart-Dynaway's window and period for `policy = "kpart-dynaway"`
+    /// (section `[kpart-dynaway]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kpart_dynaway: Option<crate::online::KpartDynawayFile>,
     /// A page-color policy (section `[coloring]`).
     #[serde(default)]
     pub coloring: Option<ColoringFile>,
@@ -362,6 +366,12 @@ impl Scenario {
             return Err(err(
                 "lfoc-preset".into(),
                 "is for policy = \"lfoc\", \"lfoc+\" or \"lfoc-online\"; this scenario's policy is another".into(),
+            ));
+        }
+        if file.kpart_dynaway.is_some() && policy != Some(Algorithm::KpartDynaway) {
+            return Err(err(
+                "kpart-dynaway".into(),
+                "is for policy = \"kpart-dynaway\"; this scenario's policy is another".into(),
             ));
         }
         if file.lfoc_online.is_some() && policy != Some(Algorithm::LfocOnline) {

@@ -21,7 +21,7 @@ use crate::coloring::{ColorController, ColoringReport};
 use crate::error::Error;
 use crate::experiment::{lfoc, policy_for, RunOptions};
 use crate::method::{gmean, MethodTracker, RunMethod};
-use crate::online::lfoc_online_for;
+use crate::online::{kpart_dynaway_for, lfoc_online_for};
 use crate::samples::SampleRow;
 use crate::scenario::Scenario;
 use crate::Algorithm;
@@ -84,6 +84,9 @@ pub struct SimReport {
     /// changes, re-plans), if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lfoc_online: Option<Vec<cachepart_policy::LfocDecision>>,
+    /// KPart-Dynaway's profiling steps and plans, if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kpart_dynaway: Option<Vec<cachepart_policy::kpart_dynaway::DynawayDecision>>,
     /// Every sample, interval-major.
     #[serde(skip)]
     pub samples: Vec<SampleRow>,
@@ -162,6 +165,10 @@ pub fn run_scenario(
         Some(Algorithm::LfocOnline) => Some(lfoc_online_for(scenario, lfoc(&opts))?),
         _ => None,
     };
+    let mut dynaway = match scenario.policy {
+        Some(Algorithm::KpartDynaway) => Some(kpart_dynaway_for(scenario)?),
+        _ => None,
+    };
     let mut policy = match scenario.policy {
         Some(a) if !a.is_online() => Some(Static::new(policy_for(a, &opts)?)),
         _ => None,
@@ -175,6 +182,9 @@ pub fn run_scenario(
     }
     if let Some(o) = online.as_mut() {
         parts.push(o);
+    }
+    if let Some(d) = dynaway.as_mut() {
+        parts.push(d);
     }
     let mut chain = Chain::new(parts);
     let names = machine.app_names();
@@ -323,6 +333,7 @@ pub fn run_scenario(
         simulated_cycles: log.intervals * file.interval_cycles,
         coloring: coloring.as_ref().map(|c| c.report(&names)),
         lfoc_online: online.as_ref().map(|o| o.decisions().to_vec()),
+        kpart_dynaway: dynaway.as_ref().map(|d| d.decisions().to_vec()),
         samples,
     })
 }

@@ -124,3 +124,45 @@ fn online_lfoc_settings_are_checked_before_the_run() {
         .to_string();
     assert!(e.contains("lfoc-online"), "{e}");
 }
+
+/// KPart-Dynaway on the same mix: a full sweep of each app, then KPart's
+/// plan, deterministic.
+#[test]
+fn kpart_dynaway_sweeps_each_app_then_plans() {
+    let text = scenario("").unwrap().file;
+    let mut file = text.clone();
+    file.policy = Some("kpart-dynaway".into());
+    file.lfoc_online = None;
+    file.kpart_dynaway = Some(cachepart::online::KpartDynawayFile {
+        window_instructions: Some(40_000.0),
+        reprofile_cycles: None,
+    });
+    let s = Scenario::from_file(file, "dynaway".into(), None, None).unwrap();
+    let a = run_scenario(&s, None).unwrap();
+    let b = run_scenario(&s, None).unwrap();
+    let log = a.kpart_dynaway.as_ref().unwrap();
+    assert_eq!(a.kpart_dynaway, b.kpart_dynaway);
+    use cachepart_policy::kpart_dynaway::DynawayKind;
+    let steps: Vec<(usize, u32)> = log
+        .iter()
+        .filter_map(|d| match d.what {
+            DynawayKind::Profile { app, ways } => Some((app, ways)),
+            _ => None,
+        })
+        .collect();
+    // app 0 swept from 15 ways (of the 16-way cache) down to 1, then app 1
+    // from 15 down until it finished its instructions; then KPart planned
+    let app0: Vec<(usize, u32)> = (1..=15).rev().map(|w| (0, w)).collect();
+    assert_eq!(steps[..15], app0[..], "{log:?}");
+    assert!(
+        steps[15..]
+            .iter()
+            .zip((1..=15).rev())
+            .all(|(s, w)| *s == (1, w)),
+        "{log:?}"
+    );
+    assert!(
+        matches!(log.last().unwrap().what, DynawayKind::Plan { .. }),
+        "{log:?}"
+    );
+}

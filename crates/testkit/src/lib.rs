@@ -10,13 +10,17 @@
 //!   loaded and grouped, and the cluster-label comparisons of the parity
 //!   tests.
 //! * [`invariants`]: the checks every static policy's plan must pass.
+//! * [`scripted`]: [`ScriptedMachine`], apps following scripted phases,
+//!   for online controllers.
 
 pub mod curves;
 pub mod invariants;
 pub mod machine;
 pub mod pbbcache;
+pub mod scripted;
 pub mod shared;
 
 pub use curves::{curves_from_bw, curves_from_ipc, random_curves};
 pub use machine::FixedMachine;
+pub use scripted::{Behaviour, ScriptedMachine};
 pub use shared::{pbbcache_dir, shared_dir};

@@ -1,116 +1,13 @@
-//! Online LFOC on a scripted machine: apps whose behaviour changes by
-//! phase, each interval's sample computed from the ways the plan in force
-//! gives them.
+//! Online LFOC on the test kit's scripted machine: apps whose behaviour
+//! changes by phase, each interval's sample computed from the ways the plan
+//! in force gives them.
 
 use super::*;
 use crate::driver::{drive, Flow, Stop};
-use cachepart_machine::{AppEvent, Axis, MachineError, Platform, Responder, Sample};
+use cachepart_testkit::scripted::{INTERVAL_CYCLES as CYCLES, WAY_BYTES};
+use cachepart_testkit::{Behaviour as Kind, ScriptedMachine};
 
 const WAYS: u32 = 11;
-const CYCLES: f64 = 1e6;
-const WAY_BYTES: f64 = 1024.0 * 1024.0;
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
-    Light,
-    Streaming,
-    Sensitive,
-}
-
-/// A machine whose apps follow `phases[app]`: (first interval, kind).
-struct Scripted {
-    platform: Platform,
-    phases: Vec<Vec<(u64, Kind)>>,
-    plan: Plan,
-    index: u64,
-}
-
-impl Scripted {
-    fn new(phases: Vec<Vec<(u64, Kind)>>) -> Scripted {
-        let n = phases.len();
-        Scripted {
-            platform: Platform::with_ways("scripted", WAYS),
-            phases,
-            plan: Plan::shared_all(n, WAYS),
-            index: 0,
-        }
-    }
-
-    fn kind(&self, app: usize) -> Kind {
-        self.phases[app]
-            .iter()
-            .rev()
-            .find(|(from, _)| *from <= self.index)
-            .map_or(Kind::Light, |p| p.1)
-    }
-
-    /// The ways an app effectively holds: its cluster's, split evenly.
-    fn ways_of(&self, app: usize) -> f64 {
-        self.plan
-            .clusters
-            .iter()
-            .find(|c| c.apps.contains(&app))
-            .map_or(0.0, |c| f64::from(c.mask.count()) / c.apps.len() as f64)
-    }
-
-    fn sample(&self, app: usize) -> Sample {
-        let e = self.ways_of(app);
-        let (ipc, mpkc, miss_rate, stall) = match self.kind(app) {
-            Kind::Light => (1.0, 0.5, 0.02, 0.02),
-            Kind::Streaming => (0.5, 30.0, 0.95, 0.5),
-            Kind::Sensitive => (0.2 + 0.1 * e.min(6.0), (25.0 - 4.0 * e).max(1.0), 0.5, 0.3),
-        };
-        let misses = mpkc * CYCLES / 1000.0;
-        Sample {
-            app,
-            instructions: ipc * CYCLES,
-            cycles: CYCLES,
-            llc_references: misses / miss_rate,
-            llc_misses: misses,
-            l2_miss_stall_cycles: stall * CYCLES,
-            llc_occupancy_bytes: e * WAY_BYTES,
-            ran: true,
-            ..Sample::default()
-        }
-    }
-}
-
-impl Machine for Scripted {
-    fn platform(&self) -> &Platform {
-        &self.platform
-    }
-    fn alone_curves_on(&mut self, _: &Axis) -> Result<&[AppCurves], MachineError> {
-        Err(MachineError::Unsupported("online: no alone curves".into()))
-    }
-    fn apply(&mut self, plan: &Plan) -> Result<(), MachineError> {
-        plan.validate(self.phases.len(), &self.platform.mask_rules)
-            .map_err(|e| MachineError::Unsupported(e.to_string()))?;
-        self.plan = plan.clone();
-        Ok(())
-    }
-    fn run_interval(&mut self, _: Responder<'_>) -> Result<Interval, MachineError> {
-        let samples = (0..self.phases.len()).map(|a| self.sample(a)).collect();
-        let events = if self.index == 0 {
-            (0..self.phases.len())
-                .map(|app| AppEvent {
-                    app,
-                    kind: EventKind::Started,
-                    at_cycles: 0,
-                    core: None,
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        self.index += 1;
-        Ok(Interval {
-            index: self.index - 1,
-            end_cycles: self.index * CYCLES as u64,
-            samples,
-            events,
-        })
-    }
-}
 
 /// Windows and periods of one to two intervals, repartitioning every 5.
 fn params() -> LfocOnlineParams {
@@ -125,7 +22,7 @@ fn params() -> LfocOnlineParams {
 
 fn run(phases: Vec<Vec<(u64, Kind)>>, intervals: u64) -> (LfocOnline, crate::driver::RunLog) {
     let n = phases.len();
-    let mut m = Scripted::new(phases);
+    let mut m = ScriptedMachine::new(WAYS, phases);
     let mut c = LfocOnline::new(params(), n, Some(CYCLES as u64)).unwrap();
     let log = drive(&mut m, &mut c, Stop::After(intervals), &mut |_| {
         Flow::Continue
