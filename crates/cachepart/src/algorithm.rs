@@ -37,6 +37,9 @@ pub enum Algorithm {
     /// KPart's dynamic version: periodic full way sweeps of each app, then
     /// KPart's clustering (a controller, like `lfoc-online`).
     KpartDynaway,
+    /// Dunn's clustering re-planned every period from measured L2-miss
+    /// stall fractions (a controller).
+    DunnDynamic,
     /// A plan given by hand (`--plan`).
     User,
     /// The exact optimum of an objective, strict partitioning or clustering;
@@ -45,7 +48,7 @@ pub enum Algorithm {
     Optimal(Structure, Objective, TieRule),
 }
 
-const SIMPLE: [(&str, Algorithm); 14] = [
+const SIMPLE: [(&str, Algorithm); 15] = [
     ("stock", Algorithm::Stock),
     ("equal-part", Algorithm::EqualPart),
     ("ucp", Algorithm::Ucp),
@@ -59,6 +62,7 @@ const SIMPLE: [(&str, Algorithm); 14] = [
     ("lfoc+", Algorithm::LfocPlus),
     ("lfoc-online", Algorithm::LfocOnline),
     ("kpart-dynaway", Algorithm::KpartDynaway),
+    ("dunn-dynamic", Algorithm::DunnDynamic),
     ("user", Algorithm::User),
 ];
 
@@ -108,7 +112,10 @@ impl Algorithm {
     /// True for controllers that measure the mix as it runs (they need a
     /// machine with time: the simulator, not the table-driven model).
     pub fn is_online(self) -> bool {
-        matches!(self, Algorithm::LfocOnline | Algorithm::KpartDynaway)
+        matches!(
+            self,
+            Algorithm::LfocOnline | Algorithm::KpartDynaway | Algorithm::DunnDynamic
+        )
     }
 }
 

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use cachepart_policy::lfoc_online::with_lfoc;
-use cachepart_policy::{DynawayParams, KpartDynaway, Lfoc, LfocOnline, LfocOnlineParams};
+use cachepart_policy::{
+    DunnDynamic, DynawayParams, KpartDynaway, Lfoc, LfocOnline, LfocOnlineParams,
+};
 
 use crate::error::Error;
 use crate::scenario::Scenario;
@@ -90,4 +92,31 @@ pub fn kpart_dynaway_for(scenario: &Scenario) -> Result<KpartDynaway, Error> {
         .map_or(scenario.name.clone(), |p| p.display().to_string());
     KpartDynaway::new(params, scenario.apps.len())
         .map_err(|e| Error::Input(format!("{whence}: kpart-dynaway: {e}")))
+}
+
+/// The `[dunn-dynamic]` section of a scenario.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct DunnDynamicFile {
+    /// Cycles between re-plans (default: 500 ms of the platform's clock,
+    /// as the LFOC paper ran Dunn).
+    #[serde(default)]
+    pub period_cycles: Option<u64>,
+    /// Largest number of clusters tried (default 8).
+    #[serde(default)]
+    pub max_clusters: Option<usize>,
+}
+
+/// Dynamic Dunn for `scenario`.
+pub fn dunn_dynamic_for(scenario: &Scenario) -> Result<DunnDynamic, Error> {
+    let f = scenario.file.dunn_dynamic.clone().unwrap_or_default();
+    let period = f
+        .period_cycles
+        .unwrap_or((scenario.platform.timing.freq_ghz * 0.5e9) as u64);
+    let whence = scenario
+        .path
+        .as_ref()
+        .map_or(scenario.name.clone(), |p| p.display().to_string());
+    DunnDynamic::new(scenario.apps.len(), period, f.max_clusters.unwrap_or(8))
+        .map_err(|e| Error::Input(format!("{whence}: dunn-dynamic: {e}")))
 }

@@ -118,6 +118,10 @@ pub struct ScenarioFile {
     /// (section `[kpart-dynaway]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kpart_dynaway: Option<crate::online::KpartDynawayFile>,
+    /// Dynamic Dunn's period for `policy = "dunn-dynamic"` (section
+    /// `[dunn-dynamic]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dunn_dynamic: Option<crate::online::DunnDynamicFile>,
     /// A page-color policy (section `[coloring]`).
     #[serde(default)]
     pub coloring: Option<ColoringFile>,
@@ -366,6 +370,12 @@ impl Scenario {
             return Err(err(
                 "lfoc-preset".into(),
                 "is for policy = \"lfoc\", \"lfoc+\" or \"lfoc-online\"; this scenario's policy is another".into(),
+            ));
+        }
+        if file.dunn_dynamic.is_some() && policy != Some(Algorithm::DunnDynamic) {
+            return Err(err(
+                "dunn-dynamic".into(),
+                "is for policy = \"dunn-dynamic\"; this scenario's policy is another".into(),
             ));
         }
         if file.kpart_dynaway.is_some() && policy != Some(Algorithm::KpartDynaway) {

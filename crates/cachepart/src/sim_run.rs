@@ -21,7 +21,7 @@ use crate::coloring::{ColorController, ColoringReport};
 use crate::error::Error;
 use crate::experiment::{lfoc, policy_for, RunOptions};
 use crate::method::{gmean, MethodTracker, RunMethod};
-use crate::online::{kpart_dynaway_for, lfoc_online_for};
+use crate::online::{dunn_dynamic_for, kpart_dynaway_for, lfoc_online_for};
 use crate::samples::SampleRow;
 use crate::scenario::Scenario;
 use crate::Algorithm;
@@ -87,6 +87,9 @@ pub struct SimReport {
     /// KPart-Dynaway's profiling steps and plans, if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kpart_dynaway: Option<Vec<cachepart_policy::kpart_dynaway::DynawayDecision>>,
+    /// Dynamic Dunn's re-plans, if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dunn_dynamic: Option<Vec<cachepart_policy::dunn_dynamic::DunnDecision>>,
     /// Every sample, interval-major.
     #[serde(skip)]
     pub samples: Vec<SampleRow>,
@@ -165,6 +168,10 @@ pub fn run_scenario(
         Some(Algorithm::LfocOnline) => Some(lfoc_online_for(scenario, lfoc(&opts))?),
         _ => None,
     };
+    let mut dunn = match scenario.policy {
+        Some(Algorithm::DunnDynamic) => Some(dunn_dynamic_for(scenario)?),
+        _ => None,
+    };
     let mut dynaway = match scenario.policy {
         Some(Algorithm::KpartDynaway) => Some(kpart_dynaway_for(scenario)?),
         _ => None,
@@ -184,6 +191,9 @@ pub fn run_scenario(
         parts.push(o);
     }
     if let Some(d) = dynaway.as_mut() {
+        parts.push(d);
+    }
+    if let Some(d) = dunn.as_mut() {
         parts.push(d);
     }
     let mut chain = Chain::new(parts);
@@ -334,6 +344,7 @@ pub fn run_scenario(
         coloring: coloring.as_ref().map(|c| c.report(&names)),
         lfoc_online: online.as_ref().map(|o| o.decisions().to_vec()),
         kpart_dynaway: dynaway.as_ref().map(|d| d.decisions().to_vec()),
+        dunn_dynamic: dunn.as_ref().map(|d| d.decisions().to_vec()),
         samples,
     })
 }

@@ -166,3 +166,27 @@ fn kpart_dynaway_sweeps_each_app_then_plans() {
         "{log:?}"
     );
 }
+
+/// Dynamic Dunn on the same mix: the streaming app stalls on L2 misses far
+/// more than the sensitive one, so they land in different clusters.
+#[test]
+fn dunn_dynamic_replans_from_measured_stalls() {
+    let mut file = scenario("").unwrap().file;
+    file.policy = Some("dunn-dynamic".into());
+    file.lfoc_online = None;
+    file.dunn_dynamic = Some(cachepart::online::DunnDynamicFile {
+        period_cycles: Some(1_000_000),
+        max_clusters: None,
+    });
+    let s = Scenario::from_file(file, "dunn".into(), None, None).unwrap();
+    let r = run_scenario(&s, None).unwrap();
+    let log = r.dunn_dynamic.as_ref().unwrap();
+    assert!(!log.is_empty());
+    let first = &log[0];
+    assert_eq!(first.stalls.len(), 2);
+    assert!(
+        first.stalls.iter().all(|&x| (0.0..=1.0).contains(&x)),
+        "{first:?}"
+    );
+    assert_eq!(first.plan.split(';').count(), 2, "{first:?}");
+}

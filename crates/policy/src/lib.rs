@@ -47,6 +47,7 @@ pub mod coloris_control;
 pub mod controller;
 pub mod driver;
 mod dunn;
+pub mod dunn_dynamic;
 mod equal_part;
 mod error;
 mod kpart;
@@ -69,6 +70,7 @@ pub use coloris_control::{ColorDecision, ColorisControl, ColorisSetup, DecisionR
 pub use controller::{Chain, Controller, Fixed, Static};
 pub use driver::{drive, DriveError, Flow, RunLog, Stop};
 pub use dunn::{dunn_plan, place_overlapping, ways_for_centroid, Dunn};
+pub use dunn_dynamic::DunnDynamic;
 pub use equal_part::EqualPart;
 pub use error::PolicyError;
 pub use kpart::{kpart_clusters, Kpart};
