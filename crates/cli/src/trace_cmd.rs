@@ -1,15 +1,15 @@
 //! `cachepart trace ...`: capture, inspect, convert and generate memory
 //! traces.
 
-use crate::output::temp_beside;
+use crate::output::Output;
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
 use cachepart::trace::{convert_stream, info, Header, TraceFormat};
 use clap::{Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 
 /// Subcommands of `cachepart trace`.
 #[derive(Subcommand)]
@@ -28,7 +28,7 @@ pub enum TraceCommand {
     Convert {
         /// Input file, or `-` for standard input.
         input: PathBuf,
-        /// Output binary trace.
+        /// Output binary trace, or `-` for standard output.
         output: PathBuf,
         /// Input format.
         #[arg(long, value_enum)]
@@ -38,7 +38,7 @@ pub enum TraceCommand {
     Generate {
         /// Generator config (`.toml` or `.json`).
         config: PathBuf,
-        /// Output binary trace.
+        /// Output binary trace, or `-` for standard output.
         output: PathBuf,
     },
     /// Record a real program's memory accesses, e.g.
@@ -197,6 +197,8 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             let header = Header::default()
                 .with_meta("source-format", format.name())
                 .with_meta("source", input.display().to_string());
+            let out = Output::new("OUTPUT", &output)?;
+            out.check_not_input([input.as_path()])?;
             let reader: Box<dyn BufRead> = if input.as_os_str() == "-" {
                 Box::new(BufReader::with_capacity(1 << 20, std::io::stdin().lock()))
             } else {
@@ -205,8 +207,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                     File::open(&input).with_context(|| format!("{}", input.display()))?,
                 ))
             };
-            let summary = write_via_temp(&output, |tmp| {
-                let w = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
+            let summary = out.write_with(|w| {
                 convert_stream(reader, format, w, &header)
                     .with_context(|| format!("{}", input.display()))
             })?;
@@ -228,7 +229,9 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                     config.display()
                 ),
             };
-            let summary = write_via_temp(&output, |tmp| Ok(cfg.write(tmp)?))?;
+            let out = Output::new("OUTPUT", &output)?;
+            out.check_not_input([config.as_path()])?;
+            let summary = out.write_with(|w| Ok(cfg.write_to(w)?))?;
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())
         }
@@ -238,21 +241,5 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             ifetch,
             command,
         } => crate::capture_cmd::capture(tool, &output, ifetch, &command),
-    }
-}
-
-/// Runs `write` on a temporary file beside `output` and renames it into
-/// place on success; removes it on failure (no partial output).
-fn write_via_temp<T>(output: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    let tmp = temp_beside(output)?;
-    match write(&tmp) {
-        Ok(v) => {
-            std::fs::rename(&tmp, output).with_context(|| format!("{}", output.display()))?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
     }
 }
