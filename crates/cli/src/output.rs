@@ -208,6 +208,44 @@ impl Output {
     }
 }
 
+impl Output {
+    /// Refuses a file output when its file system has less than `bytes`
+    /// free (stdout, devices and FIFOs are not checked). `what` says where
+    /// the estimate comes from.
+    pub fn check_space(&self, bytes: u64, what: &str) -> Result<()> {
+        let Target::File(p) = &self.target else {
+            return Ok(());
+        };
+        let Some(free) = free_bytes(parent_dir(p)) else {
+            return Ok(());
+        };
+        if bytes > free {
+            bail!(
+                "{} {}: the output needs at least {bytes} bytes ({what}) but its file system has {free} bytes free",
+                self.option,
+                self.given.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Bytes available to us on the file system holding `dir` (statvfs).
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `st` a buffer of the right
+    // type, filled by statvfs when it returns 0.
+    let st = unsafe {
+        if libc::statvfs(c.as_ptr(), st.as_mut_ptr()) != 0 {
+            return None;
+        }
+        st.assume_init()
+    };
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 /// Refuses two outputs of one command on one file, stdout included.
 pub fn check_distinct(outputs: &[&Output]) -> Result<()> {
     for (i, a) in outputs.iter().enumerate() {

@@ -231,6 +231,14 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             };
             let out = Output::new("OUTPUT", &output)?;
             out.check_not_input([config.as_path()])?;
+            // A runaway config (1e15 accesses) is refused before it fills
+            // the disk. The bound is loose on purpose: compressed regular
+            // patterns take well under a byte per access (0.57 B for a
+            // stride), so only one byte per 1024 accesses is assumed.
+            out.check_space(
+                cfg.accesses / 1024,
+                "one byte per 1024 accesses at the least",
+            )?;
             let summary = out.write_with(|w| Ok(cfg.write_to(w)?))?;
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())

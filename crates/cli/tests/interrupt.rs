@@ -1,5 +1,5 @@
 //! Interrupting the long-running commands that write: SIGINT (or SIGTERM)
-//! during `trace generate`, `trace convert`, `sim run` and `profile
+//! during `trace generate` (1e11 accesses), `trace convert`, `sim run` and `profile
 //! from-trace` ends cachepart with 130 (143) and leaves neither the output
 //! nor a temporary file. Each run is made long (a huge trace, a huge
 //! instruction count) and signalled once it is under way: for the trace
@@ -82,7 +82,7 @@ fn interrupt_and_check(name: &str, mut child: Child, sig: i32, dir: &Path, input
 }
 
 const HUGE_GEN: &str =
-    "seed = 1\naccesses = 1000000000000\n[pattern]\nclass = \"light\"\nworking-set-bytes = 8192\n";
+    "seed = 1\naccesses = 100000000000\n[pattern]\nclass = \"light\"\nworking-set-bytes = 8192\n";
 
 fn dir_with(files: &[(&str, &str)]) -> TempDir {
     let dir = tempfile::tempdir().unwrap();

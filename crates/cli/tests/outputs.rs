@@ -426,3 +426,45 @@ fn nix_mkfifo(p: &Path) {
         .is_ok_and(|s| s.success());
     assert!(ok, "mkfifo {}", p.display());
 }
+
+#[test]
+fn a_runaway_generate_is_refused_before_writing() {
+    let f = Fixture::new();
+    std::fs::write(
+        f.path("huge.toml"),
+        "seed = 1\naccesses = 1000000000000000000\n[pattern]\nclass = \"light\"\nworking-set-bytes = 8192\n",
+    )
+    .unwrap();
+    let o = f.run(&args(&["trace", "generate", "huge.toml", "huge.cpt"]));
+    assert_no_panic("generate 1e18", &o);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("OUTPUT huge.cpt") && stderr(&o).contains("bytes free"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!f.path("huge.cpt").exists());
+    assert!(f.temporaries().is_empty(), "{:?}", f.temporaries());
+}
+
+#[test]
+fn curves_writes_with_dash_o_and_refuses_its_trace() {
+    let f = Fixture::new();
+    let o = f.run(&args(&[
+        "curves", "t.cpt", "--format", "csv", "-o", "c.csv",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert!(
+        std::fs::read_to_string(f.path("c.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            > 1
+    );
+    let before = std::fs::read(f.path("t.cpt")).unwrap();
+    let o = f.run(&args(&["curves", "t.cpt", "-o", "t.cpt"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(f.path("t.cpt")).unwrap(), before);
+}
