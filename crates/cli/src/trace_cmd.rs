@@ -6,9 +6,10 @@ use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
 use cachepart::trace::{convert_stream, info, Header, TraceFormat};
 use clap::{Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::PathBuf;
 
 /// Subcommands of `cachepart trace`.
@@ -40,6 +41,9 @@ pub enum TraceCommand {
         config: PathBuf,
         /// Output binary trace, or `-` for standard output.
         output: PathBuf,
+        /// No progress line (shown on a terminal only).
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
     /// Record a real program's memory accesses, e.g.
     /// `cachepart trace capture -o ls.cpt -- ls -la /usr/lib`.
@@ -214,7 +218,11 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())
         }
-        TraceCommand::Generate { config, output } => {
+        TraceCommand::Generate {
+            config,
+            output,
+            quiet,
+        } => {
             let text = std::fs::read_to_string(&config)
                 .with_context(|| format!("{}", config.display()))?;
             let cfg: SynthConfig = match config.extension().and_then(|e| e.to_str()) {
@@ -239,7 +247,24 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 cfg.accesses / 1024,
                 "one byte per 1024 accesses at the least",
             )?;
-            let summary = out.write_with(|w| Ok(cfg.write_to(w)?))?;
+            let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+                let pb = ProgressBar::new_spinner();
+                pb.set_style(
+                    ProgressStyle::with_template(
+                        "{spinner} [{elapsed_precise}] {bytes} written ({bytes_per_sec})",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                pb
+            });
+            let summary = out.write_with(|w| match &bar {
+                Some(pb) => Ok(cfg.write_to(pb.wrap_write(w))?),
+                None => Ok(cfg.write_to(w)?),
+            });
+            if let Some(pb) = &bar {
+                pb.finish_and_clear();
+            }
+            let summary = summary?;
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())
         }
