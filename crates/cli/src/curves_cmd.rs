@@ -2,6 +2,7 @@
 //! sampled, or its stall-rate curve on a simulated platform
 //! (`--kind stall-rate --platform NAME`), printed as a table, CSV or JSON.
 
+use crate::output::Output;
 use anyhow::{bail, Result};
 use cachepart::curves::Curve;
 use cachepart::profile_job::{
@@ -82,6 +83,9 @@ pub struct CurvesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CurvesFormat,
+    /// Write the curve here instead of stdout (`-`: stdout).
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
 }
 
 /// What a stall-rate curve sweeps.
@@ -122,12 +126,14 @@ pub enum CurvesFormat {
 
 /// Runs `cachepart curves`.
 pub fn run(args: CurvesArgs) -> Result<()> {
+    let output = Output::or_stdout("-o", args.output.as_deref())?;
+    output.check_not_input([args.trace.as_path()])?;
     let kind = match args.kind {
         CurveKind::FullyAssociative => Kind::FullyAssociative,
         CurveKind::SetAssociative => Kind::SetAssociative,
         CurveKind::Colors => Kind::Colors,
         CurveKind::Shards => Kind::Shards,
-        CurveKind::StallRate => return stall_rate(&args),
+        CurveKind::StallRate => return stall_rate(&args, &output),
     };
     if args.platform.is_some() {
         bail!(
@@ -161,8 +167,7 @@ pub fn run(args: CurvesArgs) -> Result<()> {
             s.sampled_refs, s.sampled_lines, s.final_rate
         );
     }
-    print!("{}", render(&out.curve, out.counts.as_ref(), args.format)?);
-    Ok(())
+    output.write_bytes(render(&out.curve, out.counts.as_ref(), args.format)?.as_bytes())
 }
 
 /// The curve in `format`; set-associative and color curves lead with their
@@ -238,7 +243,7 @@ fn human(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
-fn stall_rate(args: &CurvesArgs) -> Result<()> {
+fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
     let Some(platform) = &args.platform else {
         bail!("--kind stall-rate needs --platform NAME|FILE (see `cachepart platform list`)");
     };
@@ -254,8 +259,7 @@ fn stall_rate(args: &CurvesArgs) -> Result<()> {
     };
     let app = TraceApp::from_path(&args.trace)?;
     let curve = stall_rate_curve(&app, axis, &opts)?;
-    print!("{}", render_stall(&curve, args.format)?);
-    Ok(())
+    output.write_bytes(render_stall(&curve, args.format)?.as_bytes())
 }
 
 fn render_stall(c: &StallCurve, format: CurvesFormat) -> Result<String> {

@@ -4,6 +4,7 @@
 mod capture_cmd;
 mod curves_cmd;
 mod experiment_cmd;
+mod interrupt;
 mod output;
 mod platform_cmd;
 mod profile_cmd;
@@ -55,6 +56,18 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    // Every command but `trace capture` (which stops its traced program
+    // first) cleans its temporaries and exits 130/143 on SIGINT/SIGTERM.
+    let capture = matches!(
+        cli.command,
+        Command::Trace(trace_cmd::TraceCommand::Capture { .. })
+    );
+    if !capture {
+        if let Err(e) = interrupt::install() {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
+    }
     let result = match cli.command {
         Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),

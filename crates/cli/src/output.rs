@@ -1,44 +1,422 @@
-//! Writing results: to stdout, or atomically to a file (no partial file is
-//! ever left behind).
+//! Where a command's output goes, and how it gets there safely. Every
+//! command that writes uses [`Output`]:
+//!
+//! - `-` is standard output;
+//! - a character device or a FIFO (`/dev/null`, a named pipe) is written
+//!   straight, never replaced;
+//! - a symlink is followed: its final target is written;
+//! - a regular file (or a new path) is written through a temporary file
+//!   beside it, renamed into place only when the whole output is written,
+//!   so no partial file is ever left behind. The temporary is registered
+//!   with [`crate::interrupt`], whose SIGINT/SIGTERM handler removes it.
+//!
+//! It also refuses an output that is one of the command's inputs (same
+//! device and inode) and two outputs of one command on one file.
 
-use anyhow::{Context, Result};
-use std::io::Write;
-use std::path::Path;
+use anyhow::{bail, Context, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Writes `text` to `path` through a temporary file renamed into place, or
-/// to stdout when `path` is `None`.
-pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
-    match path {
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-            Ok(())
+use crate::interrupt;
+
+/// Where an output goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// Standard output (`-`).
+    Stdout,
+    /// A character device or FIFO: written in place.
+    Direct(PathBuf),
+    /// A regular file or a path to create: temporary file, then rename.
+    File(PathBuf),
+}
+
+/// A resolved output: the option that named it (for messages) and its target.
+#[derive(Debug, Clone)]
+pub struct Output {
+    option: String,
+    given: PathBuf,
+    target: Target,
+}
+
+impl Output {
+    /// Resolves the output `path` given with `option` (`-o`, `--chart`,
+    /// `OUTPUT`): `-` is stdout, symlinks are followed to their target,
+    /// character devices and FIFOs are written in place, directories and
+    /// other special files are refused.
+    pub fn new(option: &str, path: &Path) -> Result<Output> {
+        let target = if path.as_os_str() == "-" {
+            Target::Stdout
+        } else {
+            let resolved =
+                follow_symlinks(path).with_context(|| format!("{option} {}", path.display()))?;
+            match std::fs::metadata(&resolved) {
+                Ok(m) if m.is_file() => Target::File(resolved),
+                Ok(m) if m.file_type().is_char_device() || m.file_type().is_fifo() => {
+                    Target::Direct(resolved)
+                }
+                Ok(m) if m.is_dir() => bail!(
+                    "{option} {}: is a directory; expected a file name",
+                    path.display()
+                ),
+                Ok(_) => bail!(
+                    "{option} {}: not a regular file, character device or FIFO",
+                    path.display()
+                ),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Target::File(resolved),
+                Err(e) => bail!("{option} {}: {e}", path.display()),
+            }
+        };
+        Ok(Output {
+            option: option.to_string(),
+            given: path.to_path_buf(),
+            target,
+        })
+    }
+
+    /// An optional output: `None` (no option given) is stdout.
+    pub fn or_stdout(option: &str, path: Option<&Path>) -> Result<Output> {
+        Output::new(option, path.unwrap_or(Path::new("-")))
+    }
+
+    /// The path as given (for messages).
+    pub fn display(&self) -> std::path::Display<'_> {
+        self.given.display()
+    }
+
+    /// True when this output is standard output.
+    #[cfg(test)]
+    pub fn is_stdout(&self) -> bool {
+        self.target == Target::Stdout
+    }
+
+    /// Refuses this output when it is the same file (device and inode) as
+    /// one of `inputs` (`-`, stdin, is skipped; so are inputs that do not
+    /// exist: loading them fails with its own message).
+    pub fn check_not_input<'a>(&self, inputs: impl IntoIterator<Item = &'a Path>) -> Result<()> {
+        let Some(out) = self.existing_id() else {
+            return Ok(());
+        };
+        for input in inputs {
+            if input.as_os_str() == "-" {
+                continue;
+            }
+            if let Ok(m) = std::fs::metadata(input) {
+                if (m.dev(), m.ino()) == out {
+                    bail!(
+                        "{} {}: is also an input ({}); write the output elsewhere",
+                        self.option,
+                        self.given.display(),
+                        input.display()
+                    );
+                }
+            }
         }
-        Some(p) => write_atomic(p, text.as_bytes()),
+        Ok(())
+    }
+
+    /// Device and inode of the target, when it exists.
+    fn existing_id(&self) -> Option<(u64, u64)> {
+        match &self.target {
+            Target::Stdout => None,
+            Target::Direct(p) | Target::File(p) => {
+                std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+            }
+        }
+    }
+
+    /// The file this output names, for comparing two outputs: the resolved
+    /// target with its directory made absolute.
+    fn key(&self) -> Option<PathBuf> {
+        match &self.target {
+            Target::Stdout => Some(PathBuf::from("-")),
+            Target::Direct(p) => Some(p.clone()),
+            Target::File(p) => {
+                let dir = parent_dir(p);
+                let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+                Some(dir.join(p.file_name().unwrap_or_default()))
+            }
+        }
+    }
+
+    /// Writes `bytes` to the output (atomically for a file).
+    pub fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
+        self.write_with(|w| {
+            w.write_all(bytes)?;
+            Ok(())
+        })
+    }
+
+    /// Runs `write` on a buffered writer to the output and finishes it:
+    /// for a file, through a registered temporary renamed into place on
+    /// success and removed on failure.
+    pub fn write_with<T>(&self, write: impl FnOnce(&mut dyn Write) -> Result<T>) -> Result<T> {
+        let ctx = || format!("{} {}", self.option, self.given.display());
+        match &self.target {
+            Target::Stdout => {
+                let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+                let v = write(&mut out)?;
+                out.flush().with_context(ctx)?;
+                Ok(v)
+            }
+            Target::Direct(p) => {
+                let f = OpenOptions::new().write(true).open(p).with_context(ctx)?;
+                let mut out = BufWriter::with_capacity(1 << 20, f);
+                let v = write(&mut out)?;
+                out.flush().with_context(ctx)?;
+                Ok(v)
+            }
+            Target::File(p) => {
+                let tmp = TempFile::beside(p).with_context(ctx)?;
+                let mut out = BufWriter::with_capacity(1 << 20, tmp.file()?);
+                let v = write(&mut out)?;
+                out.flush().with_context(ctx)?;
+                drop(out);
+                tmp.persist(p).with_context(ctx)?;
+                Ok(v)
+            }
+        }
     }
 }
 
-/// A temporary path in the directory of `path` (so a rename is atomic).
-pub fn temp_beside(path: &Path) -> Result<std::path::PathBuf> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().context("output path has no file name")?;
-    Ok(dir.join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
-    )))
+impl Output {
+    /// Runs `write` with a path to write to (for writers that only take a
+    /// path, such as the chart's): a registered temporary beside a file
+    /// target, renamed into place on success; for stdout, a device or a
+    /// FIFO, a registered temporary in the system's temporary directory,
+    /// copied to the target and removed.
+    pub fn write_path_with<T>(&self, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+        let ctx = || format!("{} {}", self.option, self.given.display());
+        match &self.target {
+            Target::File(p) => {
+                let tmp = TempFile::beside(p).with_context(ctx)?;
+                let v = write(tmp.path())?;
+                tmp.persist(p).with_context(ctx)?;
+                Ok(v)
+            }
+            Target::Stdout | Target::Direct(_) => {
+                let name = self.given.file_name().unwrap_or_default();
+                let tmp = TempFile::beside(&std::env::temp_dir().join(name)).with_context(ctx)?;
+                let v = write(tmp.path())?;
+                let bytes = std::fs::read(tmp.path()).with_context(ctx)?;
+                self.write_bytes(&bytes)?;
+                Ok(v)
+            }
+        }
+    }
 }
 
-/// Writes bytes to `path` atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = temp_beside(path)?;
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::anyhow!("{}: {e}", path.display())
-    })
+impl Output {
+    /// Refuses a file output when its file system has less than `bytes`
+    /// free (stdout, devices and FIFOs are not checked). `what` says where
+    /// the estimate comes from.
+    pub fn check_space(&self, bytes: u64, what: &str) -> Result<()> {
+        let Target::File(p) = &self.target else {
+            return Ok(());
+        };
+        let Some(free) = free_bytes(parent_dir(p)) else {
+            return Ok(());
+        };
+        if bytes > free {
+            bail!(
+                "{} {}: the output needs at least {bytes} bytes ({what}) but its file system has {free} bytes free",
+                self.option,
+                self.given.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Bytes available to us on the file system holding `dir` (statvfs).
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `st` a buffer of the right
+    // type, filled by statvfs when it returns 0.
+    let st = unsafe {
+        if libc::statvfs(c.as_ptr(), st.as_mut_ptr()) != 0 {
+            return None;
+        }
+        st.assume_init()
+    };
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Refuses two outputs of one command on one file, stdout included.
+pub fn check_distinct(outputs: &[&Output]) -> Result<()> {
+    for (i, a) in outputs.iter().enumerate() {
+        for b in &outputs[i + 1..] {
+            let same = match (a.key(), b.key()) {
+                (Some(x), Some(y)) => {
+                    x == y
+                        || matches!((a.existing_id(), b.existing_id()), (Some(u), Some(v)) if u == v)
+                }
+                _ => false,
+            };
+            if same {
+                bail!(
+                    "{} {} and {} {} name the same file; give each output its own path",
+                    a.option,
+                    a.given.display(),
+                    b.option,
+                    b.given.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Follows `path` through symlinks (at most 40) to the path that is not one.
+fn follow_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&p)?;
+                p = parent_dir(&p).join(link);
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// The directory of `path` (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// A temporary file beside its destination, registered for removal on
+/// SIGINT/SIGTERM and removed on drop unless persisted.
+pub struct TempFile {
+    path: PathBuf,
+    persisted: bool,
+}
+
+impl TempFile {
+    /// Creates `.tmp-PID-N-NAME` in the directory of `dest` (so the final
+    /// rename is atomic; the name keeps the extension, which some writers
+    /// read to pick a format).
+    pub fn beside(dest: &Path) -> Result<TempFile> {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let name = dest
+            .file_name()
+            .context("the output path has no file name")?;
+        let path = parent_dir(dest).join(format!(
+            ".tmp-{}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            name.to_string_lossy(),
+        ));
+        let t = TempFile {
+            path,
+            persisted: false,
+        };
+        interrupt::register_temp(&t.path);
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&t.path)
+            .with_context(|| format!("creating {}", t.path.display()))?;
+        Ok(t)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens it for writing.
+    pub fn file(&self) -> Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&self.path)
+            .with_context(|| format!("opening {}", self.path.display()))
+    }
+
+    /// Renames it to `dest` (under the interruption lock, so a signal
+    /// either removes the temporary first or finds it renamed).
+    pub fn persist(mut self, dest: &Path) -> Result<()> {
+        let r = interrupt::rename_registered(&self.path, dest);
+        if r.is_ok() {
+            self.persisted = true;
+        }
+        r.map_err(anyhow::Error::from)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.persisted {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        interrupt::unregister_temp(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dash_is_stdout_and_symlinks_resolve_to_their_target() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Output::new("-o", Path::new("-")).unwrap().is_stdout());
+        let target = dir.path().join("real.txt");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink("real.txt", &link).unwrap();
+        let o = Output::new("-o", &link).unwrap();
+        assert_eq!(o.target, Target::File(dir.path().join("real.txt")));
+        o.write_bytes(b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+    }
+
+    #[test]
+    fn an_input_or_a_second_output_on_the_same_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.csv");
+        std::fs::write(&input, "x").unwrap();
+        let o = Output::new("-o", &input).unwrap();
+        let err = o.check_not_input([input.as_path()]).unwrap_err();
+        assert!(err.to_string().contains("is also an input"), "{err}");
+        let other = dir.path().join("other.csv");
+        assert!(Output::new("-o", &other)
+            .unwrap()
+            .check_not_input([input.as_path()])
+            .is_ok());
+        let a = Output::new("-o", &other).unwrap();
+        let b = Output::new("--chart", &dir.path().join(".").join("other.csv")).unwrap();
+        let err = check_distinct(&[&a, &b]).unwrap_err();
+        assert!(err.to_string().contains("--chart"), "{err}");
+        let s1 = Output::new("-o", Path::new("-")).unwrap();
+        let s2 = Output::new("--samples", Path::new("-")).unwrap();
+        assert!(check_distinct(&[&s1, &a]).is_ok());
+        assert!(check_distinct(&[&s1, &s2]).is_err());
+    }
+
+    #[test]
+    fn a_failed_write_leaves_neither_output_nor_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.txt");
+        let o = Output::new("-o", &p).unwrap();
+        let r: Result<()> = o.write_with(|w| {
+            w.write_all(b"partial")?;
+            bail!("boom")
+        });
+        assert!(r.is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 }

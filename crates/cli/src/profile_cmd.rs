@@ -1,6 +1,6 @@
 //! `cachepart profile ...`: the table-driven machine's commands.
 
-use crate::output::emit;
+use crate::output::{check_distinct, Output};
 use anyhow::{bail, Context, Result};
 use cachepart::policy::LfocPreset;
 use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
@@ -10,7 +10,7 @@ use cachepart::{builtin, classify, Algorithm, RunOptions};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Subcommands of `cachepart profile`.
@@ -239,7 +239,30 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     Ok((table, workloads))
 }
 
+impl DataArgs {
+    /// The files this data is read from (for the output checks).
+    fn inputs(&self) -> Vec<&Path> {
+        self.metrics
+            .iter()
+            .chain(self.workloads.iter())
+            .map(PathBuf::as_path)
+            .collect()
+    }
+}
+
 fn eval(a: EvalArgs) -> Result<()> {
+    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let chart = a
+        .chart
+        .as_deref()
+        .map(|p| Output::new("--chart", p))
+        .transpose()?;
+    let mut outputs = vec![&output];
+    outputs.extend(chart.as_ref());
+    check_distinct(&outputs)?;
+    for o in &outputs {
+        o.check_not_input(a.data.inputs())?;
+    }
     let (table, workloads) = load(&a.data, true)?;
     let mut algorithms = Algorithm::parse_list(&a.algorithms)?;
     if a.chart.is_some() && !algorithms.contains(&Algorithm::Stock) {
@@ -306,15 +329,19 @@ fn eval(a: EvalArgs) -> Result<()> {
         Format::Csv => report::to_csv(&rows),
         Format::Json => report::to_json(&rows),
     };
-    if let Some(chart) = &a.chart {
-        cachepart::chart::write_tradeoff_png(
-            &outcomes,
-            chart,
-            "STP vs unfairness, normalised to stock",
-        )
-        .with_context(|| format!("drawing {}", chart.display()))?;
+    if let Some(chart) = &chart {
+        chart
+            .write_path_with(|p| {
+                cachepart::chart::write_tradeoff_png(
+                    &outcomes,
+                    p,
+                    "STP vs unfairness, normalised to stock",
+                )
+                .map_err(anyhow::Error::from)
+            })
+            .with_context(|| format!("drawing {}", chart.display()))?;
     }
-    emit(&text, a.output.as_deref())?;
+    output.write_bytes(text.as_bytes())?;
     for o in &outcomes {
         if let Some(s) = o.solver {
             if !s.proven_optimal {
@@ -329,6 +356,8 @@ fn eval(a: EvalArgs) -> Result<()> {
 }
 
 fn classify_cmd(a: ClassifyArgs) -> Result<()> {
+    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    output.check_not_input(a.data.inputs())?;
     let (table, workloads) = load(&a.data, false)?;
     let rows = classify::classify_workloads(&table, &workloads, a.lfoc_preset)?;
     let text = match a.format {
@@ -336,10 +365,12 @@ fn classify_cmd(a: ClassifyArgs) -> Result<()> {
         Format::Csv => classify::to_csv(&rows),
         Format::Json => classify::to_json(&rows),
     };
-    emit(&text, a.output.as_deref())
+    output.write_bytes(text.as_bytes())
 }
 
 fn from_trace(a: FromTraceArgs) -> Result<()> {
+    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    output.check_not_input(a.traces.iter().map(PathBuf::as_path))?;
     let platform = cachepart::platforms::resolve(&a.platform, None)?;
     if !a.name.is_empty() && a.name.len() != a.traces.len() {
         bail!(
@@ -364,5 +395,5 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         seed: a.seed,
     };
     let csv = cachepart::from_trace::profile_traces(&apps, &opts)?;
-    emit(&csv, a.output.as_deref())
+    output.write_bytes(csv.as_bytes())
 }

@@ -12,7 +12,7 @@ use cachepart::sim_run::{self, SimReport};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::output::{emit, write_atomic};
+use crate::output::{check_distinct, Output};
 use crate::profile_cmd::Format;
 
 /// `cachepart sim ...`
@@ -30,10 +30,11 @@ pub struct RunArgs {
     /// Output format of the per-app results.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Write the results here instead of stdout.
+    /// Write the results here instead of stdout (`-`: stdout).
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
-    /// Write every per-app, per-interval sample here (.csv or .parquet).
+    /// Write every per-app, per-interval sample here (.csv or .parquet;
+    /// `-` for CSV on stdout).
     #[arg(long)]
     pub samples: Option<PathBuf>,
     /// Override the scenario's seed.
@@ -62,8 +63,26 @@ fn run_scenario(a: RunArgs) -> Result<()> {
     let samples_format = a
         .samples
         .as_deref()
-        .map(SampleFormat::from_path)
+        .map(|p| {
+            if p.as_os_str() == "-" {
+                Ok(SampleFormat::Csv)
+            } else {
+                SampleFormat::from_path(p)
+            }
+        })
         .transpose()?;
+    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let samples = a
+        .samples
+        .as_deref()
+        .map(|p| Output::new("--samples", p))
+        .transpose()?;
+    let mut outputs = vec![&output];
+    outputs.extend(samples.as_ref());
+    check_distinct(&outputs)?;
+    for o in &outputs {
+        o.check_not_input([a.scenario.as_path()])?;
+    }
     let scenario = Scenario::load_with(
         &a.scenario,
         &Overrides {
@@ -96,13 +115,13 @@ fn run_scenario(a: RunArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     let report: SimReport = report?;
-    if let (Some(path), Some(fmt)) = (&a.samples, samples_format) {
-        write_atomic(path, &fmt.encode(&report.samples)?)?;
+    if let (Some(out), Some(fmt)) = (&samples, samples_format) {
+        out.write_bytes(&fmt.encode(&report.samples)?)?;
     }
     let text = match a.format {
         Format::Table => sim_run::to_table(&report),
         Format::Csv => sim_run::to_csv(&report),
         Format::Json => sim_run::to_json(&report),
     };
-    emit(&text, a.output.as_deref())
+    output.write_bytes(text.as_bytes())
 }

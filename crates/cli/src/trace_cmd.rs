@@ -1,15 +1,16 @@
 //! `cachepart trace ...`: capture, inspect, convert and generate memory
 //! traces.
 
-use crate::output::temp_beside;
+use crate::output::Output;
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
 use cachepart::trace::{convert_stream, info, Header, TraceFormat};
 use clap::{Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::path::PathBuf;
 
 /// Subcommands of `cachepart trace`.
 #[derive(Subcommand)]
@@ -28,7 +29,7 @@ pub enum TraceCommand {
     Convert {
         /// Input file, or `-` for standard input.
         input: PathBuf,
-        /// Output binary trace.
+        /// Output binary trace, or `-` for standard output.
         output: PathBuf,
         /// Input format.
         #[arg(long, value_enum)]
@@ -38,8 +39,11 @@ pub enum TraceCommand {
     Generate {
         /// Generator config (`.toml` or `.json`).
         config: PathBuf,
-        /// Output binary trace.
+        /// Output binary trace, or `-` for standard output.
         output: PathBuf,
+        /// No progress line (shown on a terminal only).
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
     /// Record a real program's memory accesses, e.g.
     /// `cachepart trace capture -o ls.cpt -- ls -la /usr/lib`.
@@ -197,6 +201,8 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             let header = Header::default()
                 .with_meta("source-format", format.name())
                 .with_meta("source", input.display().to_string());
+            let out = Output::new("OUTPUT", &output)?;
+            out.check_not_input([input.as_path()])?;
             let reader: Box<dyn BufRead> = if input.as_os_str() == "-" {
                 Box::new(BufReader::with_capacity(1 << 20, std::io::stdin().lock()))
             } else {
@@ -205,15 +211,18 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                     File::open(&input).with_context(|| format!("{}", input.display()))?,
                 ))
             };
-            let summary = write_via_temp(&output, |tmp| {
-                let w = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
+            let summary = out.write_with(|w| {
                 convert_stream(reader, format, w, &header)
                     .with_context(|| format!("{}", input.display()))
             })?;
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())
         }
-        TraceCommand::Generate { config, output } => {
+        TraceCommand::Generate {
+            config,
+            output,
+            quiet,
+        } => {
             let text = std::fs::read_to_string(&config)
                 .with_context(|| format!("{}", config.display()))?;
             let cfg: SynthConfig = match config.extension().and_then(|e| e.to_str()) {
@@ -228,7 +237,34 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                     config.display()
                 ),
             };
-            let summary = write_via_temp(&output, |tmp| Ok(cfg.write(tmp)?))?;
+            let out = Output::new("OUTPUT", &output)?;
+            out.check_not_input([config.as_path()])?;
+            // A runaway config (1e15 accesses) is refused before it fills
+            // the disk. The bound is loose on purpose: compressed regular
+            // patterns take well under a byte per access (0.57 B for a
+            // stride), so only one byte per 1024 accesses is assumed.
+            out.check_space(
+                cfg.accesses / 1024,
+                "one byte per 1024 accesses at the least",
+            )?;
+            let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+                let pb = ProgressBar::new_spinner();
+                pb.set_style(
+                    ProgressStyle::with_template(
+                        "{spinner} [{elapsed_precise}] {bytes} written ({bytes_per_sec})",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                pb
+            });
+            let summary = out.write_with(|w| match &bar {
+                Some(pb) => Ok(cfg.write_to(pb.wrap_write(w))?),
+                None => Ok(cfg.write_to(w)?),
+            });
+            if let Some(pb) = &bar {
+                pb.finish_and_clear();
+            }
+            let summary = summary?;
             eprintln!("{}: {} records", output.display(), summary.records);
             Ok(())
         }
@@ -238,21 +274,5 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             ifetch,
             command,
         } => crate::capture_cmd::capture(tool, &output, ifetch, &command),
-    }
-}
-
-/// Runs `write` on a temporary file beside `output` and renames it into
-/// place on success; removes it on failure (no partial output).
-fn write_via_temp<T>(output: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    let tmp = temp_beside(output)?;
-    match write(&tmp) {
-        Ok(v) => {
-            std::fs::rename(&tmp, output).with_context(|| format!("{}", output.display()))?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
     }
 }

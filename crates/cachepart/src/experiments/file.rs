@@ -123,6 +123,7 @@ impl Experiment {
     /// names used by the design, claim formats.
     pub fn check(&self) -> Result<(), Error> {
         let f = &self.file;
+        check_name(&self.name).map_err(|what| self.err("name", what))?;
         if f.scenario.contains_key("app") {
             return Err(self.err(
                 "scenario.app",
@@ -219,6 +220,24 @@ impl Experiment {
     }
 }
 
+/// An experiment's name names its output files (`NAME.csv`, ...) in the
+/// output directory, so it must be one plain file name: not empty, not `.`
+/// or `..`, no path separator, no control character.
+fn check_name(name: &str) -> Result<(), String> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control());
+    if bad {
+        return Err(format!(
+            "{name:?} is not a plain file name (it names the output files): use letters, digits, '-', '_' or '.', without '/', '\\' or a name of only dots"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +307,19 @@ kind = "color-sweep"
 programs = ["a"]
 colors = [1, 2]
 "#;
+
+    #[test]
+    fn names_that_leave_the_output_directory_are_refused() {
+        for name in ["..", "../escape", "a/b", "a\\b", "", ".", "x\ny"] {
+            let text = format!("name = {name:?}\n{BASE}");
+            let e = load_text("n.toml", &text).unwrap_err().to_string();
+            assert!(e.contains("n.toml: name:"), "{name:?}: {e}");
+        }
+        for name in ["fig-3", "a..b", "v1.2_x"] {
+            let text = format!("name = {name:?}\n{BASE}");
+            assert_eq!(load_text("n.toml", &text).unwrap().name, name);
+        }
+    }
 
     #[test]
     fn unknown_claim_metrics_and_program_keys_are_named() {

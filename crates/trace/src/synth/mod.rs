@@ -287,12 +287,18 @@ impl SynthConfig {
     /// Generates the trace into a binary trace file at `path`; the
     /// configuration is recorded in the header as JSON (`synth`).
     pub fn write(&self, path: impl AsRef<Path>) -> Result<WriteSummary> {
+        self.write_to(BufWriter::new(File::create(path)?))
+    }
+
+    /// Generates the trace into `out` (a file, a pipe, stdout), like
+    /// [`SynthConfig::write`].
+    pub fn write_to<W: std::io::Write>(&self, out: W) -> Result<WriteSummary> {
         let gen = self.generator()?;
         let json = serde_json::to_string(self).map_err(|e| invalid(e.to_string()))?;
         let header = Header::default()
             .with_meta("source-format", "synth")
             .with_meta("synth", json);
-        let mut w = Writer::new(BufWriter::new(File::create(path)?), &header)?;
+        let mut w = Writer::new(out, &header)?;
         w.extend(gen)?;
         Ok(w.finish()?.1)
     }
