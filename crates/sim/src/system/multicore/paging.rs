@@ -1,0 +1,63 @@
+//! Paging charges: the time of page walks, and of page-outs, page-ins
+//! and page copies ([`PagingStats::stall_ns`](crate::memory::PagingStats::stall_ns)),
+//! charged to the app's clock and cycles. The paging time is checked only
+//! on the page-walk path (a fault, a page-in or a lazy move happens only
+//! there), when an app is installed on its core (copies done while it was
+//! parked) and when [`System::recolor`](super::System::recolor) moves
+//! pages at once; [`paging_ticks`] converts what accrued since the last
+//! charge, in one place.
+
+use super::App;
+use crate::memory::PhysicalCore;
+use crate::system::timing::StallTable;
+
+/// Stall ticks of the page walks `pc` made since its TLBs counted `walks`,
+/// plus those of the faults, page-ins and lazy moves they did (which
+/// happen only on a walk; also added to `paging`). `stall_ns` is the app's
+/// paging time already charged.
+#[inline(always)]
+pub(super) fn walk_stall(
+    pc: &PhysicalCore,
+    walks: u64,
+    stalls: &StallTable,
+    stall_ns: &mut u64,
+    ticks_per_ns: f64,
+    paging: &mut u64,
+) -> u64 {
+    let walked = pc.tlb().stats().walks - walks;
+    let mut stall = walked * stalls.walk;
+    if walked > 0 {
+        let ns = pc.address_space().stats().stall_ns();
+        let d = paging_ticks(stall_ns, ns, ticks_per_ns);
+        stall += d;
+        *paging += d;
+    }
+    stall
+}
+
+/// Ticks of `ns` nanoseconds (cumulative counts convert exactly).
+fn ns_ticks(ns: u64, ticks_per_ns: f64) -> u64 {
+    (ns as f64 * ticks_per_ns).round() as u64
+}
+/// Ticks of the paging time not yet charged: `ns` is the app's cumulative
+/// paging time, `charged` the part already charged (set to `ns`).
+#[inline(always)]
+pub(super) fn paging_ticks(charged: &mut u64, ns: u64, ticks_per_ns: f64) -> u64 {
+    if ns == *charged {
+        return 0;
+    }
+    let d = ns_ticks(ns, ticks_per_ns) - ns_ticks(*charged, ticks_per_ns);
+    *charged = ns;
+    d
+}
+
+impl App {
+    /// Charges the paging time of its address space (`ns` cumulative) not
+    /// yet charged to `clock` (its core's) and to its cycles.
+    pub(super) fn charge_paging(&mut self, ns: u64, clock: &mut u64, ticks_per_ns: f64) {
+        let d = paging_ticks(&mut self.stall_ns, ns, ticks_per_ns);
+        *clock = clock.saturating_add(d);
+        self.c.ticks += d;
+        self.c.paging_ticks += d;
+    }
+}
