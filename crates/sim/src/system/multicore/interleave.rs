@@ -16,7 +16,7 @@
 use cachepart_machine::Sample;
 use cachepart_trace::Kind;
 
-use super::paging::walk_stall;
+use super::paging::{walk_stall, zero_fresh};
 use super::recolor::ExhaustedResponder;
 use super::{cfg_err, App, System};
 use crate::cache::Cache;
@@ -73,6 +73,9 @@ fn run_records(
                             ticks_per_ns,
                             &mut paging,
                         );
+                        if pc.address_space().has_fresh_frames() {
+                            zero_fresh(pc, llc);
+                        }
                         Some(p)
                     }
                     // The record is retried (after more colors, say).
@@ -104,6 +107,9 @@ fn run_records(
                 ticks_per_ns,
                 &mut paging,
             );
+            if pc.address_space().has_fresh_frames() {
+                zero_fresh(pc, llc);
+            }
             for &r in tr.records() {
                 let served = pc.hierarchy_mut().access(llc, r);
                 stall += served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);

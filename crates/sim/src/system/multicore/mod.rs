@@ -219,6 +219,7 @@ impl System {
                 })?;
             cores[spec.core as usize].queue.push(i);
             let mut space = AddressSpace::new(i as u32, spec.huge_pages);
+            space.track_fresh_frames(true);
             space
                 .set_costs(&platform.memory.costs)
                 .map_err(|source| SystemError::Memory {

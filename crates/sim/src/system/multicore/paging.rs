@@ -6,9 +6,22 @@
 //! parked) and when [`System::recolor`](super::System::recolor) moves
 //! pages at once; [`paging_ticks`] converts what accrued since the last
 //! charge, in one place.
+//!
+//! **Page zeroing.** A frame handed to an app (first touch, page-in,
+//! recoloring copy) is one the kernel zeroed (`clear_page`) or overwrote:
+//! the app never finds the previous owner's data in the caches. Its lines
+//! are dropped from the core's private levels and the LLC before the
+//! access that faulted ([`zero_fresh`]), dirty ones written to memory
+//! (counted as the app's memory writes). The zeroing's own writes and
+//! cycles are not modelled (the kernel's `clear_page` of 4 KiB costs
+//! about 64 stores, small next to the fault's cost in
+//! [`PagingCosts`](crate::memory::PagingCosts)); frames never used before
+//! hold no lines, so runs without frame reuse are unchanged.
 
 use super::App;
-use crate::memory::PhysicalCore;
+use crate::cache::Cache;
+use crate::hierarchy::Hierarchy;
+use crate::memory::{Frame, PhysicalCore, FRAME_BYTES};
 use crate::system::timing::StallTable;
 
 /// Stall ticks of the page walks `pc` made since its TLBs counted `walks`,
@@ -60,4 +73,23 @@ impl App {
         self.c.ticks += d;
         self.c.paging_ticks += d;
     }
+}
+
+/// Drops the cached lines of the frames `pc`'s address space was handed
+/// since the last call (see the module docs), in `pc`'s levels and `llc`.
+#[cold]
+#[inline(never)]
+pub(super) fn zero_fresh(pc: &mut PhysicalCore, llc: &mut Cache) {
+    let mut frames = Vec::new();
+    pc.address_space_mut().take_fresh_frames(&mut frames);
+    discard_frames(pc.hierarchy_mut(), llc, &frames);
+}
+
+/// Drops the lines of `frames` (frame, buddy order) from `h`'s levels and
+/// `llc`; returns the lines dropped.
+fn discard_frames(h: &mut Hierarchy, llc: &mut Cache, frames: &[(Frame, u32)]) -> u64 {
+    frames
+        .iter()
+        .map(|&(f, order)| h.discard_range(llc, f.addr(), FRAME_BYTES << order))
+        .sum()
 }
