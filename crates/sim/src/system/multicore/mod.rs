@@ -5,15 +5,15 @@
 //! This file owns the [`System`] type, its construction and its public
 //! queries and settings; the rest is split by concept:
 //!
-//! * [`interleave`]: the per-core clocks run in simulated-time order within
+//! * `interleave.rs`: the per-core clocks run in simulated-time order within
 //!   an interval ([`System::run_interval`]), a record at a time.
-//! * [`schedule`]: time slicing on a core (quantum, context switches,
+//! * `schedule.rs`: time slicing on a core (quantum, context switches,
 //!   parking and resuming apps, finishing) and the [`AppEvent`] log.
-//! * [`records`]: feeding each app's records from its trace (batches of
+//! * `records.rs`: feeding each app's records from its trace (batches of
 //!   [`BATCH`], restarts).
-//! * [`counters`]: what is attributed to each app (totals and samples).
-//! * [`recolor`]: [`System::recolor`] and the colors-exhausted responder.
-//! * [`paging`]: page-walk and paging stalls charged to an app's time.
+//! * `counters.rs`: what is attributed to each app (totals and samples).
+//! * `recolor.rs`: [`System::recolor`] and the colors-exhausted responder.
+//! * `paging.rs`: page-walk and paging stalls charged to an app's time.
 //!
 //! Every address space gets the platform's memory costs
 //! ([`crate::memory::PagingCosts`]).
