@@ -532,6 +532,36 @@ impl Hierarchy {
         present
     }
 
+    /// Drops every line of physical range `[addr, addr + bytes)` from the
+    /// private levels and `llc` (a frame handed to a new owner, which the
+    /// kernel zeroes first: no owner finds another's data). Dirty lines
+    /// are written to memory (in write-back mode; a line dirty in two
+    /// levels counts twice, as in [`Hierarchy::flush`]). Returns the lines
+    /// dropped.
+    #[cold]
+    pub fn discard_range(&mut self, llc: &mut Cache, addr: u64, bytes: u64) -> u64 {
+        let mut dropped = 0;
+        let mut dirty = 0;
+        for c in [&mut self.l1i, &mut self.l1d]
+            .into_iter()
+            .chain(self.l2.as_mut())
+            .chain(std::iter::once(llc))
+        {
+            let g = c.geometry();
+            let (first, last) = (g.block_of(addr), g.block_of(addr + bytes - 1));
+            for block in first..=last {
+                if let Some(d) = c.invalidate(block) {
+                    dropped += 1;
+                    dirty += u64::from(d);
+                }
+            }
+        }
+        if self.mode == Mode::WriteBack {
+            self.mem.writes += dirty;
+        }
+        dropped
+    }
+
     /// An escape record.
     #[cold]
     fn event(&mut self, llc: &mut Cache, rec: Record) {

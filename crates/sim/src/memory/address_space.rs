@@ -230,6 +230,12 @@ pub struct AddressSpace {
     next_seq: u64,
     /// Translations removed by page-outs, for the caller's TLBs.
     invalidations: Vec<(PageSize, u64)>,
+    /// Frames handed to this space since the last
+    /// [`AddressSpace::take_fresh_frames`] (frame, order): the kernel
+    /// zeroes them, so the caller drops their cached lines.
+    fresh: Vec<(Frame, u32)>,
+    /// Whether `fresh` is kept ([`AddressSpace::track_fresh_frames`]).
+    track_fresh: bool,
     /// Shared virtual ranges `[start, end)`.
     shared: Vec<(u64, u64)>,
     costs: CostsNs,
@@ -249,6 +255,8 @@ impl AddressSpace {
             fifo: VecDeque::new(),
             next_seq: 0,
             invalidations: Vec::new(),
+            fresh: Vec::new(),
+            track_fresh: false,
             shared: Vec::new(),
             costs: PagingCosts::default().into(),
             stats: PagingStats::default(),
@@ -283,6 +291,31 @@ impl AddressSpace {
     /// caller drops them from its TLBs.
     pub fn take_invalidations(&mut self) -> Vec<(PageSize, u64)> {
         std::mem::take(&mut self.invalidations)
+    }
+
+    /// Keeps a log of the frames handed to this space from now on, for
+    /// [`AddressSpace::take_fresh_frames`] (off by default: a caller that
+    /// never drains it does not grow it).
+    pub fn track_fresh_frames(&mut self, on: bool) {
+        self.track_fresh = on;
+        if !on {
+            self.fresh.clear();
+        }
+    }
+
+    /// Whether frames were handed to this space since the last
+    /// [`AddressSpace::take_fresh_frames`].
+    #[inline]
+    pub fn has_fresh_frames(&self) -> bool {
+        !self.fresh.is_empty()
+    }
+
+    /// Moves the frames handed to this space since the last call (frame,
+    /// buddy order) into `into`: each is a page the kernel zeroed before
+    /// mapping it (first touch, page-in or recoloring copy), whose old
+    /// cached lines the caller drops.
+    pub fn take_fresh_frames(&mut self, into: &mut Vec<(Frame, u32)>) {
+        into.append(&mut self.fresh);
     }
 
     /// The application id.
@@ -349,6 +382,9 @@ impl AddressSpace {
             let hint = self.hint(hv << PageSize::Huge.bits());
             match alloc.alloc(HUGE_ORDER, hint) {
                 Ok(f) => {
+                    if self.track_fresh {
+                        self.fresh.push((f, u32::from(HUGE_ORDER)));
+                    }
                     self.large.insert(hv, f);
                     self.stats.faults_2m += 1;
                     return Ok((PageSize::Huge, hv, f));
@@ -393,7 +429,12 @@ impl AddressSpace {
     ) -> Result<Frame, MemoryError> {
         loop {
             match alloc.alloc(0, hint) {
-                Ok(f) => return Ok(f),
+                Ok(f) => {
+                    if self.track_fresh {
+                        self.fresh.push((f, 0));
+                    }
+                    return Ok(f);
+                }
                 Err(
                     e @ (MemoryError::OutOfMemory { .. } | MemoryError::ColorsExhausted { .. }),
                 ) => {

@@ -1,0 +1,408 @@
+//! The multicore system: cores with private caches and TLBs around one
+//! shared LLC, apps with their own address spaces on one shared physical
+//! memory, per-core clocks interleaved in simulated-time order.
+//!
+//! This file owns the [`System`] type, its construction and its public
+//! queries and settings; the rest is split by concept:
+//!
+//! * `interleave.rs`: the per-core clocks run in simulated-time order within
+//!   an interval ([`System::run_interval`]), a record at a time.
+//! * `schedule.rs`: time slicing on a core (quantum, context switches,
+//!   parking and resuming apps, finishing) and the [`AppEvent`] log.
+//! * `records.rs`: feeding each app's records from its trace (batches of
+//!   [`BATCH`], restarts).
+//! * `counters.rs`: what is attributed to each app (totals and samples).
+//! * `recolor.rs`: [`System::recolor`] and the colors-exhausted responder.
+//! * `paging.rs`: page-walk and paging stalls charged to an app's time.
+//!
+//! Every address space gets the platform's memory costs
+//! ([`crate::memory::PagingCosts`]).
+
+mod counters;
+mod interleave;
+mod paging;
+mod recolor;
+mod records;
+mod schedule;
+
+use counters::Snap;
+pub use recolor::{ExhaustedResponder, RecolorSummary};
+
+use cachepart_machine::AppEvent;
+use cachepart_trace::Record;
+use cachepart_units::{IdSet, WayMask};
+
+use super::app::{AppSpec, Counters};
+use super::dram::Dram;
+use super::error::SystemError;
+use super::platform::PlatformConfig;
+use super::source::RecordBatches;
+use super::timing::{StallTable, TICKS_PER_CYCLE};
+use crate::cache::Cache;
+use crate::error::SimError;
+use crate::hierarchy::{Hierarchy, Inclusion};
+use crate::memory::{
+    AddressSpace, ColorLayout, FrameAllocator, HugePages, PagingStats, PhysicalCore, PhysicalStats,
+    RecolorEngine, Tlb, FRAME_BYTES,
+};
+use crate::splitmix::SplitMix64;
+
+/// Records decoded per refill of an app's buffer.
+pub const BATCH: usize = 4096;
+
+/// Id of the empty address space of an idle core.
+const IDLE_SPACE: u32 = u32::MAX;
+
+struct Core {
+    pc: PhysicalCore,
+    clock: u64,
+    /// Live apps of this core, in round-robin order.
+    queue: Vec<usize>,
+    running: Option<usize>,
+    quantum_end: u64,
+    base: Snap,
+}
+
+struct App {
+    spec: AppSpec,
+    stream: Option<Box<dyn RecordBatches>>,
+    buf: Vec<Record>,
+    pos: usize,
+    /// Its address space while it is not installed on its core.
+    space: Option<AddressSpace>,
+    stalls: StallTable,
+    limit: u64,
+    mask: WayMask,
+    done: bool,
+    c: Counters,
+    sampled: Counters,
+    /// Records and instructions read since the trace was (re)opened.
+    records_since_open: u64,
+    instructions_at_open: u64,
+    /// Paging and recoloring nanoseconds already charged to its time.
+    stall_ns: u64,
+    /// Its recoloring engine (created by the first [`System::recolor`]).
+    engine: Option<RecolorEngine>,
+    /// A Redistribution window is open.
+    window: bool,
+    /// Its paging counters once it finished (its space is released).
+    paging_final: Option<PagingStats>,
+    /// Pages recolored at the last sample.
+    sampled_recolored: u64,
+    /// It has had a core at least once.
+    started: bool,
+}
+
+/// A multicore machine running a mix of apps on one shared LLC.
+pub struct System {
+    platform: PlatformConfig,
+    llc: Cache,
+    alloc: Box<dyn FrameAllocator + Send>,
+    cores: Vec<Core>,
+    apps: Vec<App>,
+    dram: Dram,
+    now: u64,
+    slack: u64,
+    switch_ticks: u64,
+    quantum_ticks: u64,
+    line: u64,
+    inclusive_shared: bool,
+    evicted: Vec<u64>,
+    /// Ticks per nanosecond (`freq-ghz` x ticks per cycle).
+    ticks_per_ns: f64,
+    ways: u32,
+    /// App events not yet taken.
+    events: Vec<AppEvent>,
+}
+
+fn idle_space() -> AddressSpace {
+    AddressSpace::new(IDLE_SPACE, HugePages::Never)
+}
+
+fn mixed_seed(seed: u64, cfg_seed: u64, salt: u64) -> u64 {
+    SplitMix64::new(seed ^ cfg_seed.rotate_left(32) ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .next_u64()
+}
+
+fn cfg_err(field: String, reason: String) -> SystemError {
+    SystemError::Config { field, reason }
+}
+
+impl System {
+    /// Builds the platform and installs `apps` (each on its core; the
+    /// first app of a core runs first). `seed` perturbs every cache's
+    /// replacement seed (random replacement only); the same platform,
+    /// apps and seed give identical runs.
+    pub fn new(
+        platform: &PlatformConfig,
+        apps: Vec<AppSpec>,
+        seed: u64,
+    ) -> Result<System, SystemError> {
+        platform.check()?;
+        if apps.len() >= usize::from(u16::MAX) {
+            return Err(cfg_err(
+                "apps".into(),
+                format!(
+                    "{} apps; at most {} are supported",
+                    apps.len(),
+                    u16::MAX - 1
+                ),
+            ));
+        }
+        let n_cores = platform.cores as usize;
+        let mut llc_cfg = platform.llc;
+        llc_cfg.seed = mixed_seed(seed, llc_cfg.seed, 0);
+        let mut llc = Cache::new(&llc_cfg).map_err(|source| SimError::Geometry {
+            level: "LLC",
+            source,
+        })?;
+        llc.set_owner_tracking(apps.len());
+        let layout = ColorLayout::new(llc.geometry(), FRAME_BYTES)
+            .map_err(|source| SystemError::Memory { app: None, source })?;
+        let alloc = platform
+            .memory
+            .build_colored(&layout)
+            .map_err(|source| SystemError::Memory { app: None, source })?;
+        let inclusive_shared = platform.core.inclusion == Inclusion::Inclusive && n_cores > 1;
+        let mut cores = Vec::with_capacity(n_cores);
+        for c in 0..n_cores {
+            let mut h = platform.core.clone();
+            let salt = (c as u64 + 1) << 8;
+            h.l1i.seed = mixed_seed(seed, h.l1i.seed, salt + 1);
+            h.l1d.seed = mixed_seed(seed, h.l1d.seed, salt + 2);
+            if let Some(l2) = &mut h.l2 {
+                l2.seed = mixed_seed(seed, l2.seed, salt + 3);
+            }
+            let mut hier = Hierarchy::new(&h, &llc)?;
+            hier.set_record_llc_evictions(inclusive_shared);
+            let tlb = Tlb::new(&platform.tlb)
+                .map_err(|source| SystemError::Memory { app: None, source })?;
+            cores.push(Core {
+                pc: PhysicalCore::new(hier, tlb, idle_space()),
+                clock: 0,
+                queue: Vec::new(),
+                running: None,
+                quantum_end: 0,
+                base: Snap::default(),
+            });
+        }
+        let dram = Dram::new(&platform.timing);
+        let rules = platform.mask_rules();
+        let full = WayMask(llc.full_mask());
+        let mut states = Vec::with_capacity(apps.len());
+        platform
+            .memory
+            .costs
+            .check()
+            .map_err(|source| SystemError::Memory { app: None, source })?;
+        for (i, spec) in apps.into_iter().enumerate() {
+            let field = |f: &str| format!("app {}: {f}", spec.name);
+            if spec.core >= platform.cores {
+                return Err(cfg_err(
+                    field("core"),
+                    format!("core {} does not exist (0..{})", spec.core, platform.cores),
+                ));
+            }
+            spec.timing.check(&spec.name)?;
+            if let Some(m) = spec.llc_mask {
+                rules.check(m).map_err(|source| SystemError::Mask {
+                    app: spec.name.clone(),
+                    source,
+                })?;
+            }
+            let stream = spec
+                .source
+                .open_batches()
+                .map_err(|source| SystemError::Trace {
+                    app: spec.name.clone(),
+                    source,
+                })?;
+            cores[spec.core as usize].queue.push(i);
+            let mut space = AddressSpace::new(i as u32, spec.huge_pages);
+            space.track_fresh_frames(true);
+            space
+                .set_costs(&platform.memory.costs)
+                .map_err(|source| SystemError::Memory {
+                    app: Some(spec.name.clone()),
+                    source,
+                })?;
+            states.push(App {
+                stalls: StallTable::new(&spec.timing, &platform.timing, dram.latency_cycles()),
+                limit: spec.instructions.unwrap_or(u64::MAX),
+                mask: spec.llc_mask.unwrap_or(full),
+                space: Some(space),
+                spec,
+                stream: Some(stream),
+                buf: Vec::with_capacity(BATCH),
+                pos: 0,
+                done: false,
+                c: Counters::default(),
+                sampled: Counters::default(),
+                records_since_open: 0,
+                instructions_at_open: 0,
+                stall_ns: 0,
+                engine: None,
+                window: false,
+                paging_final: None,
+                sampled_recolored: 0,
+                started: false,
+            });
+        }
+        let t = &platform.timing;
+        let mut sys = System {
+            platform: platform.clone(),
+            line: u64::from(llc.geometry().line()),
+            llc,
+            alloc,
+            cores,
+            apps: states,
+            dram,
+            now: 0,
+            slack: t.interleave_slack_cycles.saturating_mul(TICKS_PER_CYCLE),
+            switch_ticks: t.context_switch_cycles.saturating_mul(TICKS_PER_CYCLE),
+            quantum_ticks: t.quantum_cycles.saturating_mul(TICKS_PER_CYCLE),
+            inclusive_shared,
+            evicted: Vec::new(),
+            ticks_per_ns: t.freq_ghz * TICKS_PER_CYCLE as f64,
+            ways: platform.llc.ways,
+            events: Vec::new(),
+        };
+        for c in 0..n_cores {
+            if let Some(&first) = sys.cores[c].queue.first() {
+                sys.switch_to(c, Some(first), false)?;
+            }
+        }
+        Ok(sys)
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> &PlatformConfig {
+        &self.platform
+    }
+
+    /// Number of apps.
+    pub fn n_apps(&self) -> usize {
+        self.apps.len()
+    }
+
+    /// The apps' names, in mix order.
+    pub fn app_names(&self) -> Vec<String> {
+        self.apps.iter().map(|a| a.spec.name.clone()).collect()
+    }
+
+    /// Global simulated time: the end of the last interval, cycles.
+    pub fn now(&self) -> u64 {
+        self.now / TICKS_PER_CYCLE
+    }
+
+    /// Whether every app has finished.
+    pub fn is_done(&self) -> bool {
+        self.apps.iter().all(|a| a.done)
+    }
+
+    /// The shared LLC.
+    pub fn llc(&self) -> &Cache {
+        &self.llc
+    }
+
+    /// Core `core`: its private caches, TLBs and the address space
+    /// installed on it.
+    pub fn core(&self, core: usize) -> Option<&PhysicalCore> {
+        self.cores.get(core).map(|c| &c.pc)
+    }
+
+    /// The counters of core `core` (all apps it ran).
+    pub fn core_stats(&self, core: usize) -> Option<PhysicalStats> {
+        self.cores.get(core).map(|c| c.pc.stats())
+    }
+
+    /// The DRAM latency now, cycles (grows with bandwidth use).
+    pub fn dram_latency_cycles(&self) -> f64 {
+        self.dram.latency_cycles()
+    }
+
+    /// Restricts app `app`'s LLC fills to `mask` from now on (checked
+    /// against the platform's mask rules).
+    pub fn set_llc_mask(&mut self, app: usize, mask: WayMask) -> Result<(), SystemError> {
+        let n = self.apps.len();
+        let a = self.apps.get_mut(app).ok_or(SystemError::NoSuchApp {
+            index: app,
+            apps: n,
+        })?;
+        self.platform
+            .mask_rules()
+            .check(mask)
+            .map_err(|source| SystemError::Mask {
+                app: a.spec.name.clone(),
+                source,
+            })?;
+        a.mask = mask;
+        let core = &mut self.cores[a.spec.core as usize];
+        if core.running == Some(app) {
+            core.pc.hierarchy_mut().set_llc_mask(mask, &self.llc)?;
+        }
+        Ok(())
+    }
+
+    /// Confines the frames `app` gets from now on to the colors of `set`
+    /// (a color-aware allocator only: `tam` or `coloris`).
+    pub fn set_app_colors(&mut self, app: usize, set: &IdSet) -> Result<(), SystemError> {
+        if app >= self.apps.len() {
+            return Err(SystemError::NoSuchApp {
+                index: app,
+                apps: self.apps.len(),
+            });
+        }
+        let name = self.apps[app].spec.name.clone();
+        self.alloc
+            .set_app_colors(app as u32, set)
+            .map_err(|source| SystemError::Memory {
+                app: Some(name),
+                source,
+            })
+    }
+
+    /// The frame allocator (colors, per-app counters).
+    pub fn allocator(&self) -> &(dyn FrameAllocator + Send) {
+        &*self.alloc
+    }
+
+    /// The colors of `app` (`None`: any color).
+    pub fn app_colors(&self, app: usize) -> Option<IdSet> {
+        self.alloc.app_colors(app as u32).cloned()
+    }
+
+    /// App `app`'s address space, installed on its core or parked; `None`
+    /// once it finished (its frames were released).
+    pub fn address_space(&self, app: usize) -> Option<&AddressSpace> {
+        let a = self.apps.get(app)?;
+        let core = &self.cores[a.spec.core as usize];
+        if core.running == Some(app) {
+            Some(core.pc.address_space())
+        } else {
+            a.space.as_ref()
+        }
+    }
+
+    /// App `app`'s paging counters (kept after it finished).
+    pub fn paging_stats(&self, app: usize) -> PagingStats {
+        match self.address_space(app) {
+            Some(s) => *s.stats(),
+            None => self
+                .apps
+                .get(app)
+                .and_then(|a| a.paging_final)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for System {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("System")
+            .field("platform", &self.platform.name)
+            .field("apps", &self.app_names())
+            .field("now", &self.now())
+            .finish()
+    }
+}

@@ -1,0 +1,95 @@
+//! Paging charges: the time of page walks, and of page-outs, page-ins
+//! and page copies ([`PagingStats::stall_ns`](crate::memory::PagingStats::stall_ns)),
+//! charged to the app's clock and cycles. The paging time is checked only
+//! on the page-walk path (a fault, a page-in or a lazy move happens only
+//! there), when an app is installed on its core (copies done while it was
+//! parked) and when [`System::recolor`](super::System::recolor) moves
+//! pages at once; [`paging_ticks`] converts what accrued since the last
+//! charge, in one place.
+//!
+//! **Page zeroing.** A frame handed to an app (first touch, page-in,
+//! recoloring copy) is one the kernel zeroed (`clear_page`) or overwrote:
+//! the app never finds the previous owner's data in the caches. Its lines
+//! are dropped from the core's private levels and the LLC before the
+//! access that faulted ([`zero_fresh`]), dirty ones written to memory
+//! (counted as the app's memory writes). The zeroing's own writes and
+//! cycles are not modelled (the kernel's `clear_page` of 4 KiB costs
+//! about 64 stores, small next to the fault's cost in
+//! [`PagingCosts`](crate::memory::PagingCosts)); frames never used before
+//! hold no lines, so runs without frame reuse are unchanged.
+
+use super::App;
+use crate::cache::Cache;
+use crate::hierarchy::Hierarchy;
+use crate::memory::{Frame, PhysicalCore, FRAME_BYTES};
+use crate::system::timing::StallTable;
+
+/// Stall ticks of the page walks `pc` made since its TLBs counted `walks`,
+/// plus those of the faults, page-ins and lazy moves they did (which
+/// happen only on a walk; also added to `paging`). `stall_ns` is the app's
+/// paging time already charged.
+#[inline(always)]
+pub(super) fn walk_stall(
+    pc: &PhysicalCore,
+    walks: u64,
+    stalls: &StallTable,
+    stall_ns: &mut u64,
+    ticks_per_ns: f64,
+    paging: &mut u64,
+) -> u64 {
+    let walked = pc.tlb().stats().walks - walks;
+    let mut stall = walked * stalls.walk;
+    if walked > 0 {
+        let ns = pc.address_space().stats().stall_ns();
+        let d = paging_ticks(stall_ns, ns, ticks_per_ns);
+        stall += d;
+        *paging += d;
+    }
+    stall
+}
+
+/// Ticks of `ns` nanoseconds (cumulative counts convert exactly).
+fn ns_ticks(ns: u64, ticks_per_ns: f64) -> u64 {
+    (ns as f64 * ticks_per_ns).round() as u64
+}
+/// Ticks of the paging time not yet charged: `ns` is the app's cumulative
+/// paging time, `charged` the part already charged (set to `ns`).
+#[inline(always)]
+pub(super) fn paging_ticks(charged: &mut u64, ns: u64, ticks_per_ns: f64) -> u64 {
+    if ns == *charged {
+        return 0;
+    }
+    let d = ns_ticks(ns, ticks_per_ns) - ns_ticks(*charged, ticks_per_ns);
+    *charged = ns;
+    d
+}
+
+impl App {
+    /// Charges the paging time of its address space (`ns` cumulative) not
+    /// yet charged to `clock` (its core's) and to its cycles.
+    pub(super) fn charge_paging(&mut self, ns: u64, clock: &mut u64, ticks_per_ns: f64) {
+        let d = paging_ticks(&mut self.stall_ns, ns, ticks_per_ns);
+        *clock = clock.saturating_add(d);
+        self.c.ticks += d;
+        self.c.paging_ticks += d;
+    }
+}
+
+/// Drops the cached lines of the frames `pc`'s address space was handed
+/// since the last call (see the module docs), in `pc`'s levels and `llc`.
+#[cold]
+#[inline(never)]
+pub(super) fn zero_fresh(pc: &mut PhysicalCore, llc: &mut Cache) {
+    let mut frames = Vec::new();
+    pc.address_space_mut().take_fresh_frames(&mut frames);
+    discard_frames(pc.hierarchy_mut(), llc, &frames);
+}
+
+/// Drops the lines of `frames` (frame, buddy order) from `h`'s levels and
+/// `llc`; returns the lines dropped.
+fn discard_frames(h: &mut Hierarchy, llc: &mut Cache, frames: &[(Frame, u32)]) -> u64 {
+    frames
+        .iter()
+        .map(|&(f, order)| h.discard_range(llc, f.addr(), FRAME_BYTES << order))
+        .sum()
+}
