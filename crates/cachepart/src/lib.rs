@@ -53,6 +53,7 @@ pub mod sim_run;
 mod test_traces;
 
 pub use algorithm::Algorithm;
+pub use cachepart_linux as linux;
 pub use curve_job::{compute_curve, CurveKind, CurveRequest, CurveResult, SamplingInfo};
 pub use error::Error;
 pub use experiment::{

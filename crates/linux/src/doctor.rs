@@ -53,7 +53,7 @@ pub enum Status {
 
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             Status::Ok => "ok",
             Status::Missing => "MISSING",
             Status::Optional => "absent",
@@ -174,30 +174,50 @@ fn cpu_flags(roots: &Roots, out: &mut Vec<Check>) {
     }
 }
 
-fn kernel_config(roots: &Roots, out: &mut Vec<Check>) {
+/// The kernel's config: `/proc/config.gz`, else `/boot/config-RELEASE`.
+fn kernel_config_text(roots: &Roots) -> std::result::Result<(PathBuf, String), String> {
+    use std::io::Read;
+    let gz = roots.proc_root.join("config.gz");
+    if let Ok(f) = std::fs::File::open(&gz) {
+        let mut text = String::new();
+        if flate2::read::GzDecoder::new(f)
+            .read_to_string(&mut text)
+            .is_ok()
+        {
+            return Ok((gz, text));
+        }
+    }
     let release = std::fs::read_to_string(roots.proc_root.join("sys/kernel/osrelease"))
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
     let path = roots.boot.join(format!("config-{release}"));
-    let name = "kernel CONFIG_X86_CPU_RESCTRL";
     match std::fs::read_to_string(&path) {
-        Ok(t) if t.lines().any(|l| l.trim() == "CONFIG_X86_CPU_RESCTRL=y") => out.push(check(
-            name,
-            Status::Ok,
-            format!("=y in {}", path.display()),
-            "",
+        Ok(t) => Ok((path, t)),
+        Err(_) => Err(format!(
+            "neither {} nor {} readable",
+            gz.display(),
+            path.display()
         )),
-        Ok(_) => out.push(check(
+    }
+}
+
+fn kernel_config(roots: &Roots, out: &mut Vec<Check>) {
+    let name = "kernel CONFIG_X86_CPU_RESCTRL";
+    match kernel_config_text(roots) {
+        Ok((path, t)) if t.lines().any(|l| l.trim() == "CONFIG_X86_CPU_RESCTRL=y") => out.push(
+            check(name, Status::Ok, format!("=y in {}", path.display()), ""),
+        ),
+        Ok((path, _)) => out.push(check(
             name,
             Status::Missing,
             format!("not set in {}", path.display()),
             "build the kernel with CONFIG_X86_CPU_RESCTRL=y",
         )),
-        Err(_) => out.push(check(
+        Err(why) => out.push(check(
             name,
             Status::Unknown,
-            format!("{} not readable", path.display()),
-            "check /proc/config.gz or your distribution's kernel config",
+            why,
+            "check your distribution's kernel config (modprobe configs gives /proc/config.gz)",
         )),
     }
 }

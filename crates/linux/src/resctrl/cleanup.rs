@@ -25,7 +25,8 @@ pub fn owner_of(name: &str) -> Option<u32> {
 pub fn remove_stale_groups(rdt: &Resctrl) -> Result<Vec<String>> {
     let alive = |pid: u32| rdt.proc_root().join(pid.to_string()).exists();
     let mut removed = Vec::new();
-    for g in rdt.control_groups()? {
+    let groups = std::iter::once(rdt.root()).chain(rdt.control_groups()?);
+    for g in groups {
         if owner_of(&g.name).is_some_and(|p| !alive(p)) {
             rdt.remove(&g)?;
             removed.push(g.name.clone());

@@ -52,6 +52,8 @@ pub struct Resctrl {
     owner: u32,
 }
 
+/// True when `path` is a resctrl filesystem (statfs magic).
+#[cfg(target_os = "linux")]
 fn is_resctrl(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
@@ -62,6 +64,12 @@ fn is_resctrl(path: &Path) -> bool {
         let mut s: libc::statfs = std::mem::zeroed();
         libc::statfs(c.as_ptr(), &mut s) == 0 && s.f_type as i64 == RESCTRL_MAGIC
     }
+}
+
+/// resctrl exists only on Linux.
+#[cfg(not(target_os = "linux"))]
+fn is_resctrl(_path: &Path) -> bool {
+    false
 }
 
 fn check_name(name: &str) -> Result<()> {
@@ -615,17 +623,20 @@ mod tests {
             .mount()
             .join("cachepart-77-alive/mon_groups/cachepart-98-ghost");
         std::fs::create_dir_all(&ghost).unwrap();
+        let root_ghost = rdt.mount().join("mon_groups/cachepart-97-ghost");
+        std::fs::create_dir_all(&root_ghost).unwrap();
         // Our own pid is not in the fake /proc: make it so.
         fake::process(&proc_root, std::process::id(), "test", &[]).unwrap();
         let removed = remove_stale_groups(&rdt).unwrap();
         assert_eq!(
             removed,
             vec![
+                "mon_groups/cachepart-97-ghost",
                 "cachepart-77-alive/mon_groups/cachepart-98-ghost",
                 "cachepart-99-dead"
             ]
         );
-        assert!(!ghost.exists());
+        assert!(!ghost.exists() && !root_ghost.exists());
         assert!(mine.dir.is_dir());
         assert!(rdt.mount().join("someone-else").is_dir());
         assert!(rdt.mount().join("cachepart-77-alive").is_dir());

@@ -129,7 +129,10 @@ impl SchemataLine {
                         .map_err(|_| format!("Non-hex character in the mask {val}"))?,
                 )
             } else {
-                Value::Bandwidth(val.parse().map_err(|_| format!("Invalid MB value {val}"))?)
+                Value::Bandwidth(
+                    val.parse()
+                        .map_err(|_| format!("Non-decimal digit in MB value {val}"))?,
+                )
             };
             if domains.insert(id, value).is_some() {
                 return Err(format!("Duplicate domain {id}"));
@@ -248,6 +251,8 @@ mod tests {
         assert!(e.contains("Non-hex character in the mask xyz"), "{e}");
         let e = Schemata::parse("L3:0=f;0=f", p).unwrap_err().to_string();
         assert!(e.contains("Duplicate domain 0"), "{e}");
+        let e = Schemata::parse("MB:0=1x", p).unwrap_err().to_string();
+        assert!(e.contains("Non-decimal digit in MB value 1x"), "{e}");
         let e = Schemata::parse("MB:a=10", p).unwrap_err().to_string();
         assert!(e.contains("non-number domain id"), "{e}");
         let e = Schemata::parse("MB 0=10", p).unwrap_err().to_string();
