@@ -54,6 +54,7 @@ pub mod sim_run;
 mod test_traces;
 
 pub use algorithm::Algorithm;
+pub use cachepart_linux as linux;
 pub use curve_job::{
     compute_curve, CurveCounts, CurveKind, CurveRequest, CurveResult, SamplingInfo,
 };

@@ -3,11 +3,13 @@
 
 mod capture_cmd;
 mod curves_cmd;
+mod doctor_cmd;
 mod experiment_cmd;
 mod interrupt;
 mod output;
 mod platform_cmd;
 mod profile_cmd;
+mod rdt_cmd;
 mod sim_cmd;
 mod trace_cmd;
 
@@ -41,6 +43,11 @@ enum Command {
     /// Experiments: sweeps of simulator scenarios reproducing the papers.
     #[command(subcommand)]
     Experiment(experiment_cmd::ExperimentCommand),
+    /// Intel RDT / AMD PQoS through resctrl: show the mount.
+    #[command(subcommand)]
+    Rdt(rdt_cmd::RdtCommand),
+    /// What this machine supports for cache management, each lack with its fix.
+    Doctor(doctor_cmd::DoctorArgs),
     /// List every algorithm name.
     Algorithms,
 }
@@ -75,6 +82,8 @@ fn main() {
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::Platform(cmd) => platform_cmd::run(cmd),
         Command::Experiment(cmd) => experiment_cmd::run(cmd),
+        Command::Rdt(cmd) => rdt_cmd::run(cmd),
+        Command::Doctor(args) => doctor_cmd::run(args),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

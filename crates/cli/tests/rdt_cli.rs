@@ -1,0 +1,138 @@
+//! `cachepart doctor` and `cachepart rdt show` against fake trees (plain
+//! directories laid out like /proc, /sys and a resctrl mount).
+
+use cachepart::linux::fake::{self, Preset};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cachepart(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn doctor(root: &Path) -> Output {
+    let p = |s: &str| root.join(s).to_str().unwrap().to_string();
+    let (proc_root, sys, dev, boot, rc) = (p("proc"), p("sys"), p("dev"), p("boot"), p("resctrl"));
+    cachepart(&[
+        "doctor",
+        "--proc-root",
+        &proc_root,
+        "--sys-root",
+        &sys,
+        "--dev-root",
+        &dev,
+        "--boot-root",
+        &boot,
+        "--resctrl",
+        &rc,
+    ])
+}
+
+#[test]
+fn doctor_on_an_unsupported_machine_says_so_and_exits_2() {
+    let t = tempfile::tempdir().unwrap();
+    fake::proc_tree(&t.path().join("proc"), false, &t.path().join("resctrl")).unwrap();
+    let out = doctor(t.path());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("MISSING  cpu flag cat_l3"), "{text}");
+    assert!(text.contains("MISSING  resctrl mount              not mounted (no resctrl in /proc/mounts) -> fix: mount -t resctrl resctrl /sys/fs/resctrl"), "{text}");
+    assert!(text.contains("absent   perf PMU"), "{text}");
+    assert!(text.contains("no hardware counters"), "{text}");
+    assert!(text.contains("absent   msr device"), "{text}");
+    assert!(text.contains("fix: modprobe msr"), "{text}");
+    assert!(
+        text.ends_with(
+            "not ready: cachepart cannot manage this machine's cache (MISSING lines above)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_on_a_supported_machine_is_ready() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fake::proc_tree(&r.join("proc"), true, &r.join("resctrl")).unwrap();
+    fake::resctrl(&r.join("resctrl"), Preset::Skylake).unwrap();
+    std::fs::create_dir_all(r.join("sys/bus/event_source/devices/cpu_core")).unwrap();
+    std::fs::create_dir_all(r.join("dev/cpu/0")).unwrap();
+    std::fs::write(r.join("dev/cpu/0/msr"), "").unwrap();
+    std::fs::create_dir_all(r.join("boot")).unwrap();
+    std::fs::write(
+        r.join("boot/config-6.1.0-fake"),
+        "CONFIG_X86_CPU_RESCTRL=y\n",
+    )
+    .unwrap();
+    let out = doctor(r);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        !text.contains("MISSING") && !text.contains("absent"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ok       resctrl info/              L3, MB, L3_MON; 16 CLOSIDs"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("ready: resctrl cache management can run here\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn rdt_show_lists_capabilities_groups_and_owners() {
+    let t = tempfile::tempdir().unwrap();
+    let mount = t.path().join("resctrl");
+    let proc_root = t.path().join("proc");
+    fake::resctrl(&mount, Preset::Amd).unwrap();
+    fake::proc_tree(&proc_root, true, &mount).unwrap();
+    fake::process(&proc_root, 50, "cachepart", &[50]).unwrap();
+    std::fs::create_dir_all(mount.join("cachepart-50-web/mon_groups")).unwrap();
+    std::fs::write(
+        mount.join("cachepart-50-web/schemata"),
+        "L3:0=f0f;1=ffff\nMB:0=1024;1=2048\n",
+    )
+    .unwrap();
+    std::fs::write(mount.join("cachepart-50-web/tasks"), "50\n51\n").unwrap();
+    std::fs::create_dir_all(mount.join("cachepart-60-old/mon_groups")).unwrap();
+    std::fs::write(mount.join("cachepart-60-old/schemata"), "L3:0=1;1=1\n").unwrap();
+    std::fs::write(mount.join("cachepart-60-old/tasks"), "").unwrap();
+    let (m, p) = (mount.to_str().unwrap(), proc_root.to_str().unwrap());
+    let out = cachepart(&[
+        "rdt",
+        "show",
+        "--mount",
+        m,
+        "--proc-root",
+        p,
+        "--allow-plain-dir",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = format!(
+        "resctrl at {m}\n\
+L3: 16 ways (cbm_mask ffff), min_cbm_bits 0, 16 CLOSIDs, shareable_bits 0, sparse masks yes, domains 0,1\n\
+MB: AmdUnits up to 2048, bandwidth_gran 1, min_bandwidth 0, 16 CLOSIDs, delay_linear 0, domains 0,1\n\
+L3_MON: 256 RMIDs: llc_occupancy mbm_total_bytes mbm_local_bytes\n\
+groups: 3 of 16 CLOSIDs in use\n\
+/  default group, 0 tasks\n    L3:0=ffff;1=ffff\n    MB:0=2048;1=2048\n\
+cachepart-50-web  owner pid 50 (running), 2 tasks\n    L3:0=f0f;1=ffff\n    MB:0=1024;1=2048\n\
+cachepart-60-old  owner pid 60 (gone: removed at the next start), 0 tasks\n    L3:0=1;1=1\n"
+    );
+    assert_eq!(text, expected);
+
+    // Without the development flag a plain directory is refused.
+    let out = cachepart(&["rdt", "show", "--mount", m, "--proc-root", p]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("not a resctrl filesystem"), "{err}");
+    assert!(err.contains("cachepart doctor"), "{err}");
+}

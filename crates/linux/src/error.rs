@@ -1,0 +1,111 @@
+//! The errors of the Linux backend: each names the file it concerns and what
+//! the kernel said.
+
+use std::io;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Result of the Linux backend.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What went wrong talking to the kernel.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A file could not be read, written, created or removed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the kernel said.
+        #[source]
+        source: io::Error,
+    },
+    /// A file's contents are not what the kernel writes there.
+    #[error("{path}: {what}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What was found and what was expected.
+        what: String,
+    },
+    /// The kernel refused a write; `status` is `info/last_cmd_status`.
+    #[error("{path}: the kernel refused '{written}' ({source}): {status}")]
+    Refused {
+        /// The file written.
+        path: PathBuf,
+        /// The text written (without its newline).
+        written: String,
+        /// The errno of the write.
+        #[source]
+        source: io::Error,
+        /// The kernel's explanation (`info/last_cmd_status`), or a note
+        /// that it could not be read.
+        status: String,
+    },
+    /// A schemata line cachepart refuses before writing, in resctrl's words.
+    #[error("schemata {resource}: {reason}")]
+    Invalid {
+        /// The resource (`L3`, `MB`, ...).
+        resource: String,
+        /// What is wrong, in the kernel's words where it has them.
+        reason: String,
+    },
+    /// The mount has no free CLOSID (or RMID) for another group.
+    #[error("{mount}: no free {what}: {used} of {total} in use; cluster the applications or remove groups")]
+    Exhausted {
+        /// The resctrl mount.
+        mount: PathBuf,
+        /// `CLOSID` or `RMID`.
+        what: &'static str,
+        /// How many are in use.
+        used: u32,
+        /// How many the hardware has (`num_closids`, `num_rmids`).
+        total: u32,
+    },
+    /// Another manager holds the lock on the mount.
+    #[error(
+        "{mount}: resctrl is managed by another process ({holder}); stop it or wait for it to exit"
+    )]
+    Locked {
+        /// The resctrl mount.
+        mount: PathBuf,
+        /// Who holds the lock (`pid 1234 (cachepart)`, or `pid unknown`).
+        holder: String,
+    },
+    /// A group name cachepart does not own or cannot use.
+    #[error("group name '{name}': {why}")]
+    BadName {
+        /// The name given.
+        name: String,
+        /// What is expected.
+        why: String,
+    },
+    /// The mount lacks a resource the request needs.
+    #[error("{mount}: resctrl has no {what} (info/ lists {found})")]
+    Unsupported {
+        /// The resctrl mount.
+        mount: PathBuf,
+        /// What is missing (`L3 monitoring`, `MB`, ...).
+        what: String,
+        /// The resources the mount has.
+        found: String,
+    },
+}
+
+impl Error {
+    /// An [`Error::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An [`Error::Parse`] for `path`.
+    pub fn parse(path: impl Into<PathBuf>, what: impl Into<String>) -> Self {
+        Error::Parse {
+            path: path.into(),
+            what: what.into(),
+        }
+    }
+}

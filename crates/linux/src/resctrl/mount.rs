@@ -1,0 +1,48 @@
+//! Where resctrl is mounted and with which options, from `/proc/mounts`.
+
+use super::fsio::read;
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+
+/// A resctrl mount found in `/proc/mounts`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mount {
+    /// The mount point.
+    pub path: PathBuf,
+    /// Its options (`rw,relatime,cdp,mba_MBps`).
+    pub options: Vec<String>,
+}
+
+impl Mount {
+    /// True when the mount has option `opt`.
+    pub fn has(&self, opt: &str) -> bool {
+        self.options.iter().any(|o| o == opt)
+    }
+}
+
+/// The first resctrl mount listed in `proc_root/mounts`, if any.
+pub fn find(proc_root: &Path) -> Result<Option<Mount>> {
+    let text = read(&proc_root.join("mounts"))?;
+    Ok(text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() >= 4 && f[2] == "resctrl").then(|| Mount {
+            path: PathBuf::from(f[1]),
+            options: f[3].split(',').map(str::to_string).collect(),
+        })
+    }))
+}
+
+/// The options of the resctrl mount at `mount`, if `/proc/mounts` lists it.
+pub fn options_of(proc_root: &Path, mount: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(proc_root.join("mounts")) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 4 && f[2] == "resctrl" && Path::new(f[1]) == mount)
+                .then(|| f[3].split(',').map(str::to_string).collect())
+        })
+        .next()
+        .unwrap_or_default()
+}
