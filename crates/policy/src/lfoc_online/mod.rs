@@ -8,12 +8,12 @@
 //!   methodology) is the same program going on: it keeps its class, and
 //!   the class-change heuristics catch a new phase.
 //! * It then waits its turn for the one sampling partition
-//!   ([`sampling`]): alone in 1, 2, ... ways while the other apps share the
+//!   ([`Session`]): alone in 1, 2, ... ways while the other apps share the
 //!   rest, `window_instructions` at each size, until a low miss rate, a
 //!   streaming-like gain or the largest size stops it. Its curves (sizes
 //!   not sampled extrapolated) give its class by Table 1 and, for a
 //!   sensitive app, its critical size (slowdown at most 5%).
-//! * A classified app is monitored per `period_instructions` ([`monitor`]);
+//! * A classified app is monitored per `period_instructions` ([`Monitor`]);
 //!   the class-change heuristics over the last `history` periods send it
 //!   back to sampling.
 //! * Every `repartition_cycles` (and right after a sampling ends, when no
