@@ -60,6 +60,15 @@ pub trait Machine {
         self.alone_curves_on(&Axis::Ways)
     }
 
+    /// The number of apps in the mix. The default asks for the alone
+    /// curves; a machine that knows its mix without measuring (the
+    /// simulator, whose curves take one alone run per way count) says so
+    /// directly, so that policies that need only the count (`stock`,
+    /// `equal-part`) cost nothing.
+    fn app_count(&mut self) -> Result<usize, MachineError> {
+        Ok(self.alone_curves()?.len())
+    }
+
     /// Enforces a plan from now on.
     fn apply(&mut self, plan: &Plan) -> Result<(), MachineError>;
 

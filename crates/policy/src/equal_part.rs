@@ -22,7 +22,7 @@ impl Policy for EqualPart {
 
     fn decide(&mut self, machine: &mut dyn Machine) -> Result<Plan, PolicyError> {
         let ways = machine.platform().ways;
-        let n = machine.alone_curves()?.len();
+        let n = machine.app_count()?;
         require_ways(n, ways, self.name())?;
         Ok(Plan::from_way_counts(&equal_split(n, ways)))
     }

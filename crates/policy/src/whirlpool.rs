@@ -22,7 +22,7 @@ impl Policy for Whirlpool {
 
     fn decide(&mut self, machine: &mut dyn Machine) -> Result<Plan, PolicyError> {
         let ways = machine.platform().ways;
-        let n = machine.alone_curves()?.len();
+        let n = machine.app_count()?;
         if n == 0 {
             return Err(PolicyError::EmptyMix);
         }

@@ -177,6 +177,10 @@ impl Machine for SimMachine {
         &self.platform
     }
 
+    fn app_count(&mut self) -> Result<usize, MachineError> {
+        Ok(self.apps.len())
+    }
+
     fn alone_curves_on(&mut self, axis: &Axis) -> Result<&[AppCurves], MachineError> {
         let pos = match self.curves.iter().position(|(a, _)| a == axis) {
             Some(p) => p,
