@@ -8,6 +8,7 @@
 #   ./scripts/bench.sh sim        only the cachegrind-mode simulator vs a reference loop
 #   ./scripts/bench.sh curves     only exact and SHARDS miss curves vs a reference loop and a bare scan
 #   ./scripts/bench.sh capture    only trace capture speed, qemu and lackey routes (several minutes)
+#   ./scripts/bench.sh online     only a 16-app simulator run under each online controller vs stock
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -36,4 +37,9 @@ fi
 if [[ $what == all || $what == capture ]]; then
   echo "== trace capture speed: qemu plugin and lackey routes on xz, vs the bare program"
   cargo run -q --release -p cachepart-capture --example bench_capture -- ${CAPTURE_ARGS:-}
+fi
+if [[ $what == all || $what == online ]]; then
+  echo "== a 16-app simulator run (16 x 10 M instructions) under each online controller vs stock"
+  cargo build -q --release -p cachepart-cli
+  python3 scripts/bench/online_overhead.py --repeat "${ONLINE_REPEAT:-3}"
 fi

@@ -11,6 +11,7 @@
 #   PLATFORM    the simulated platform (default: platforms/xeon-gold-6138-small.toml)
 #   SKIP_CAPTURE=1  reuse the traces already in WORKDIR
 #   SKIP_PROFILE=1  capture only
+#   TOOL        the capture route, lackey (default) or qemu (much faster)
 #
 # The traces (hundreds of MB) stay in WORKDIR; only the CSV is committed.
 # Needs: valgrind, xz-utils, bzip2, sqlite3, coreutils, grep, python3.
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 WORK=${1:-target/builtin-profiles}
 PLATFORM=${PLATFORM:-platforms/xeon-gold-6138-small.toml}
+TOOL=${TOOL:-lackey}
 OUT=data/profiles/debian.csv
 if [ -z "${CACHEPART:-}" ]; then
   CACHEPART=$ROOT/target/release/cachepart
@@ -69,10 +71,10 @@ capture() { # NAME CMD...
   shift
   if [ -n "${SKIP_CAPTURE:-}" ] && [ -f "$name.cpt" ]; then return; fi
   echo "capture $name: $*" >&2
-  "$CACHEPART" trace capture -o "$name.cpt" -- "$@" > /dev/null
+  "$CACHEPART" trace capture --tool "$TOOL" -o "$name.cpt" -- "$@" > /dev/null
 }
 
-# --- captures (lackey) ------------------------------------------------------
+# --- captures ------------------------------------------------------
 capture xz xz -9 -T1 -c xz-in.txt
 capture sort sort -S 64M sort.txt
 capture sqlite3 sqlite3 -batch -init sqlite.sql :memory: .quit

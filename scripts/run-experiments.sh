@@ -39,4 +39,6 @@ done
 if [ "$#" -eq 0 ]; then
   .venv/bin/python scripts/experiments/lfoc_fig2_fig3.py --out "$out"
   .venv/bin/python scripts/experiments/lfoc_fig6.py --out "$out"
+  # The simulator under online controllers (about 40 minutes).
+  .venv/bin/python scripts/experiments/lfoc_fig7.py --out "$out"
 fi
