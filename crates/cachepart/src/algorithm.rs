@@ -40,6 +40,9 @@ pub enum Algorithm {
     /// Dunn's clustering re-planned every period from measured L2-miss
     /// stall fractions (a controller).
     DunnDynamic,
+    /// UCP's lookahead re-run every period on utility monitors (UMON)
+    /// instead of offline curves (a controller).
+    UcpOnline,
     /// A plan given by hand (`--plan`).
     User,
     /// The exact optimum of an objective, strict partitioning or clustering;
@@ -48,7 +51,7 @@ pub enum Algorithm {
     Optimal(Structure, Objective, TieRule),
 }
 
-const SIMPLE: [(&str, Algorithm); 15] = [
+const SIMPLE: [(&str, Algorithm); 16] = [
     ("stock", Algorithm::Stock),
     ("equal-part", Algorithm::EqualPart),
     ("ucp", Algorithm::Ucp),
@@ -63,6 +66,7 @@ const SIMPLE: [(&str, Algorithm); 15] = [
     ("lfoc-online", Algorithm::LfocOnline),
     ("kpart-dynaway", Algorithm::KpartDynaway),
     ("dunn-dynamic", Algorithm::DunnDynamic),
+    ("ucp-online", Algorithm::UcpOnline),
     ("user", Algorithm::User),
 ];
 
@@ -114,7 +118,10 @@ impl Algorithm {
     pub fn is_online(self) -> bool {
         matches!(
             self,
-            Algorithm::LfocOnline | Algorithm::KpartDynaway | Algorithm::DunnDynamic
+            Algorithm::LfocOnline
+                | Algorithm::KpartDynaway
+                | Algorithm::DunnDynamic
+                | Algorithm::UcpOnline
         )
     }
 }

@@ -210,7 +210,10 @@ pub(crate) fn policy_for(
         Algorithm::Dunn => Box::new(Dunn::default()),
         Algorithm::Lfoc => Box::new(lfoc(opts)),
         Algorithm::LfocPlus => Box::new(LfocPlus { lfoc: lfoc(opts) }),
-        Algorithm::LfocOnline | Algorithm::KpartDynaway | Algorithm::DunnDynamic => {
+        Algorithm::LfocOnline
+        | Algorithm::KpartDynaway
+        | Algorithm::DunnDynamic
+        | Algorithm::UcpOnline => {
             return Err(Error::Usage(format!(
                 "{algorithm} measures the apps as they run: it needs a machine with time (sim run, policy = \"{algorithm}\"); the table-driven model has none"
             )))

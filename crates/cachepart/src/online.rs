@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use cachepart_policy::lfoc_online::with_lfoc;
 use cachepart_policy::{
-    DunnDynamic, DynawayParams, KpartDynaway, Lfoc, LfocOnline, LfocOnlineParams,
+    DunnDynamic, DynawayParams, KpartDynaway, Lfoc, LfocOnline, LfocOnlineParams, UcpOnline,
 };
 
 use crate::error::Error;
@@ -119,4 +119,29 @@ pub fn dunn_dynamic_for(scenario: &Scenario) -> Result<DunnDynamic, Error> {
         .map_or(scenario.name.clone(), |p| p.display().to_string());
     DunnDynamic::new(scenario.apps.len(), period, f.max_clusters.unwrap_or(8))
         .map_err(|e| Error::Input(format!("{whence}: dunn-dynamic: {e}")))
+}
+
+/// The `[ucp-online]` section of a scenario.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct UcpOnlineFile {
+    /// Cycles between re-partitions (default 5 M, UCP's).
+    #[serde(default)]
+    pub period_cycles: Option<u64>,
+    /// LLC sets each utility monitor samples (default 32, UCP's dynamic
+    /// set sampling; 0 monitors every set).
+    #[serde(default)]
+    pub sampled_sets: Option<u32>,
+}
+
+/// UCP on utility monitors for `scenario`, and the monitors' set sample.
+pub fn ucp_online_for(scenario: &Scenario) -> Result<(UcpOnline, u32), Error> {
+    let f = scenario.file.ucp_online.clone().unwrap_or_default();
+    let whence = scenario
+        .path
+        .as_ref()
+        .map_or(scenario.name.clone(), |p| p.display().to_string());
+    let c = UcpOnline::new(scenario.apps.len(), f.period_cycles.unwrap_or(5_000_000))
+        .map_err(|e| Error::Input(format!("{whence}: ucp-online: {e}")))?;
+    Ok((c, f.sampled_sets.unwrap_or(32)))
 }

@@ -122,6 +122,10 @@ pub struct ScenarioFile {
     /// `[dunn-dynamic]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dunn_dynamic: Option<crate::online::DunnDynamicFile>,
+    /// UCP's period and monitor sampling for `policy = "ucp-online"`
+    /// (section `[ucp-online]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ucp_online: Option<crate::online::UcpOnlineFile>,
     /// A page-color policy (section `[coloring]`).
     #[serde(default)]
     pub coloring: Option<ColoringFile>,
@@ -370,6 +374,12 @@ impl Scenario {
             return Err(err(
                 "lfoc-preset".into(),
                 "is for policy = \"lfoc\", \"lfoc+\" or \"lfoc-online\"; this scenario's policy is another".into(),
+            ));
+        }
+        if file.ucp_online.is_some() && policy != Some(Algorithm::UcpOnline) {
+            return Err(err(
+                "ucp-online".into(),
+                "is for policy = \"ucp-online\"; this scenario's policy is another".into(),
             ));
         }
         if file.dunn_dynamic.is_some() && policy != Some(Algorithm::DunnDynamic) {

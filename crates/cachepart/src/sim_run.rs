@@ -21,7 +21,7 @@ use crate::coloring::{ColorController, ColoringReport};
 use crate::error::Error;
 use crate::experiment::{lfoc, policy_for, RunOptions};
 use crate::method::{gmean, MethodTracker, RunMethod};
-use crate::online::{dunn_dynamic_for, kpart_dynaway_for, lfoc_online_for};
+use crate::online::{dunn_dynamic_for, kpart_dynaway_for, lfoc_online_for, ucp_online_for};
 use crate::samples::SampleRow;
 use crate::scenario::Scenario;
 use crate::Algorithm;
@@ -90,6 +90,9 @@ pub struct SimReport {
     /// Dynamic Dunn's re-plans, if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dunn_dynamic: Option<Vec<cachepart_policy::dunn_dynamic::DunnDecision>>,
+    /// UCP's re-partitions on its utility monitors, if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ucp_online: Option<Vec<cachepart_policy::UcpDecision>>,
     /// Every sample, interval-major.
     #[serde(skip)]
     pub samples: Vec<SampleRow>,
@@ -176,6 +179,14 @@ pub fn run_scenario(
         Some(Algorithm::KpartDynaway) => Some(kpart_dynaway_for(scenario)?),
         _ => None,
     };
+    let mut ucp = match scenario.policy {
+        Some(Algorithm::UcpOnline) => {
+            let (c, sampled_sets) = ucp_online_for(scenario)?;
+            machine.enable_umon(sampled_sets);
+            Some(c)
+        }
+        _ => None,
+    };
     let mut policy = match scenario.policy {
         Some(a) if !a.is_online() => Some(Static::new(policy_for(a, &opts)?)),
         _ => None,
@@ -195,6 +206,9 @@ pub fn run_scenario(
     }
     if let Some(d) = dunn.as_mut() {
         parts.push(d);
+    }
+    if let Some(u) = ucp.as_mut() {
+        parts.push(u);
     }
     let mut chain = Chain::new(parts);
     let names = machine.app_names();
@@ -345,6 +359,7 @@ pub fn run_scenario(
         lfoc_online: online.as_ref().map(|o| o.decisions().to_vec()),
         kpart_dynaway: dynaway.as_ref().map(|d| d.decisions().to_vec()),
         dunn_dynamic: dunn.as_ref().map(|d| d.decisions().to_vec()),
+        ucp_online: ucp.as_ref().map(|u| u.decisions().to_vec()),
         samples,
     })
 }

@@ -33,6 +33,16 @@ pub struct Sample {
     /// finished app did not).
     #[serde(default)]
     pub ran: bool,
+    /// Utility monitor (UCP's UMON): the app's LLC references that hit at
+    /// each LRU stack position of a private tag directory with the LLC's
+    /// ways (most recently used first), scaled from the sampled sets to
+    /// the whole cache. `umon_hits[..w]` sums to what the app would hit
+    /// with `w` ways of its own. Empty on machines without monitors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub umon_hits: Vec<f64>,
+    /// Utility monitor: references that hit at no position.
+    #[serde(default)]
+    pub umon_misses: f64,
 }
 
 impl Sample {

@@ -122,6 +122,7 @@ impl Machine for ProfileMachine {
                         .as_ref()
                         .map_or(f64::NAN, |v| interpolate(v, f) * INTERVAL_CYCLES),
                     ran: true,
+                    ..Sample::default()
                 }
             })
             .collect();

@@ -45,6 +45,7 @@ use crate::cache::{Cache, Victim};
 use crate::error::{Result, SimError};
 use crate::geometry::CacheConfig;
 use crate::stats::{AccessKind, LevelStats, MemTraffic};
+use crate::umon::Umon;
 
 /// cachegrind's smallest line size (`MIN_LINE_SIZE`).
 pub const CACHEGRIND_MIN_LINE: u32 = 16;
@@ -161,6 +162,9 @@ pub struct Hierarchy {
     /// back-invalidate (inclusive LLC shared by several cores).
     record_evictions: bool,
     llc_evictions: Vec<u64>,
+    /// The utility monitor fed this core's demand references to the LLC,
+    /// if one is installed.
+    umon: Option<Box<Umon>>,
 }
 
 fn level(name: &'static str, cfg: &CacheConfig) -> Result<Cache> {
@@ -242,6 +246,7 @@ impl Hierarchy {
             data_clamp,
             record_evictions: false,
             llc_evictions: Vec::new(),
+            umon: None,
         })
     }
 
@@ -263,6 +268,17 @@ impl Hierarchy {
     /// The mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// Installs `umon` (or none) as this core's utility monitor and
+    /// returns the one it replaces.
+    pub fn swap_umon(&mut self, umon: Option<Box<Umon>>) -> Option<Box<Umon>> {
+        std::mem::replace(&mut self.umon, umon)
+    }
+
+    /// The installed utility monitor.
+    pub fn umon_mut(&mut self) -> Option<&mut Umon> {
+        self.umon.as_deref_mut()
     }
 
     /// The ways of the LLC this core may fill.
@@ -455,6 +471,9 @@ impl Hierarchy {
             if out.hit {
                 return Served::L2;
             }
+        }
+        if let Some(u) = self.umon.as_deref_mut() {
+            u.access(block);
         }
         let out = llc.line(block, false, self.llc_mask);
         llc.record(kind, !out.hit);

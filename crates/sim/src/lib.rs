@@ -57,6 +57,7 @@ pub mod replacement;
 mod splitmix;
 mod stats;
 pub mod system;
+pub mod umon;
 
 pub use cache::{Cache, LineOutcome, Victim};
 pub use cachegrind::{CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS};

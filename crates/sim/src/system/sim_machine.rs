@@ -93,6 +93,13 @@ impl SimMachine {
         })
     }
 
+    /// Gives every app a utility monitor (UCP's UMON) over about
+    /// `sampled_sets` of the LLC's sets; samples then carry `umon_hits`
+    /// and `umon_misses`.
+    pub fn enable_umon(&mut self, sampled_sets: u32) {
+        self.system.enable_umon(sampled_sets);
+    }
+
     /// How [`Action::Recolor`] moves pages (default: Selective Moving).
     pub fn set_recolor_config(&mut self, cfg: RecolorConfig) {
         self.recolor = cfg;

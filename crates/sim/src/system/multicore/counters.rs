@@ -92,6 +92,7 @@ impl System {
                 let now = self.counters_now(i);
                 let d = now.since(&self.apps[i].sampled);
                 self.apps[i].sampled = now;
+                let umon = self.take_umon(i);
                 let moved = self.paging_stats(i).pages_recolored;
                 let recolored = moved - self.apps[i].sampled_recolored;
                 self.apps[i].sampled_recolored = moved;
@@ -108,6 +109,8 @@ impl System {
                     pages_recolored: recolored as f64,
                     l2_miss_stall_cycles: d.l2_miss_stall_ticks as f64 / TICKS_PER_CYCLE as f64,
                     ran: d.ticks > 0 || d.instructions > 0,
+                    umon_hits: umon.hits,
+                    umon_misses: umon.misses,
                 }
             })
             .collect()

@@ -24,6 +24,7 @@ mod paging;
 mod recolor;
 mod records;
 mod schedule;
+mod umon;
 
 use counters::Snap;
 pub use recolor::{ExhaustedResponder, RecolorSummary};
@@ -46,6 +47,7 @@ use crate::memory::{
     RecolorEngine, Tlb, FRAME_BYTES,
 };
 use crate::splitmix::SplitMix64;
+use crate::umon::Umon;
 
 /// Records decoded per refill of an app's buffer.
 pub const BATCH: usize = 4096;
@@ -91,6 +93,9 @@ struct App {
     sampled_recolored: u64,
     /// It has had a core at least once.
     started: bool,
+    /// Its utility monitor while it is not installed on its core (see
+    /// [`System::enable_umon`]).
+    umon: Option<Box<Umon>>,
 }
 
 /// A multicore machine running a mix of apps on one shared LLC.
@@ -246,6 +251,7 @@ impl System {
                 paging_final: None,
                 sampled_recolored: 0,
                 started: false,
+                umon: None,
             });
         }
         let t = &platform.timing;

@@ -117,6 +117,8 @@ impl System {
         next: Option<usize>,
         charge: bool,
     ) -> Result<(), SystemError> {
+        let prev = self.cores[b].running;
+        self.switch_umon(b, prev, next);
         let new_space = next
             .and_then(|n| self.apps[n].space.take())
             .unwrap_or_else(idle_space);
