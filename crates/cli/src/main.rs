@@ -10,6 +10,7 @@ mod output;
 mod platform_cmd;
 mod profile_cmd;
 mod rdt_cmd;
+mod report;
 mod sim_cmd;
 mod trace_cmd;
 
@@ -71,7 +72,7 @@ fn main() {
     );
     if !capture {
         if let Err(e) = interrupt::install() {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", report::render(&e));
             std::process::exit(1);
         }
     }
@@ -92,7 +93,7 @@ fn main() {
         }
     };
     if let Err(e) = result {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", report::render(&e));
         std::process::exit(1);
     }
 }
