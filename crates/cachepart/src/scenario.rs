@@ -215,7 +215,7 @@ pub struct Scenario {
 }
 
 fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Error> {
-    let text = std::fs::read_to_string(path)
+    let text = cachepart_units::input::read_text(path)
         .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
     if path.extension().is_some_and(|e| e == "json") {
         serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
@@ -229,6 +229,9 @@ impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, Error> {
         let file: ScenarioFile = read_config(path)?;
         let name = file.name.clone().unwrap_or_else(|| {
+            if cachepart_units::input::is_stdin(path) {
+                return "stdin".into();
+            }
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "scenario".into())

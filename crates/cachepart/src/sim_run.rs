@@ -383,7 +383,7 @@ pub fn to_table(r: &SimReport) -> String {
         "LLC MPKI",
         "LLC miss %",
         "mem MB",
-        "LLC KiB",
+        "LLC KiB at end",
         "recolored",
     ]
     .iter()

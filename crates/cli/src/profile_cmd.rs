@@ -76,14 +76,16 @@ impl BuiltinArg {
 /// Where programs' tables and the mixes come from.
 #[derive(Args)]
 pub struct DataArgs {
-    /// Metrics CSV (PBBCache format); default: a built-in table (--builtin).
+    /// Metrics CSV (PBBCache format; `-` reads standard input); default: a
+    /// built-in table (--builtin).
     #[arg(long, short = 'm')]
     metrics: Option<PathBuf>,
     /// The built-in data set used when no --metrics is given.
     #[arg(long, value_enum, default_value = "debian", conflicts_with = "metrics")]
     builtin: BuiltinArg,
-    /// Workloads file (.csv/.txt lines, .toml or .json); default: built-in
-    /// workloads when no --metrics is given.
+    /// Workloads file (.csv/.txt lines, .toml or .json; `-` reads lines
+    /// from standard input); default: built-in workloads when no --metrics
+    /// is given.
     #[arg(long, short = 'w')]
     workloads: Option<PathBuf>,
     /// One mix given inline, comma-separated program names (instead of --workloads).
@@ -219,6 +221,10 @@ pub fn run(cmd: ProfileCommand) -> Result<()> {
 }
 
 fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Workload>)> {
+    let stdin = |p: &Option<PathBuf>| p.as_deref().is_some_and(cachepart::units::input::is_stdin);
+    if stdin(&data.metrics) && stdin(&data.workloads) {
+        bail!("--metrics - and --workloads -: standard input can be read once; give one of them as a file");
+    }
     let table = match &data.metrics {
         Some(p) => MetricsTable::from_path(p)?,
         None => data.builtin.set().table()?,

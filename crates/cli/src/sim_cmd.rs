@@ -25,7 +25,9 @@ pub enum SimCommand {
 /// Arguments of `cachepart sim run`.
 #[derive(Args)]
 pub struct RunArgs {
-    /// The scenario file (TOML, or JSON with a .json name).
+    /// The scenario file (TOML, or JSON with a .json name); `-` reads TOML
+    /// from standard input, with relative paths taken from the current
+    /// directory.
     pub scenario: PathBuf,
     /// Output format of the per-app results.
     #[arg(long, value_enum, default_value = "table")]

@@ -4,7 +4,7 @@
 use crate::output::Output;
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
-use cachepart::trace::{convert_stream, info, Header, TraceFormat};
+use cachepart::trace::{convert_lackey_lenient, convert_stream, info, Header, TraceFormat};
 use clap::{Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
@@ -34,10 +34,16 @@ pub enum TraceCommand {
         /// Input format.
         #[arg(long, value_enum)]
         from: FromFormat,
+        /// `--from lackey`: skip lines that are neither trace lines nor
+        /// valgrind's (the traced program's own output mixed in by `2>&1`)
+        /// instead of failing, and report how many were skipped.
+        #[arg(long)]
+        lenient: bool,
     },
     /// Generate a synthetic trace from a generator config (TOML or JSON).
     Generate {
-        /// Generator config (`.toml` or `.json`).
+        /// Generator config (`.toml` or `.json`; `-` reads TOML from
+        /// standard input).
         config: PathBuf,
         /// Output binary trace, or `-` for standard output.
         output: PathBuf,
@@ -125,7 +131,7 @@ pub enum InfoFormat {
 }
 
 /// Input formats of `trace convert`.
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FromFormat {
     /// valgrind lackey `--trace-mem=yes` output.
     Lackey,
@@ -192,7 +198,11 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             input,
             output,
             from,
+            lenient,
         } => {
+            if lenient && from != FromFormat::Lackey {
+                bail!("--lenient: for --from lackey only (din and cpt inputs have no foreign lines to skip)");
+            }
             let format = match from {
                 FromFormat::Lackey => TraceFormat::Lackey,
                 FromFormat::Din => TraceFormat::Din,
@@ -211,11 +221,24 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                     File::open(&input).with_context(|| format!("{}", input.display()))?,
                 ))
             };
-            let summary = out.write_with(|w| {
-                convert_stream(reader, format, w, &header)
-                    .with_context(|| format!("{}", input.display()))
+            let (summary, skipped) = out.write_with(|w| {
+                if lenient {
+                    convert_lackey_lenient(reader, w, &header)
+                } else {
+                    convert_stream(reader, format, w, &header).map(|s| (s, 0))
+                }
+                .with_context(|| format!("{}", input.display()))
             })?;
-            eprintln!("{}: {} records", output.display(), summary.records);
+            if lenient {
+                eprintln!(
+                    "{}: {} records, {} foreign lines skipped",
+                    output.display(),
+                    summary.records,
+                    skipped
+                );
+            } else {
+                eprintln!("{}: {} records", output.display(), summary.records);
+            }
             Ok(())
         }
         TraceCommand::Generate {
@@ -223,9 +246,15 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             output,
             quiet,
         } => {
-            let text = std::fs::read_to_string(&config)
+            let text = cachepart::units::input::read_text(&config)
                 .with_context(|| format!("{}", config.display()))?;
-            let cfg: SynthConfig = match config.extension().and_then(|e| e.to_str()) {
+            let stdin = cachepart::units::input::is_stdin(&config);
+            let ext = if stdin {
+                Some("toml")
+            } else {
+                config.extension().and_then(|e| e.to_str())
+            };
+            let cfg: SynthConfig = match ext {
                 Some("json") => {
                     serde_json::from_str(&text).with_context(|| format!("{}", config.display()))?
                 }

@@ -732,3 +732,116 @@ fn a_closed_pipe_is_not_a_panic() {
         "size_bytes,misses,miss_ratio,mpki"
     );
 }
+
+#[test]
+fn trace_convert_lenient_skips_and_counts_foreign_lines() {
+    let dir = tmpdir("lenient");
+    let d = dir.path();
+    // valgrind's banner, the program's own output (2>&1), trace lines
+    let text =
+        "==7== Lackey\nhello from the program\nI  04000000,3\n L 7ff000000,8\n42\n S 7ff000008,8\n";
+    let input = d.join("mixed.txt");
+    std::fs::write(&input, text).unwrap();
+    let out = d.join("mixed.cpt");
+    let args = |extra: &[&'static str]| {
+        let mut v = vec!["trace", "convert", "--from", "lackey"];
+        v.extend_from_slice(extra);
+        v
+    };
+    // strict: the first foreign line is an error naming it, nothing written
+    let mut a = args(&[]);
+    a.extend([input.to_str().unwrap(), out.to_str().unwrap()]);
+    let o = cachepart(&a);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // lenient: three records, two foreign lines counted
+    let mut a = args(&["--lenient"]);
+    a.extend([input.to_str().unwrap(), out.to_str().unwrap()]);
+    let o = cachepart(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("3 records, 2 foreign lines skipped"),
+        "{}",
+        stderr(&o)
+    );
+    // lenient is refused for a format without foreign lines
+    let o = cachepart(&[
+        "trace",
+        "convert",
+        "--from",
+        "din",
+        "--lenient",
+        input.to_str().unwrap(),
+        d.join("x.cpt").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--lenient"), "{}", stderr(&o));
+    assert!(!d.join("x.cpt").exists());
+}
+
+/// Runs cachepart with `input` on its standard input.
+fn cachepart_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cachepart");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn dash_reads_standard_input() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // a metrics table
+    let csv = "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\na,1,1.0,5,5,100\na,2,1.2,2,2,50\nb,1,2.0,1,1,10\nb,2,2.0,1,1,10\n";
+    let o = cachepart_stdin(
+        &[
+            "profile", "eval", "-m", "-", "--apps", "a,b", "-a", "ucp", "-q",
+        ],
+        csv.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ucp"));
+    // stdin once only
+    let o = cachepart_stdin(&["profile", "eval", "-m", "-", "-w", "-"], csv.as_bytes());
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("standard input can be read once"),
+        "{}",
+        stderr(&o)
+    );
+    // a generator config
+    let dir = tmpdir("stdin");
+    let out = dir.path().join("g.cpt");
+    let cfg = std::fs::read(root.join("examples/traces/light.toml")).unwrap();
+    let o = cachepart_stdin(
+        &["trace", "generate", "-", out.to_str().unwrap(), "-q"],
+        &cfg,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.exists());
+    // a scenario (relative paths from the current directory)
+    let scen = std::fs::read(root.join("examples/scenarios/tiny.toml")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cachepart"));
+    child
+        .args(["sim", "run", "-", "--no-alone", "--format", "json"])
+        .current_dir(root.join("examples/scenarios"));
+    let o = {
+        use std::io::Write;
+        let mut c = child
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(&scen).unwrap();
+        c.wait_with_output().unwrap()
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\"scenario\": \"stdin\""));
+}

@@ -60,9 +60,9 @@ impl AppTable {
 }
 
 impl MetricsTable {
-    /// Reads a metrics CSV file.
+    /// Reads a metrics CSV file (`-`: standard input).
     pub fn from_path(path: &Path) -> Result<Self, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+        let text = cachepart_units::input::read_text(path).map_err(|source| ProfileError::Io {
             path: path.to_path_buf(),
             source,
         })?;

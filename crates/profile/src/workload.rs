@@ -85,7 +85,7 @@ impl Workload {
 
 /// Reads a workload file in the format its extension names.
 pub fn read_workloads(path: &Path) -> Result<Vec<Workload>, ProfileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+    let text = cachepart_units::input::read_text(path).map_err(|source| ProfileError::Io {
         path: path.to_path_buf(),
         source,
     })?;

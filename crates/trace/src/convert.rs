@@ -94,6 +94,22 @@ pub fn convert_stream<R: BufRead, W: Write>(
     Ok(w.finish()?.1)
 }
 
+/// Converts lackey text, skipping foreign lines (the traced program's own
+/// output mixed in by `2>&1`) instead of failing; returns the summary and
+/// the number of lines skipped.
+pub fn convert_lackey_lenient<R: BufRead, W: Write>(
+    input: R,
+    output: W,
+    header: &Header,
+) -> Result<(WriteSummary, u64)> {
+    let mut w = Writer::new(output, header)?;
+    let mut reader = LackeyReader::new(input).lenient(true);
+    for r in reader.by_ref() {
+        w.push(r?)?;
+    }
+    Ok((w.finish()?.1, reader.skipped()))
+}
+
 fn copy<W: Write>(records: impl Iterator<Item = Result<Record>>, w: &mut Writer<W>) -> Result<()> {
     for r in records {
         w.push(r?)?;

@@ -59,7 +59,7 @@ pub mod synth;
 mod text;
 mod writer;
 
-pub use convert::{convert, convert_stream, TraceFormat};
+pub use convert::{convert, convert_lackey_lenient, convert_stream, TraceFormat};
 pub use din::DinReader;
 pub use error::{Result, TraceError};
 pub use file::{RecordsFrom, TraceFile};

@@ -22,6 +22,7 @@
 
 pub mod host_memory;
 mod idset;
+pub mod input;
 mod mask_groups;
 mod waymask;
 
