@@ -540,3 +540,138 @@ fn list(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// One mutated input: the command must refuse it cleanly, naming `file`.
+fn refused_cleanly(dir: &Path, args: &[&str], file: &str, what: &str, failures: &mut Vec<String>) {
+    let before = list(dir);
+    let o = cachepart(dir, args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let mut why = Vec::new();
+    if o.status.code() == Some(101) || err.contains("panicked") {
+        why.push("panicked");
+    }
+    if o.status.success() {
+        why.push("exit code 0");
+    }
+    if !err.contains(&format!("{file}:")) {
+        why.push("message does not name the file");
+    }
+    if list(dir) != before {
+        why.push("files written");
+    }
+    if !why.is_empty() {
+        failures.push(format!("{what}: {} -- stderr: {err}", why.join(", ")));
+    }
+}
+
+/// Every numeric cell of a metrics table, one at a time, replaced by a
+/// value its column cannot hold (negative, not a number, empty, NaN,
+/// infinite, overflowing; 0 ways and an IPC of 0 too).
+#[test]
+fn every_cell_of_a_metrics_table_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for col in 1..=5 {
+        let mut bad = vec!["-1", "abc", "", "nan", "inf", "1e400"];
+        if col <= 2 {
+            bad.push("0");
+        }
+        for v in bad {
+            let text = metrics(|s| {
+                let mut lines: Vec<String> = s.lines().map(String::from).collect();
+                let mut cells: Vec<&str> = lines[3].split(',').collect();
+                cells[col] = v;
+                lines[3] = cells.join(",");
+                lines.join("\n") + "\n"
+            });
+            std::fs::write(d.join("m.csv"), text).unwrap();
+            let what = format!("metrics column {col} = {v:?}");
+            refused_cleanly(
+                d,
+                &[
+                    "profile",
+                    "eval",
+                    "-m",
+                    "m.csv",
+                    "--apps",
+                    "a,b",
+                    "-a",
+                    "stock,ucp",
+                    "-q",
+                ],
+                "m.csv",
+                &what,
+                &mut failures,
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 30);
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// Every key of a scenario, one at a time, given a value it cannot take.
+#[test]
+fn every_key_of_a_scenario_is_checked() {
+    const BASE: &str = r#"platform = "xeon-5160"
+seed = SEED
+interval-cycles = IC
+instructions = INS
+alone = false
+
+[[app]]
+name = "a"
+synth = { seed = 1, accesses = 20_000, pattern = { class = "streaming", array-bytes = 65_536 } }
+base-cpi = CPI
+mlp = MLP
+core = CORE
+ways = "WAYS"
+"#;
+    let defaults = [
+        ("SEED", "1"),
+        ("IC", "100_000"),
+        ("INS", "200_000"),
+        ("CPI", "0.8"),
+        ("MLP", "1.0"),
+        ("CORE", "0"),
+        ("WAYS", "0x3"),
+    ];
+    let bad: &[(&str, &[&str])] = &[
+        ("SEED", &["-1", "\"x\"", "1.5"]),
+        ("IC", &["0", "-5", "\"1\"", "1e30"]),
+        ("INS", &["0", "-1", "\"a\""]),
+        ("CPI", &["0", "-1", "nan", "inf", "\"x\""]),
+        ("MLP", &["0", "0.5", "-1", "nan", "inf"]),
+        ("CORE", &["-1", "99", "1.5"]),
+        (
+            "WAYS",
+            &["0x0", "0x5", "zz", "0x10000", "", "0xfffffffffffffffffff"],
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for (key, values) in bad {
+        for v in *values {
+            let mut text = BASE.to_string();
+            for (k, def) in defaults {
+                text = text.replace(k, if k == *key { v } else { def });
+            }
+            std::fs::write(d.join("s.toml"), text).unwrap();
+            let what = format!("scenario {key} = {v:?}");
+            refused_cleanly(
+                d,
+                &["sim", "run", "s.toml", "-q"],
+                "s.toml",
+                &what,
+                &mut failures,
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 29);
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
