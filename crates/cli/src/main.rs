@@ -10,6 +10,7 @@ mod output;
 mod platform_cmd;
 mod profile_cmd;
 mod rdt_cmd;
+mod rdt_manage;
 mod report;
 mod sim_cmd;
 mod trace_cmd;

@@ -1,51 +1,85 @@
-//! `cachepart rdt show`: the resctrl mount's capabilities, groups,
-//! schemata and owners.
+//! `cachepart rdt`: the subcommands, and `rdt show` (the resctrl mount's
+//! capabilities, groups, schemata and owners); `set`, `reset` and
+//! `monitor` are in [`crate::rdt_manage`].
 
-use anyhow::{Context, Result};
-use cachepart::linux::resctrl::{cleanup::owner_of, mount, GroupRef, Resctrl, DEFAULT_MOUNT};
+use anyhow::Result;
+use cachepart::linux::resctrl::{cleanup::owner_of, GroupRef, Resctrl};
 use clap::Subcommand;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// `cachepart rdt ...`
 #[derive(Subcommand)]
 pub enum RdtCommand {
     /// Capabilities (info/), every group with its schemata, tasks and owner.
     Show {
-        /// The resctrl mount (default: the one /proc/mounts lists, else
-        /// /sys/fs/resctrl).
+        #[command(flatten)]
+        at: crate::rdt_manage::MountArgs,
+    },
+    /// Make (or update) the control group NAME with an L3 mask and/or a
+    /// memory bandwidth limit on every domain, and place processes in it
+    /// (every thread, now). The group is owned by the first process and
+    /// lives as long as it does, e.g.
+    /// `cachepart rdt set batch --l3 0x7 --mb 30 --pid 4242`.
+    Set {
+        /// The group's name (cachepart-PID-NAME on the mount).
+        name: String,
+        /// Capacity bitmask in hex, checked against info/L3 (cbm_mask,
+        /// min_cbm_bits, contiguity) before writing.
         #[arg(long)]
-        mount: Option<PathBuf>,
-        /// Where /proc is.
-        #[arg(long, default_value = "/proc")]
-        proc_root: PathBuf,
-        /// Accept a plain directory laid out like resctrl (a fake tree for
-        /// development) instead of a resctrl filesystem.
-        #[arg(long, hide = true)]
-        allow_plain_dir: bool,
+        l3: Option<String>,
+        /// Memory bandwidth: percent (or MBps with mba_MBps), checked
+        /// against info/MB.
+        #[arg(long)]
+        mb: Option<String>,
+        /// A process to place (repeat for more); at least one.
+        #[arg(long = "pid", value_parser = crate::rdt_manage::parse_pid)]
+        pids: Vec<u32>,
+        #[command(flatten)]
+        at: crate::rdt_manage::MountArgs,
+    },
+    /// Remove every cachepart group (their tasks return to the default
+    /// group, their CLOSIDs and RMIDs are freed).
+    Reset {
+        #[command(flatten)]
+        at: crate::rdt_manage::MountArgs,
+    },
+    /// Print each cachepart group's LLC occupancy and memory bandwidth.
+    Monitor {
+        /// Seconds between readings.
+        #[arg(long, default_value_t = 1.0)]
+        interval: f64,
+        /// Readings to take (bandwidth from the second on).
+        #[arg(long, default_value_t = 2)]
+        count: u32,
+        #[command(flatten)]
+        at: crate::rdt_manage::MountArgs,
     },
 }
 
 /// Runs an `rdt` subcommand.
 pub fn run(cmd: RdtCommand) -> Result<()> {
     match cmd {
-        RdtCommand::Show {
-            mount: m,
-            proc_root,
-            allow_plain_dir,
+        RdtCommand::Show { at } => {
+            let rdt = at.open("rdt show")?;
+            print!("{}", show(&rdt, &at.proc_root)?);
+        }
+        RdtCommand::Set {
+            name,
+            l3,
+            mb,
+            pids,
+            at,
+        } => crate::rdt_manage::set(&at, &name, l3.as_deref(), mb.as_deref(), &pids)?,
+        RdtCommand::Reset { at } => crate::rdt_manage::reset(&at)?,
+        RdtCommand::Monitor {
+            interval,
+            count,
+            at,
         } => {
-            let path = match m {
-                Some(p) => p,
-                None => mount::find(&proc_root)?
-                    .map(|m| m.path)
-                    .unwrap_or_else(|| DEFAULT_MOUNT.into()),
-            };
-            let rdt = if allow_plain_dir {
-                Resctrl::open_plain(&path, &proc_root)
-            } else {
-                Resctrl::open(&path, &proc_root)
+            if !(interval.is_finite() && interval > 0.0 && interval <= 3600.0) {
+                anyhow::bail!("--interval {interval}: expected seconds in (0, 3600]");
             }
-            .context("rdt show (cachepart doctor says what this machine lacks)")?;
-            print!("{}", show(&rdt, &proc_root)?);
+            crate::rdt_manage::monitor(&at, std::time::Duration::from_secs_f64(interval), count)?
         }
     }
     Ok(())

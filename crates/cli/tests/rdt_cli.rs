@@ -136,3 +136,127 @@ cachepart-60-old  owner pid 60 (gone: removed at the next start), 0 tasks\n    L
     assert!(err.contains("not a resctrl filesystem"), "{err}");
     assert!(err.contains("cachepart doctor"), "{err}");
 }
+
+/// A fake Skylake mount and /proc with process 4242 (threads 4242, 4243)
+/// and process 5151; returns (tempdir, mount, proc).
+fn fake_machine() -> (tempfile::TempDir, String, String) {
+    let t = tempfile::tempdir().unwrap();
+    let mount = t.path().join("resctrl");
+    let proc_root = t.path().join("proc");
+    fake::resctrl(&mount, Preset::Skylake).unwrap();
+    fake::proc_tree(&proc_root, true, &mount).unwrap();
+    fake::process(&proc_root, 4242, "batch", &[4242, 4243]).unwrap();
+    fake::process(&proc_root, 5151, "web", &[5151]).unwrap();
+    let (m, p) = (
+        mount.to_str().unwrap().to_string(),
+        proc_root.to_str().unwrap().to_string(),
+    );
+    (t, m, p)
+}
+
+fn rdt(sub: &str, m: &str, p: &str, extra: &[&str]) -> Output {
+    let mut a = vec!["rdt", sub];
+    a.extend_from_slice(extra);
+    a.extend(["--mount", m, "--proc-root", p, "--allow-plain-dir"]);
+    cachepart(&a)
+}
+
+#[test]
+fn rdt_set_makes_a_group_owned_by_its_first_process() {
+    let (_t, m, p) = fake_machine();
+    let o = rdt(
+        "set",
+        &m,
+        &p,
+        &["batch", "--l3", "0x7", "--mb", "30", "--pid", "4242"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let dir = Path::new(&m).join("cachepart-4242-batch");
+    let schemata = std::fs::read_to_string(dir.join("schemata")).unwrap();
+    assert!(schemata.contains("L3:0=7;1=7"), "{schemata}");
+    assert!(schemata.contains("MB:0=30;1=30"), "{schemata}");
+    let tasks = std::fs::read_to_string(dir.join("tasks")).unwrap();
+    assert!(tasks.contains("4242") && tasks.contains("4243"), "{tasks}");
+    // again, with a second process: the same group, updated
+    let o = rdt(
+        "set",
+        &m,
+        &p,
+        &["batch", "--l3", "0x3", "--pid", "4242", "--pid", "5151"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let schemata = std::fs::read_to_string(dir.join("schemata")).unwrap();
+    assert!(schemata.contains("L3:0=3;1=3"), "{schemata}");
+    assert!(std::fs::read_to_string(dir.join("tasks"))
+        .unwrap()
+        .contains("5151"));
+    // show lists it as running
+    let o = rdt("show", &m, &p, &[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("cachepart-4242-batch  owner pid 4242 (running)"),
+        "{text}"
+    );
+    // reset removes it
+    let o = rdt("reset", &m, &p, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("removed cachepart-4242-batch"));
+    assert!(!dir.exists());
+}
+
+#[test]
+fn rdt_set_refuses_what_the_kernel_would_refuse_and_leaves_nothing() {
+    let (_t, m, p) = fake_machine();
+    let cases: &[(&[&str], &str)] = &[
+        // non-contiguous: Intel requires contiguous masks
+        (&["g", "--l3", "0x5", "--pid", "4242"], "non-consecutive"),
+        // wider than cbm_mask 7ff
+        (&["g", "--l3", "0xfff", "--pid", "4242"], "L3"),
+        (&["g", "--l3", "0x0", "--pid", "4242"], "L3"),
+        (&["g", "--l3", "zz", "--pid", "4242"], "--l3"),
+        // MB below min_bandwidth 10, or not a multiple of 10
+        (&["g", "--mb", "5", "--pid", "4242"], "MB"),
+        (&["g", "--mb", "33", "--pid", "4242"], "MB"),
+        (&["g", "--l3", "0x3", "--pid", "999"], "no such process"),
+        (&["g", "--l3", "0x3", "--pid", "0"], "process id"),
+        (&["g", "--l3", "0x3"], "--pid"),
+        (&["g", "--pid", "4242"], "--l3"),
+        (&["../x", "--l3", "0x3", "--pid", "4242"], "../x"),
+    ];
+    for (args, want) in cases {
+        let before = list_dir(Path::new(&m));
+        let o = rdt("set", &m, &p, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} was accepted");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(list_dir(Path::new(&m)), before, "{args:?} left a group");
+    }
+}
+
+#[test]
+fn rdt_monitor_prints_each_group() {
+    let (_t, m, p) = fake_machine();
+    let o = rdt("set", &m, &p, &["batch", "--l3", "0x7", "--pid", "4242"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = rdt("monitor", &m, &p, &["--count", "2", "--interval", "0.01"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        text.matches("cachepart-4242-batch (pid 4242)").count(),
+        2,
+        "{text}"
+    );
+    let o = rdt("monitor", &m, &p, &["--interval", "nan"]);
+    assert!(!o.status.success());
+}
+
+fn list_dir(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}

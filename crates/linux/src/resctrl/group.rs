@@ -186,6 +186,15 @@ impl Resctrl {
             .collect())
     }
 
+    /// The same mount, with groups it creates owned by process `pid`
+    /// instead of this one: they then live as long as that process (see
+    /// [`super::cleanup`]). `cachepart rdt set` makes a group owned by the
+    /// first process it places, so that the group outlives the command.
+    pub fn with_owner(mut self, pid: u32) -> Self {
+        self.owner = pid;
+        self
+    }
+
     /// The full name of an owned group: `cachepart-PID-NAME`.
     pub fn owned_name(&self, name: &str) -> String {
         format!("{PREFIX}{}-{name}", self.owner)
