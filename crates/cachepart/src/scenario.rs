@@ -77,6 +77,12 @@ pub struct ScenarioFile {
     /// (keys left out keep their defaults, not the platform's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paging_costs: Option<PagingCosts>,
+    /// Hardware prefetchers: `"off"` (the default: no prefetcher, as
+    /// before prefetchers existed), `"platform"` (the platform's hardware
+    /// default word) or an MSR 0x1A4 word (`"0x4"`: a set bit turns one
+    /// off). See docs/simulator-prefetchers.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetchers: Option<String>,
     /// Seed of the simulation: added to the platform's memory-aging seed
     /// (so it changes which frames, and colors, pages get) and mixed into
     /// random replacement.
@@ -224,6 +230,34 @@ fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Error> 
     }
 }
 
+/// The word a scenario's `prefetchers` key asks for (`None`: off).
+fn prefetch_word(key: &str, platform: &PlatformConfig) -> Result<Option<u64>, String> {
+    let word = match key {
+        "off" => return Ok(None),
+        "platform" => platform.prefetchers.default_word,
+        w => {
+            let hex = w.strip_prefix("0x").or_else(|| w.strip_prefix("0X"));
+            let parsed = match hex {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => w.parse::<u64>(),
+            };
+            parsed.map_err(|_| {
+                format!(
+                    "{w:?}: expected \"off\", \"platform\" or an MSR 0x1A4 word such as \"0x4\""
+                )
+            })?
+        }
+    };
+    cachepart_sim::prefetch::Word::new(word)?;
+    if platform.prefetchers.is_absent() {
+        return Err(format!(
+            "platform {} declares no prefetchers (its [prefetchers] section)",
+            platform.name
+        ));
+    }
+    Ok(Some(word))
+}
+
 impl Scenario {
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, Error> {
@@ -283,6 +317,10 @@ impl Scenario {
             c.check()
                 .map_err(|e| err("paging-costs".into(), e.to_string()))?;
             platform.memory.costs = c;
+        }
+        if let Some(p) = &file.prefetchers {
+            platform.prefetchers.run_word =
+                prefetch_word(p, &platform).map_err(|e| err("prefetchers".into(), e))?;
         }
         if let Some(c) = &file.coloring {
             match file.allocator {

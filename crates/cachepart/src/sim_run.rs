@@ -90,6 +90,10 @@ pub struct SimReport {
     /// Dynamic Dunn's re-plans, if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dunn_dynamic: Option<Vec<cachepart_policy::dunn_dynamic::DunnDecision>>,
+    /// Hardware prefetch counts per app (its core's), when the scenario
+    /// turned prefetchers on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<Vec<AppPrefetch>>,
     /// UCP's re-partitions on its utility monitors, if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ucp_online: Option<Vec<cachepart_policy::UcpDecision>>,
@@ -251,6 +255,17 @@ pub fn run_scenario(
         }
         _ => None,
     });
+    let prefetch = scenario.platform.prefetchers.run_word.map(|_| {
+        scenario
+            .apps
+            .iter()
+            .map(|a| AppPrefetch {
+                app: a.name.clone(),
+                core: a.core,
+                counts: machine.prefetch_stats(a.core as usize).unwrap_or_default(),
+            })
+            .collect()
+    });
     let totals = machine.totals();
     let final_colors: Vec<String> = (0..scenario.apps.len())
         .map(|i| {
@@ -360,6 +375,7 @@ pub fn run_scenario(
         kpart_dynaway: dynaway.as_ref().map(|d| d.decisions().to_vec()),
         dunn_dynamic: dunn.as_ref().map(|d| d.decisions().to_vec()),
         ucp_online: ucp.as_ref().map(|u| u.decisions().to_vec()),
+        prefetch,
         samples,
     })
 }
@@ -530,4 +546,15 @@ pub fn to_json(r: &SimReport) -> String {
     let mut s = serde_json::to_string_pretty(r).expect("reports serialise");
     s.push('\n');
     s
+}
+
+/// One app's hardware prefetch counts (those of its core).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppPrefetch {
+    /// The app.
+    pub app: String,
+    /// Its core.
+    pub core: u32,
+    /// The core's counts.
+    pub counts: cachepart_sim::prefetch::PrefetchStats,
 }

@@ -43,6 +43,7 @@ fn platform() -> PlatformConfig {
         timing: TimingConfig::default(),
         mask_min_bits: 1,
         sparse_masks: false,
+        prefetchers: Default::default(),
     }
 }
 

@@ -60,6 +60,8 @@ struct SetState {
     mru_block: u64,
     /// Dirty ways: bit `w` for way `w` (at most 64 ways).
     dirty: u64,
+    /// Ways holding a prefetched line no demand access has used yet.
+    prefetched: u64,
     /// Valid lines, to skip the search for an invalid way once full.
     valid: u8,
     /// The way of `mru_block`.
@@ -70,6 +72,7 @@ impl SetState {
     const EMPTY: SetState = SetState {
         mru_block: INVALID,
         dirty: 0,
+        prefetched: 0,
         valid: 0,
         mru_way: 0,
     };
@@ -88,6 +91,17 @@ impl SetState {
     fn mark_dirty(&mut self, way: usize) {
         self.dirty |= 1 << way;
     }
+
+    /// Whether `way` held an unused prefetched line; it is used now.
+    #[inline(always)]
+    fn take_prefetched(&mut self, way: usize) -> bool {
+        if self.prefetched == 0 {
+            return false;
+        }
+        let was = self.prefetched >> way & 1 != 0;
+        self.prefetched &= !(1 << way);
+        was
+    }
 }
 
 /// A line evicted to make room for a fill.
@@ -97,6 +111,8 @@ pub struct Victim {
     pub block: u64,
     /// Whether it was dirty (so must be written back).
     pub dirty: bool,
+    /// Whether it was a prefetched line no demand access used.
+    pub unused_prefetch: bool,
 }
 
 /// The outcome of a line lookup.
@@ -106,6 +122,8 @@ pub struct LineOutcome {
     pub hit: bool,
     /// The line evicted by the fill, if a valid one was.
     pub victim: Option<Victim>,
+    /// A hit on a prefetched line this access is the first to use.
+    pub first_use: bool,
 }
 
 /// A set-associative cache level with replacement policy `R`.
@@ -249,6 +267,14 @@ impl<R: Replacement> Cache<R> {
         true
     }
 
+    /// Whether `block`, the most recent block of its set, was a prefetched
+    /// line not used before; it is used now. (After a [`Cache::repeat_hit`]
+    /// of `block`, which does not look at prefetch marks.)
+    pub fn take_mru_prefetched(&mut self, block: u64) -> bool {
+        let st = &mut self.sets[self.geom.set_of(block)];
+        st.mru_block == block && st.take_prefetched(usize::from(st.mru_way))
+    }
+
     /// Looks up block `block`; on a hit updates the policy, on a miss
     /// fills it into a way of `mask` (an invalid one if any, else the
     /// policy's victim). A `write` leaves the line dirty. Counts evictions
@@ -263,10 +289,12 @@ impl<R: Replacement> Cache<R> {
             if write {
                 st.mark_dirty(way);
             }
+            let first_use = st.take_prefetched(way);
             self.repl.on_repeat_hit(set, way);
             return LineOutcome {
                 hit: true,
                 victim: None,
+                first_use,
             };
         }
         let tags = &self.tags[base..base + self.ways];
@@ -276,14 +304,20 @@ impl<R: Replacement> Cache<R> {
             }
             st.mru_block = block;
             st.mru_way = way as u8;
+            let first_use = st.take_prefetched(way);
             self.repl.on_hit(set, way);
             return LineOutcome {
                 hit: true,
                 victim: None,
+                first_use,
             };
         }
         let victim = self.fill(set, block, write, mask);
-        LineOutcome { hit: false, victim }
+        LineOutcome {
+            hit: false,
+            victim,
+            first_use: false,
+        }
     }
 
     /// Puts `block` into `set`, in a way of `mask` (out of line: the hit
@@ -315,7 +349,11 @@ impl<R: Replacement> Cache<R> {
             let dirty = st.is_dirty(way);
             self.stats.evictions += 1;
             self.stats.dirty_evictions += u64::from(dirty);
-            Some(Victim { block: old, dirty })
+            Some(Victim {
+                block: old,
+                dirty,
+                unused_prefetch: st.take_prefetched(way),
+            })
         };
         st.set_dirty(way, write);
         st.mru_block = block;
@@ -355,6 +393,15 @@ impl<R: Replacement> Cache<R> {
         find_way(&self.tags[base..base + self.ways], block).map(|w| (set, w))
     }
 
+    /// Marks `block`, if present, as a prefetched line no demand access
+    /// has used: the next hit on it reports [`LineOutcome::first_use`], or
+    /// its eviction [`Victim::unused_prefetch`].
+    pub fn mark_prefetched(&mut self, block: u64) {
+        if let Some((set, way)) = self.find(block) {
+            self.sets[set].prefetched |= 1 << way;
+        }
+    }
+
     /// Whether `block` is present (no state changes).
     pub fn contains(&self, block: u64) -> bool {
         self.find(block).is_some()
@@ -378,6 +425,7 @@ impl<R: Replacement> Cache<R> {
         st.valid -= 1;
         let dirty = st.is_dirty(way);
         st.set_dirty(way, false);
+        st.prefetched &= !(1 << way);
         if !self.owners.is_empty() {
             self.retag(i, true, None);
         }
@@ -461,7 +509,8 @@ mod tests {
             out.victim,
             Some(Victim {
                 block: 2,
-                dirty: false
+                dirty: false,
+                unused_prefetch: false,
             })
         );
         assert!(c.contains(1) && c.contains(3) && !c.contains(2));
@@ -515,7 +564,8 @@ mod tests {
             v,
             Victim {
                 block: 1,
-                dirty: true
+                dirty: true,
+                unused_prefetch: false,
             }
         );
         assert_eq!(c.stats().dirty_evictions, 1);

@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{Cache, Victim};
 use crate::error::{Result, SimError};
 use crate::geometry::CacheConfig;
+use crate::prefetch::{Kind as PrefetchKind, Prefetchers, Target};
 use crate::stats::{AccessKind, LevelStats, MemTraffic};
 use crate::umon::Umon;
 
@@ -165,6 +166,11 @@ pub struct Hierarchy {
     /// The utility monitor fed this core's demand references to the LLC,
     /// if one is installed.
     umon: Option<Box<Umon>>,
+    /// This core's hardware prefetchers, if any are on.
+    prefetch: Option<Box<Prefetchers>>,
+    /// The address of the last instruction fetched (the IP of the data
+    /// accesses that follow it), when the trace has fetch records.
+    last_ip: Option<u64>,
 }
 
 fn level(name: &'static str, cfg: &CacheConfig) -> Result<Cache> {
@@ -247,6 +253,8 @@ impl Hierarchy {
             record_evictions: false,
             llc_evictions: Vec::new(),
             umon: None,
+            prefetch: None,
+            last_ip: None,
         })
     }
 
@@ -274,6 +282,17 @@ impl Hierarchy {
     /// returns the one it replaces.
     pub fn swap_umon(&mut self, umon: Option<Box<Umon>>) -> Option<Box<Umon>> {
         std::mem::replace(&mut self.umon, umon)
+    }
+
+    /// Installs (or removes) this core's prefetchers; returns the ones it
+    /// replaces.
+    pub fn swap_prefetchers(&mut self, p: Option<Box<Prefetchers>>) -> Option<Box<Prefetchers>> {
+        std::mem::replace(&mut self.prefetch, p)
+    }
+
+    /// This core's prefetchers.
+    pub fn prefetchers_mut(&mut self) -> Option<&mut Prefetchers> {
+        self.prefetch.as_deref_mut()
     }
 
     /// The installed utility monitor.
@@ -349,6 +368,9 @@ impl Hierarchy {
             Mode::Cachegrind => self.cachegrind_at(llc, rec, addr),
             Mode::WriteBack => {
                 if self.l1_repeat_hit(rec, addr) {
+                    if self.prefetch.as_deref().is_some_and(Prefetchers::l1_on) {
+                        self.prefetch_after_repeat_hit(llc, rec, addr);
+                    }
                     Served::L1
                 } else {
                     self.write_back_at(llc, rec, addr)
@@ -432,6 +454,9 @@ impl Hierarchy {
             return Served::L1;
         };
         self.instructions += u64::from(instr);
+        if instr {
+            self.last_ip = Some(addr);
+        }
         let l1 = if instr { &self.l1i } else { &self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;
@@ -447,6 +472,17 @@ impl Hierarchy {
             if let Some(v) = out.victim {
                 if v.dirty {
                     self.write_back_below(llc, v.block);
+                }
+            }
+            if !instr {
+                if let Some(p) = self.prefetch.as_deref_mut() {
+                    if out.first_use {
+                        p.useful(Target::L1);
+                    }
+                    if out.victim.is_some_and(|v| v.unused_prefetch) {
+                        p.useless(Target::L1);
+                    }
+                    self.prefetch_l1(llc, addr, b, (out.hit, out.first_use));
                 }
             }
             if b == last {
@@ -468,6 +504,15 @@ impl Hierarchy {
             if let Some(v) = out.victim.filter(|v| v.dirty) {
                 self.write_back_llc(llc, v.block);
             }
+            if let Some(p) = self.prefetch.as_deref_mut() {
+                if out.first_use {
+                    p.useful(Target::L2);
+                }
+                if out.victim.is_some_and(|v| v.unused_prefetch) {
+                    p.useless(Target::L2);
+                }
+                self.prefetch_l2(llc, block, out.hit);
+            }
             if out.hit {
                 return Served::L2;
             }
@@ -482,10 +527,142 @@ impl Hierarchy {
         if let Some(v) = out.victim {
             self.llc_evicted(v);
         }
+        // Without a private L2 the LLC is the second level (the Xeon
+        // 5160's shared L2): the L2 prefetchers watch it and fill it.
+        if self.l2.is_none() {
+            if let Some(p) = self.prefetch.as_deref_mut() {
+                if out.first_use {
+                    p.useful(Target::L2);
+                }
+                if out.victim.is_some_and(|v| v.unused_prefetch) {
+                    p.useless(Target::L2);
+                }
+                self.prefetch_l2(llc, block, out.hit);
+            }
+        }
         if out.hit {
             Served::Llc
         } else {
             Served::Memory
+        }
+    }
+
+    /// The prefetchers' share of a repeated L1 hit (the shortcut of
+    /// [`Self::l1_repeat_hit`]): an instruction fetch sets the IP; a data
+    /// access may be the first use of a prefetched line, and feeds the L1
+    /// prefetchers like any other.
+    #[inline(never)]
+    fn prefetch_after_repeat_hit(&mut self, llc: &mut Cache, rec: Record, addr: u64) {
+        let Some((_, _, instr)) = write_back_kind(rec.kind()) else {
+            return;
+        };
+        if instr {
+            if self.prefetch.as_deref().is_some_and(Prefetchers::wants_ip) {
+                self.last_ip = Some(addr);
+            }
+            return;
+        }
+        let block = addr >> self.l1d.geometry().line_bits();
+        let first_use = self.l1d.take_mru_prefetched(block);
+        if first_use {
+            if let Some(p) = self.prefetch.as_deref_mut() {
+                p.useful(Target::L1);
+            }
+        }
+        // A plain repeated hit triggers only the IP stride prefetcher,
+        // and only when the trace gives IPs.
+        let ip_active =
+            self.last_ip.is_some() && self.prefetch.as_deref().is_some_and(Prefetchers::wants_ip);
+        if first_use || ip_active {
+            self.prefetch_l1(llc, addr, block, (true, first_use));
+        }
+    }
+
+    /// Feeds the L1 prefetchers a demand data access and fetches the
+    /// lines they ask for into the L1D (see [`crate::prefetch`]).
+    fn prefetch_l1(&mut self, llc: &mut Cache, addr: u64, block: u64, hit: (bool, bool)) {
+        let mut want: Vec<(u64, PrefetchKind)> = Vec::new();
+        let ip = self.last_ip;
+        if let Some(p) = self.prefetch.as_deref_mut() {
+            p.l1_access(ip, addr, block, hit, &mut want);
+        }
+        for (b, k) in want {
+            if self.l1d.contains(b) {
+                continue;
+            }
+            let out = self.l1d.line(b, false, u64::MAX);
+            self.l1d.mark_prefetched(b);
+            if let Some(p) = self.prefetch.as_deref_mut() {
+                p.issued(k);
+                if out.victim.is_some_and(|v| v.unused_prefetch) {
+                    p.useless(Target::L1);
+                }
+            }
+            if let Some(v) = out.victim.filter(|v| v.dirty) {
+                self.write_back_below(llc, v.block);
+            }
+            self.prefetch_below(llc, b, true);
+        }
+    }
+
+    /// Feeds the L2 prefetchers a request and fetches the lines they ask
+    /// for into the L2.
+    fn prefetch_l2(&mut self, llc: &mut Cache, block: u64, hit: bool) {
+        let mut want: Vec<(u64, PrefetchKind)> = Vec::new();
+        if let Some(p) = self.prefetch.as_deref_mut() {
+            p.l2_access(block, hit, &mut want);
+        }
+        for (b, k) in want {
+            let present = match &self.l2 {
+                Some(l2) => l2.contains(b),
+                None => llc.contains(b),
+            };
+            if present {
+                continue;
+            }
+            if let Some(p) = self.prefetch.as_deref_mut() {
+                p.issued(k);
+            }
+            self.prefetch_below(llc, b, false);
+        }
+    }
+
+    /// Brings prefetched line `b` in below the L1: into the L2 (looked up
+    /// first when `through_l2`, filled either way), and from the LLC or
+    /// memory; no demand statistics, but memory traffic counts.
+    fn prefetch_below(&mut self, llc: &mut Cache, b: u64, through_l2: bool) {
+        if let Some(l2) = &mut self.l2 {
+            let out = l2.line(b, false, u64::MAX);
+            if !through_l2 {
+                // an L2 prefetcher's own line
+                l2.mark_prefetched(b);
+            }
+            if let Some(v) = out.victim {
+                if v.unused_prefetch {
+                    if let Some(p) = self.prefetch.as_deref_mut() {
+                        p.useless(Target::L2);
+                    }
+                }
+                if v.dirty {
+                    self.write_back_llc(llc, v.block);
+                }
+            }
+            if out.hit && through_l2 {
+                return;
+            }
+        }
+        let out = llc.line(b, false, self.llc_mask);
+        self.mem.reads += u64::from(!out.hit);
+        if self.l2.is_none() && !through_l2 {
+            llc.mark_prefetched(b);
+        }
+        if let Some(v) = out.victim {
+            if self.l2.is_none() && v.unused_prefetch {
+                if let Some(p) = self.prefetch.as_deref_mut() {
+                    p.useless(Target::L2);
+                }
+            }
+            self.llc_evicted(v);
         }
     }
 

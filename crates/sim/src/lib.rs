@@ -52,6 +52,7 @@ mod error;
 pub mod geometry;
 pub mod hierarchy;
 pub mod memory;
+pub mod prefetch;
 pub mod reference;
 pub mod replacement;
 mod splitmix;

@@ -22,6 +22,7 @@ fn platform(memory: MemoryConfig) -> PlatformConfig {
         timing: TimingConfig::default(),
         mask_min_bits: 1,
         sparse_masks: false,
+        prefetchers: Default::default(),
     }
 }
 

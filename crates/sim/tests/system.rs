@@ -29,6 +29,7 @@ fn platform(cores: u32, llc: CacheConfig) -> PlatformConfig {
         timing: TimingConfig::default(),
         mask_min_bits: 1,
         sparse_masks: false,
+        prefetchers: Default::default(),
     }
 }
 

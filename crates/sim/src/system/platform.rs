@@ -42,6 +42,7 @@ use super::timing::TimingConfig;
 use crate::geometry::CacheConfig;
 use crate::hierarchy::HierarchyConfig;
 use crate::memory::{MemoryConfig, TlbConfig};
+use crate::prefetch::PrefetchPlatform;
 
 /// A simulated multicore platform.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,6 +70,9 @@ pub struct PlatformConfig {
     /// Whether CAT masks may be non-contiguous (AMD: yes, Intel: no).
     #[serde(default)]
     pub sparse_masks: bool,
+    /// The cores' hardware prefetchers (none when the section is absent).
+    #[serde(default, skip_serializing_if = "PrefetchPlatform::is_absent")]
+    pub prefetchers: PrefetchPlatform,
 }
 
 fn one() -> u32 {
@@ -135,6 +139,9 @@ impl PlatformConfig {
                 reason: format!("must be in 1..={} (the LLC's ways)", self.llc.ways),
             });
         }
+        self.prefetchers
+            .check()
+            .map_err(|(field, reason)| SystemError::Config { field, reason })?;
         self.timing.check()
     }
 }

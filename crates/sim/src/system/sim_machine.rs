@@ -100,6 +100,17 @@ impl SimMachine {
         self.system.enable_umon(sampled_sets);
     }
 
+    /// Turns the platform's hardware prefetchers on in every core,
+    /// switched by `word` (MSR 0x1A4 layout).
+    pub fn enable_prefetch(&mut self, word: crate::prefetch::Word) {
+        self.system.enable_prefetch(word);
+    }
+
+    /// Core `core`'s prefetch counts, when prefetching is on.
+    pub fn prefetch_stats(&mut self, core: usize) -> Option<crate::prefetch::PrefetchStats> {
+        self.system.prefetch_stats(core)
+    }
+
     /// How [`Action::Recolor`] moves pages (default: Selective Moving).
     pub fn set_recolor_config(&mut self, cfg: RecolorConfig) {
         self.recolor = cfg;

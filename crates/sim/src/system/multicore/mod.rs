@@ -21,6 +21,7 @@
 mod counters;
 mod interleave;
 mod paging;
+mod prefetch;
 mod recolor;
 mod records;
 mod schedule;
@@ -273,6 +274,13 @@ impl System {
             ways: platform.llc.ways,
             events: Vec::new(),
         };
+        if let Some(w) = platform.prefetchers.run_word {
+            let word = crate::prefetch::Word::new(w).map_err(|reason| SystemError::Config {
+                field: "prefetchers".into(),
+                reason,
+            })?;
+            sys.enable_prefetch(word);
+        }
         for c in 0..n_cores {
             if let Some(&first) = sys.cores[c].queue.first() {
                 sys.switch_to(c, Some(first), false)?;

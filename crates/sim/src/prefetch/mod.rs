@@ -1,0 +1,321 @@
+//! Hardware prefetchers, as Zhang et al.'s Table 1 and Intel's
+//! optimization manual describe them, one file each: the L1 DCU
+//! next-line ([`next_line`]) and IP-stride ([`ip_stride`]) prefetchers,
+//! which fill the L1D, and the L2 adjacent-line ([`adjacent`]) and
+//! streamer ([`streamer`]) prefetchers, which fill the L2. [`Prefetchers`]
+//! is one core's set, switched by a control word laid out as MSR 0x1A4
+//! ([`msr`]); the hierarchy feeds it every demand access and carries out
+//! the lines it asks for.
+//!
+//! A prefetched line is fetched like a demand miss (through the L2 and
+//! the LLC, under the core's CAT mask, from memory when the LLC misses, so
+//! it costs memory traffic), but it stalls nothing and is not counted as a
+//! demand reference. Each core counts the lines each prefetcher issued (a
+//! line already in the target cache is not issued), and per target cache
+//! the useful ones (a later demand access hit them in the cache they were
+//! brought into) and the useless ones (evicted from it before any use):
+//! the caches carry a "prefetched, unused" bit per line. Late
+//! prefetches (a demand access arriving while the prefetch is in flight)
+//! are not modelled: a prefetch completes at once.
+//!
+//! The platform's `[prefetchers]` section says which prefetchers exist and
+//! their hardware default; cores sharing one (the Xeon 5160's
+//! adjacent-line prefetcher serves a core pair) are recorded, not
+//! modelled: each core runs its own.
+
+pub mod adjacent;
+pub mod ip_stride;
+pub mod msr;
+pub mod next_line;
+pub mod streamer;
+
+use serde::{Deserialize, Serialize};
+
+pub use msr::{Kind, Word};
+
+/// The platform's prefetchers (`[prefetchers]` in a platform file).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct PrefetchPlatform {
+    /// The prefetchers the cores have (names as [`Kind::name`]).
+    #[serde(default)]
+    pub available: Vec<String>,
+    /// The hardware default, MSR 0x1A4 style (a set bit turns one off).
+    #[serde(default)]
+    pub default_word: u64,
+    /// Prefetchers one of which serves a pair of cores (recorded only).
+    #[serde(default)]
+    pub shared: Vec<String>,
+    /// The streamer's lines per request (default 2).
+    #[serde(default = "two")]
+    pub streamer_degree: u32,
+    /// How far ahead the streamer runs, in lines (default 16).
+    #[serde(default = "sixteen")]
+    pub streamer_distance: u32,
+    /// The word a run starts with, when the run turns prefetching on (a
+    /// scenario's `prefetchers` key sets it; platform files cannot).
+    /// `None`: prefetching off, the hierarchy as without prefetchers.
+    #[serde(skip)]
+    pub run_word: Option<u64>,
+}
+
+fn two() -> u32 {
+    2
+}
+fn sixteen() -> u32 {
+    16
+}
+
+impl PrefetchPlatform {
+    /// True when the platform declares no prefetcher.
+    pub fn is_absent(&self) -> bool {
+        self.available.is_empty()
+    }
+
+    /// Checks names and the word; the error names the field.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        for (field, names) in [("available", &self.available), ("shared", &self.shared)] {
+            for n in names {
+                if Kind::from_name(n).is_none() {
+                    return Err((
+                        format!("prefetchers.{field}"),
+                        format!(
+                            "unknown prefetcher {n:?} (expected {})",
+                            Kind::ALL.map(Kind::name).join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Word::new(self.default_word).map_err(|e| ("prefetchers.default-word".into(), e))?;
+        if self.streamer_degree == 0 || self.streamer_distance == 0 {
+            return Err((
+                "prefetchers.streamer-degree".into(),
+                "degree and distance must be at least 1 line".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The prefetchers present.
+    pub fn kinds(&self) -> Vec<Kind> {
+        self.available
+            .iter()
+            .filter_map(|n| Kind::from_name(n))
+            .collect()
+    }
+}
+
+/// One core's counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefetchStats {
+    /// Lines issued per prefetcher ([`Kind::ALL`] order: L2 streamer, L2
+    /// adjacent, L1 next line, L1 IP stride).
+    pub issued: [u64; 4],
+    /// Lines prefetched into the L1D that a demand access then hit.
+    pub l1_useful: u64,
+    /// Lines prefetched into the L1D evicted unused.
+    pub l1_useless: u64,
+    /// Lines prefetched into the L2 that a request then hit.
+    pub l2_useful: u64,
+    /// Lines prefetched into the L2 evicted unused.
+    pub l2_useless: u64,
+}
+
+impl PrefetchStats {
+    /// Lines issued by every prefetcher.
+    pub fn total_issued(&self) -> u64 {
+        self.issued.iter().sum()
+    }
+}
+
+/// Which cache a prefetch fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The L1 data cache.
+    L1,
+    /// The L2.
+    L2,
+}
+
+/// One core's prefetchers (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Prefetchers {
+    word: Word,
+    present: Word,
+    next_line: next_line::NextLine,
+    ip_stride: ip_stride::IpStride,
+    adjacent: adjacent::Adjacent,
+    streamer: streamer::Streamer,
+    stats: PrefetchStats,
+}
+
+impl Prefetchers {
+    /// The platform's prefetchers for lines of `1 << line_bits` bytes,
+    /// switched by `word` (those the platform lacks stay off).
+    pub fn new(platform: &PrefetchPlatform, word: Word, line_bits: u32) -> Self {
+        Prefetchers {
+            word,
+            present: Word::only(&platform.kinds()),
+            next_line: next_line::NextLine,
+            ip_stride: ip_stride::IpStride::new(line_bits),
+            adjacent: adjacent::Adjacent,
+            streamer: streamer::Streamer::new(platform.streamer_degree, platform.streamer_distance),
+            stats: PrefetchStats::default(),
+        }
+    }
+
+    /// Switches prefetchers on and off (a new MSR 0x1A4 word).
+    pub fn set_word(&mut self, word: Word) {
+        self.word = word;
+    }
+
+    /// The control word in force.
+    pub fn word(&self) -> Word {
+        self.word
+    }
+
+    fn on(&self, k: Kind) -> bool {
+        self.word.is_on(k) && self.present.is_on(k)
+    }
+
+    /// Whether an L1 prefetcher is on (else L1 hits need no look).
+    #[inline]
+    pub fn l1_on(&self) -> bool {
+        self.on(Kind::L1NextLine) || self.on(Kind::L1IpStride)
+    }
+
+    /// Whether the IP stride prefetcher is on (it needs every fetch's IP).
+    #[inline]
+    pub fn wants_ip(&self) -> bool {
+        self.on(Kind::L1IpStride)
+    }
+
+    /// A demand data access to `block` (at byte `addr`, by the load at
+    /// `ip` if known) that hit or missed the L1D (`first_use`: it hit a
+    /// prefetched line no access had used): the lines to prefetch into
+    /// the L1D go to `out`.
+    pub fn l1_access(
+        &mut self,
+        ip: Option<u64>,
+        addr: u64,
+        block: u64,
+        (hit, first_use): (bool, bool),
+        out: &mut Vec<(u64, Kind)>,
+    ) {
+        if self.on(Kind::L1NextLine) {
+            if let Some(b) = self.next_line.on_access(block, !hit || first_use) {
+                out.push((b, Kind::L1NextLine));
+            }
+        }
+        if let (true, Some(ip)) = (self.on(Kind::L1IpStride), ip) {
+            if let Some(b) = self.ip_stride.on_access(ip, addr) {
+                out.push((b, Kind::L1IpStride));
+            }
+        }
+    }
+
+    /// A request for `block` that hit or missed the L2: the lines to
+    /// prefetch into the L2 go to `out`.
+    pub fn l2_access(&mut self, block: u64, hit: bool, out: &mut Vec<(u64, Kind)>) {
+        if self.on(Kind::L2Adjacent) {
+            if let Some(b) = self.adjacent.on_access(block, !hit) {
+                out.push((b, Kind::L2Adjacent));
+            }
+        }
+        if self.on(Kind::L2Streamer) {
+            let mut lines = Vec::new();
+            self.streamer.on_access(block, &mut lines);
+            out.extend(lines.into_iter().map(|b| (b, Kind::L2Streamer)));
+        }
+    }
+
+    /// A line was prefetched by `kind`.
+    pub fn issued(&mut self, kind: Kind) {
+        self.stats.issued[kind as usize] += 1;
+    }
+
+    /// A demand access used a prefetched line in `t` for the first time.
+    pub fn useful(&mut self, t: Target) {
+        match t {
+            Target::L1 => self.stats.l1_useful += 1,
+            Target::L2 => self.stats.l2_useful += 1,
+        }
+    }
+
+    /// A prefetched line left `t` unused.
+    pub fn useless(&mut self, t: Target) {
+        match t {
+            Target::L1 => self.stats.l1_useless += 1,
+            Target::L2 => self.stats.l2_useless += 1,
+        }
+    }
+
+    /// The counts so far.
+    pub fn stats(&self) -> PrefetchStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn platform(names: &[&str]) -> PrefetchPlatform {
+        PrefetchPlatform {
+            available: names.iter().map(|s| s.to_string()).collect(),
+            ..PrefetchPlatform::default()
+        }
+        .with_defaults()
+    }
+
+    impl PrefetchPlatform {
+        fn with_defaults(mut self) -> Self {
+            self.streamer_degree = 2;
+            self.streamer_distance = 16;
+            self
+        }
+    }
+
+    #[test]
+    fn a_prefetcher_turned_off_or_absent_issues_nothing() {
+        let all = platform(&["l1-next-line", "l1-ip-stride", "l2-adjacent", "l2-streamer"]);
+        let mut p = Prefetchers::new(&all, Word::ALL_OFF, 6);
+        let mut out = Vec::new();
+        for b in 0..100 {
+            p.l1_access(Some(0x400), b * 64, b, (false, false), &mut out);
+            p.l2_access(b, false, &mut out);
+        }
+        assert!(out.is_empty());
+        // on in the word, but the platform lacks it
+        let none = platform(&[]);
+        let mut p = Prefetchers::new(&none, Word::new(0).unwrap(), 6);
+        p.l1_access(None, 0, 0, (false, false), &mut out);
+        p.l2_access(0, false, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn next_line_asks_for_the_next_line_on_a_miss_or_a_first_use() {
+        let all = platform(&["l1-next-line"]);
+        let mut p = Prefetchers::new(&all, Word::new(0).unwrap(), 6);
+        let mut out = Vec::new();
+        p.l1_access(None, 0, 10, (false, false), &mut out);
+        assert_eq!(out, vec![(11, Kind::L1NextLine)]);
+        out.clear();
+        p.l1_access(None, 11 * 64, 11, (true, false), &mut out);
+        assert!(out.is_empty());
+        p.l1_access(None, 11 * 64, 11, (true, true), &mut out);
+        assert_eq!(out, vec![(12, Kind::L1NextLine)]);
+    }
+
+    #[test]
+    fn platform_sections_are_checked() {
+        let mut bad = platform(&["l3-magic"]);
+        assert_eq!(bad.check().unwrap_err().0, "prefetchers.available");
+        bad = platform(&["l2-streamer"]);
+        bad.default_word = 0x30;
+        assert_eq!(bad.check().unwrap_err().0, "prefetchers.default-word");
+        assert!(platform(&["l2-streamer", "l2-adjacent"]).check().is_ok());
+    }
+}
