@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 pub use msr::{Kind, Word};
 
 /// The platform's prefetchers (`[prefetchers]` in a platform file).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct PrefetchPlatform {
     /// The prefetchers the cores have (names as [`Kind::name`]).
@@ -64,6 +64,20 @@ fn two() -> u32 {
 }
 fn sixteen() -> u32 {
     16
+}
+
+impl Default for PrefetchPlatform {
+    /// No prefetcher (the streamer's parameters at their defaults).
+    fn default() -> Self {
+        PrefetchPlatform {
+            available: Vec::new(),
+            default_word: 0,
+            shared: Vec::new(),
+            streamer_degree: two(),
+            streamer_distance: sixteen(),
+            run_word: None,
+        }
+    }
 }
 
 impl PrefetchPlatform {
@@ -266,15 +280,6 @@ mod tests {
             available: names.iter().map(|s| s.to_string()).collect(),
             ..PrefetchPlatform::default()
         }
-        .with_defaults()
-    }
-
-    impl PrefetchPlatform {
-        fn with_defaults(mut self) -> Self {
-            self.streamer_degree = 2;
-            self.streamer_distance = 16;
-            self
-        }
     }
 
     #[test]
@@ -317,5 +322,7 @@ mod tests {
         bad.default_word = 0x30;
         assert_eq!(bad.check().unwrap_err().0, "prefetchers.default-word");
         assert!(platform(&["l2-streamer", "l2-adjacent"]).check().is_ok());
+        // a platform built in code without the section checks too
+        assert!(PrefetchPlatform::default().check().is_ok());
     }
 }
