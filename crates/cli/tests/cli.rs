@@ -790,7 +790,11 @@ fn cachepart_stdin(args: &[&str], input: &[u8]) -> Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run cachepart");
-    child.stdin.take().unwrap().write_all(input).unwrap();
+    // A command that refuses before reading stdin may close it first.
+    match child.stdin.take().unwrap().write_all(input) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r.unwrap(),
+    }
     child.wait_with_output().unwrap()
 }
 
