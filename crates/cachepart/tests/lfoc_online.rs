@@ -3,41 +3,23 @@
 //! growing partition on the simulated machine and classified from what
 //! the simulator measured.
 
+mod common;
+
 use cachepart::scenario::{Scenario, ScenarioFile};
 use cachepart::sim_run::{run_scenario, SimReport};
 use cachepart_policy::lfoc_online::DecisionKind;
 use cachepart_policy::AppClass;
 
 fn scenario(extra: &str) -> Result<Scenario, cachepart::Error> {
-    let text = format!(
-        r#"
-platform = "xeon-5160"
-seed = 3
-interval-cycles = 100_000
-instructions = 4_000_000
-alone = false
-policy = "lfoc-online"
-{extra}
-
-[lfoc-online]
-warmup-windows = 2
-window-instructions = 40_000
-period-instructions = 100_000
-repartition-cycles = 1_000_000
-
-[[app]]
-name = "sensitive"
-synth = {{ seed = 1, accesses = 200_000, pattern = {{ class = "cache-sensitive", working-set-bytes = 2_097_152 }} }}
-base-cpi = 0.8
-
-[[app]]
-name = "streaming"
-synth = {{ seed = 2, accesses = 1_500_000, pattern = {{ class = "streaming", array-bytes = 67_108_864 }} }}
-mlp = 4.0
-"#
-    );
-    let file: ScenarioFile = toml::from_str(&text).expect("valid TOML");
-    Scenario::from_file(file, "lfoc-online".into(), None, None)
+    common::sensitive_and_streaming(
+        "lfoc-online",
+        100_000,
+        &format!(
+            "policy = \"lfoc-online\"\n{extra}\n\n[lfoc-online]\nwarmup-windows = 2\n\
+             window-instructions = 40_000\nperiod-instructions = 100_000\n\
+             repartition-cycles = 1_000_000\n"
+        ),
+    )
 }
 
 fn run() -> SimReport {

@@ -2,33 +2,17 @@
 //! `policy = "ucp-online"` turns on each app's UMON, and the lookahead
 //! partitions by what the monitors counted, with no alone curves.
 
+mod common;
+
 use cachepart::scenario::{Scenario, ScenarioFile};
 use cachepart::sim_run::{run_scenario, SimReport};
 
 fn scenario(section: &str) -> Result<Scenario, cachepart::Error> {
-    let text = format!(
-        r#"
-platform = "xeon-5160"
-seed = 3
-interval-cycles = 200_000
-instructions = 4_000_000
-alone = false
-policy = "ucp-online"
-{section}
-
-[[app]]
-name = "sensitive"
-synth = {{ seed = 1, accesses = 200_000, pattern = {{ class = "cache-sensitive", working-set-bytes = 2_097_152 }} }}
-base-cpi = 0.8
-
-[[app]]
-name = "streaming"
-synth = {{ seed = 2, accesses = 1_500_000, pattern = {{ class = "streaming", array-bytes = 67_108_864 }} }}
-mlp = 4.0
-"#
-    );
-    let file: ScenarioFile = toml::from_str(&text).expect("valid TOML");
-    Scenario::from_file(file, "ucp-online".into(), None, None)
+    common::sensitive_and_streaming(
+        "ucp-online",
+        200_000,
+        &format!("policy = \"ucp-online\"\n{section}"),
+    )
 }
 
 fn run(section: &str) -> SimReport {

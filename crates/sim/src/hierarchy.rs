@@ -41,7 +41,7 @@ use cachepart_trace::{Event, Kind, Record};
 use cachepart_units::WayMask;
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{Cache, Victim};
+use crate::cache::{Cache, LineOutcome, Victim};
 use crate::error::{Result, SimError};
 use crate::geometry::CacheConfig;
 use crate::prefetch::{Kind as PrefetchKind, Prefetchers, Target};
@@ -476,12 +476,7 @@ impl Hierarchy {
             }
             if !instr {
                 if let Some(p) = self.prefetch.as_deref_mut() {
-                    if out.first_use {
-                        p.useful(Target::L1);
-                    }
-                    if out.victim.is_some_and(|v| v.unused_prefetch) {
-                        p.useless(Target::L1);
-                    }
+                    p.demand(Target::L1, &out);
                     self.prefetch_l1(llc, addr, b, (out.hit, out.first_use));
                 }
             }
@@ -504,15 +499,7 @@ impl Hierarchy {
             if let Some(v) = out.victim.filter(|v| v.dirty) {
                 self.write_back_llc(llc, v.block);
             }
-            if let Some(p) = self.prefetch.as_deref_mut() {
-                if out.first_use {
-                    p.useful(Target::L2);
-                }
-                if out.victim.is_some_and(|v| v.unused_prefetch) {
-                    p.useless(Target::L2);
-                }
-                self.prefetch_l2(llc, block, out.hit);
-            }
+            self.second_level_seen(llc, block, &out);
             if out.hit {
                 return Served::L2;
             }
@@ -530,15 +517,7 @@ impl Hierarchy {
         // Without a private L2 the LLC is the second level (the Xeon
         // 5160's shared L2): the L2 prefetchers watch it and fill it.
         if self.l2.is_none() {
-            if let Some(p) = self.prefetch.as_deref_mut() {
-                if out.first_use {
-                    p.useful(Target::L2);
-                }
-                if out.victim.is_some_and(|v| v.unused_prefetch) {
-                    p.useless(Target::L2);
-                }
-                self.prefetch_l2(llc, block, out.hit);
-            }
+            self.second_level_seen(llc, block, &out);
         }
         if out.hit {
             Served::Llc
@@ -578,6 +557,16 @@ impl Hierarchy {
         }
     }
 
+    /// The second level (the L2, or the LLC without one) served demand
+    /// request `block` with `out`: the prefetch counts, then the L2
+    /// prefetchers' lines.
+    fn second_level_seen(&mut self, llc: &mut Cache, block: u64, out: &LineOutcome) {
+        if let Some(p) = self.prefetch.as_deref_mut() {
+            p.demand(Target::L2, out);
+            self.prefetch_l2(llc, block, out.hit);
+        }
+    }
+
     /// Feeds the L1 prefetchers a demand data access and fetches the
     /// lines they ask for into the L1D (see [`crate::prefetch`]).
     fn prefetch_l1(&mut self, llc: &mut Cache, addr: u64, block: u64, hit: (bool, bool)) {
@@ -594,8 +583,8 @@ impl Hierarchy {
             self.l1d.mark_prefetched(b);
             if let Some(p) = self.prefetch.as_deref_mut() {
                 p.issued(k);
-                if out.victim.is_some_and(|v| v.unused_prefetch) {
-                    p.useless(Target::L1);
+                if let Some(v) = &out.victim {
+                    p.evicted(Target::L1, v);
                 }
             }
             if let Some(v) = out.victim.filter(|v| v.dirty) {
@@ -638,10 +627,8 @@ impl Hierarchy {
                 l2.mark_prefetched(b);
             }
             if let Some(v) = out.victim {
-                if v.unused_prefetch {
-                    if let Some(p) = self.prefetch.as_deref_mut() {
-                        p.useless(Target::L2);
-                    }
+                if let Some(p) = self.prefetch.as_deref_mut() {
+                    p.evicted(Target::L2, &v);
                 }
                 if v.dirty {
                     self.write_back_llc(llc, v.block);
@@ -657,9 +644,9 @@ impl Hierarchy {
             llc.mark_prefetched(b);
         }
         if let Some(v) = out.victim {
-            if self.l2.is_none() && v.unused_prefetch {
+            if self.l2.is_none() {
                 if let Some(p) = self.prefetch.as_deref_mut() {
-                    p.useless(Target::L2);
+                    p.evicted(Target::L2, &v);
                 }
             }
             self.llc_evicted(v);

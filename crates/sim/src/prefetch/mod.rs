@@ -33,6 +33,8 @@ use serde::{Deserialize, Serialize};
 
 pub use msr::{Kind, Word};
 
+use crate::cache::{LineOutcome, Victim};
+
 /// The platform's prefetchers (`[prefetchers]` in a platform file).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -257,11 +259,24 @@ impl Prefetchers {
         }
     }
 
-    /// A prefetched line left `t` unused.
-    pub fn useless(&mut self, t: Target) {
-        match t {
-            Target::L1 => self.stats.l1_useless += 1,
-            Target::L2 => self.stats.l2_useless += 1,
+    /// `v` left cache `t`: useless if it was a prefetched line never used.
+    pub fn evicted(&mut self, t: Target, v: &Victim) {
+        if v.unused_prefetch {
+            match t {
+                Target::L1 => self.stats.l1_useless += 1,
+                Target::L2 => self.stats.l2_useless += 1,
+            }
+        }
+    }
+
+    /// What a demand lookup in `t` did to prefetched lines: a first use
+    /// is useful, an unused victim useless.
+    pub fn demand(&mut self, t: Target, out: &LineOutcome) {
+        if out.first_use {
+            self.useful(t);
+        }
+        if let Some(v) = &out.victim {
+            self.evicted(t, v);
         }
     }
 
