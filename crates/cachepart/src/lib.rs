@@ -52,6 +52,7 @@ pub mod scenario;
 pub mod sim_run;
 #[cfg(test)]
 mod test_traces;
+pub mod throttle_search;
 
 pub use algorithm::Algorithm;
 pub use cachepart_linux as linux;

@@ -38,8 +38,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cachepart_machine::Duty;
 use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages, PagingCosts};
-use cachepart_sim::system::{AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource};
+use cachepart_sim::prefetch::Kind;
+use cachepart_sim::system::{
+    check_throttle, AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource,
+};
 use cachepart_trace::synth::SynthConfig;
 use cachepart_units::{check_exclusive, GroupMode, IdSet, WayMask};
 use serde::{Deserialize, Serialize};
@@ -186,6 +190,14 @@ pub struct AppEntry {
     /// `coloris-dynamic`.
     #[serde(default)]
     pub thresholds: Option<Thresholds>,
+    /// Its core's duty cycle while it runs (`"5/8"`; default full speed);
+    /// needs the platform's `[clock-modulation]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty: Option<Duty>,
+    /// Its core's prefetchers while it runs: `"off"`, `"platform"` or an
+    /// MSR 0x1A4 word (`"0x5"`); needs the scenario's `prefetchers` on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetchers: Option<String>,
 }
 
 /// What the command line (or Python) may change in a scenario file.
@@ -570,6 +582,14 @@ impl Scenario {
             if instructions == Some(0) {
                 return Err(err(field("instructions"), "must be positive".into()));
             }
+            let duty = a.duty.unwrap_or(Duty::FULL);
+            let prefetch_word = match &a.prefetchers {
+                None => None,
+                Some(k) if k == "off" => Some(Kind::ALL.iter().map(|k| k.bit()).sum()),
+                Some(k) => prefetch_word(k, &platform).map_err(|e| err(field("prefetchers"), e))?,
+            };
+            check_throttle(&platform, duty, prefetch_word)
+                .map_err(|(f, why)| err(field(f), why))?;
             apps.push(AppSpec {
                 name: a.name.clone(),
                 source,
@@ -579,6 +599,8 @@ impl Scenario {
                 restart: (instructions.is_some() || file.method.replays()) && file.restart,
                 llc_mask,
                 huge_pages: a.huge_pages.unwrap_or_default(),
+                duty,
+                prefetch_word,
             });
             colors.push(color_set);
         }

@@ -284,10 +284,19 @@ pub fn run_scenario(
             scenario
                 .apps
                 .par_iter()
+                .map(|a| {
+                    // Standalone performance is the app's at full speed
+                    // with the run's prefetchers (Zhang et al.'s
+                    // normalisation), however the mix throttles it.
+                    let mut a = a.clone();
+                    a.duty = cachepart_machine::Duty::FULL;
+                    a.prefetch_word = None;
+                    a
+                })
                 .map(|a| match file.method {
                     RunMethod::FixedTime { cycles } => run_alone_for(
                         &scenario.platform,
-                        a,
+                        &a,
                         cycles,
                         file.interval_cycles,
                         file.seed,
@@ -295,14 +304,14 @@ pub fn run_scenario(
                     .map(|t| (t, None)),
                     RunMethod::Restart { completions } => run_alone_runs(
                         &scenario.platform,
-                        a,
+                        &a,
                         completions,
                         file.interval_cycles,
                         file.seed,
                     )
                     .map(|(t, runs)| (t, gmean(&runs))),
                     RunMethod::ToCompletion => {
-                        run_alone(&scenario.platform, a, None, file.seed).map(|t| (t, None))
+                        run_alone(&scenario.platform, &a, None, file.seed).map(|t| (t, None))
                     }
                 })
                 .collect::<Result<_, _>>()
@@ -487,8 +496,8 @@ pub fn to_table(r: &SimReport) -> String {
     }
     if let Some(m) = &r.metrics {
         out.push_str(&format!(
-            "STP {:.3}  ANTT {:.3}  unfairness {:.3}  CoV {:.3}  Jain {:.3}\n",
-            m.stp, m.antt, m.unfairness, m.unfairness_cov, m.jain
+            "STP {:.3}  ANTT {:.3}  unfairness {:.3}  CoV {:.3}  Jain {:.3}  unfairness factor {:.3}  efficiency {:.3}\n",
+            m.stp, m.antt, m.unfairness, m.unfairness_cov, m.jain, m.unfairness_factor, m.gmean_speedup
         ));
     }
     out
@@ -497,14 +506,14 @@ pub fn to_table(r: &SimReport) -> String {
 /// The report as CSV: one row per app, the mix metrics repeated.
 pub fn to_csv(r: &SimReport) -> String {
     let mut out = String::from(
-        "scenario,platform,policy,app,core,ways,instructions,cycles,ipc,ipc_alone,slowdown,llc_references,llc_misses,llc_mpki,memory_stall_cycles,memory_bytes,tlb_misses,context_switches,restarts,llc_occupancy_bytes,stp,antt,unfairness,unfairness_cov,colors,pages_recolored,page_outs,page_ins,fallbacks,paging_stall_cycles\n",
+        "scenario,platform,policy,app,core,ways,instructions,cycles,ipc,ipc_alone,slowdown,llc_references,llc_misses,llc_mpki,memory_stall_cycles,memory_bytes,tlb_misses,context_switches,restarts,llc_occupancy_bytes,stp,antt,unfairness,unfairness_cov,unfairness_factor,efficiency,colors,pages_recolored,page_outs,page_ins,fallbacks,paging_stall_cycles\n",
     );
     let m = r.metrics;
     let f = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
     for a in &r.apps {
         let t = &a.totals;
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{}\n",
             r.scenario,
             r.platform,
             r.policy.clone().unwrap_or_default(),
@@ -529,6 +538,8 @@ pub fn to_csv(r: &SimReport) -> String {
             f(m.map(|m| m.antt)),
             f(m.map(|m| m.unfairness)),
             f(m.map(|m| m.unfairness_cov)),
+            f(m.map(|m| m.unfairness_factor)),
+            f(m.map(|m| m.gmean_speedup)),
             a.colors,
             t.pages_recolored,
             t.page_outs,

@@ -13,6 +13,7 @@ mod rdt_cmd;
 mod rdt_manage;
 mod report;
 mod sim_cmd;
+mod sim_throttle;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};

@@ -20,6 +20,9 @@ use crate::profile_cmd::Format;
 pub enum SimCommand {
     /// Run a scenario file (platform, apps, interval, policy).
     Run(RunArgs),
+    /// Search the fairest duty cycles (and prefetchers) for a scenario's
+    /// apps, as Zhang et al. do (execution throttling).
+    Throttle(crate::sim_throttle::ThrottleArgs),
 }
 
 /// Arguments of `cachepart sim run`.
@@ -57,6 +60,7 @@ pub struct RunArgs {
 pub fn run(cmd: SimCommand) -> Result<()> {
     match cmd {
         SimCommand::Run(a) => run_scenario(a),
+        SimCommand::Throttle(a) => crate::sim_throttle::run(a),
     }
 }
 

@@ -11,7 +11,7 @@
 use cachepart_units::IdSet;
 use serde::{Deserialize, Serialize};
 
-use crate::{Plan, Sample};
+use crate::{AppThrottle, Plan, Sample};
 
 /// Something a controller asks a machine to do.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,6 +30,9 @@ pub enum Action {
         /// Its new colors.
         colors: IdSet,
     },
+    /// Throttle app `app` from now on: its core's duty cycle and
+    /// prefetcher word while it runs (the settings left `None` stay).
+    Throttle(AppThrottle),
     /// Run app `app` on core `core`. Only before the first interval.
     Place {
         /// The app's index in the mix.
@@ -40,11 +43,12 @@ pub enum Action {
 }
 
 impl Action {
-    /// A short name for logs (`apply`, `recolor`, `place`).
+    /// A short name for logs (`apply`, `recolor`, `throttle`, `place`).
     pub fn kind(&self) -> &'static str {
         match self {
             Action::Apply(_) => "apply",
             Action::Recolor { .. } => "recolor",
+            Action::Throttle(_) => "throttle",
             Action::Place { .. } => "place",
         }
     }

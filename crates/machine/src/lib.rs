@@ -29,6 +29,7 @@ mod plan;
 mod platform;
 mod sample;
 pub mod share;
+pub mod throttle;
 
 pub use control::{Action, AppEvent, Axis, Effect, EventKind, Interval};
 pub use curves::AppCurves;
@@ -36,6 +37,7 @@ pub use error::MachineError;
 pub use plan::{AppColors, Cluster, Plan, PlanError, ShareModel};
 pub use platform::Platform;
 pub use sample::Sample;
+pub use throttle::{AppThrottle, Duty, DutyError};
 
 /// Answers an event that needs a decision while an interval runs (today:
 /// [`EventKind::ColorsExhausted`]) with the actions to take at once.

@@ -1,9 +1,12 @@
-//! Plans: which apps share which ways.
+//! Plans: which apps share which ways, per-app page colors and per-app
+//! execution throttling.
 
 use cachepart_units::{IdSet, MaskError, MaskRules, WayMask};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
+
+use crate::throttle::AppThrottle;
 
 /// A group of apps that share one way mask (one CAT class of service).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,8 +42,8 @@ pub struct AppColors {
 ///
 /// Strict partitioning is the case of one app per cluster; no partitioning is
 /// one cluster holding every app and every way. Masks may overlap (Dunn).
-/// A plan without clusters but with colors leaves the way masks as they
-/// are (a page-coloring plan).
+/// A plan without clusters but with colors or throttle settings leaves
+/// the way masks as they are (a page-coloring or throttling plan).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// The clusters, in the order the policy produced them.
@@ -52,6 +55,10 @@ pub struct Plan {
     /// Per-app page colors, for the apps whose colors the plan sets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub colors: Vec<AppColors>,
+    /// Per-app execution throttling (duty cycle, prefetcher word), for
+    /// the apps whose throttling the plan sets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttle: Vec<AppThrottle>,
 }
 
 /// Why a plan is not valid for a mix on a platform.
@@ -111,6 +118,20 @@ pub enum PlanError {
         /// The app index.
         app: usize,
     },
+    /// A throttle setting names an app that is not in the mix.
+    #[error("throttle names app {app}, but the mix has {n_apps} apps (0..{n_apps})")]
+    UnknownThrottleApp {
+        /// The app index given.
+        app: usize,
+        /// Apps in the mix.
+        n_apps: usize,
+    },
+    /// An app is throttled twice.
+    #[error("app {app} is given throttle settings twice")]
+    DuplicateThrottle {
+        /// The app index.
+        app: usize,
+    },
     /// An app is given no color at all.
     #[error("app {app} is given an empty color set")]
     EmptyColors {
@@ -153,6 +174,7 @@ impl Plan {
             clusters,
             share_model: ShareModel::default(),
             colors: Vec::new(),
+            throttle: Vec::new(),
         }
     }
 
@@ -196,7 +218,16 @@ impl Plan {
                 return Err(PlanError::EmptyColors { app: c.app });
             }
         }
-        if self.clusters.is_empty() && !self.colors.is_empty() {
+        let mut throttled = vec![false; n_apps];
+        for t in &self.throttle {
+            if t.app >= n_apps {
+                return Err(PlanError::UnknownThrottleApp { app: t.app, n_apps });
+            }
+            if std::mem::replace(&mut throttled[t.app], true) {
+                return Err(PlanError::DuplicateThrottle { app: t.app });
+            }
+        }
+        if self.clusters.is_empty() && !(self.colors.is_empty() && self.throttle.is_empty()) {
             return Ok(());
         }
         let mut owner: Vec<Option<usize>> = vec![None; n_apps];

@@ -207,6 +207,7 @@ pub fn dunn_plan(stalls: &[f64], ways: u32, max_clusters: usize) -> Plan {
             .collect(),
         share_model: ShareModel::default(),
         colors: Vec::new(),
+        throttle: Vec::new(),
     }
 }
 

@@ -85,6 +85,11 @@ impl Machine for ProfileMachine {
                 "page colors: the table-driven model partitions by ways only".into(),
             ));
         }
+        if !plan.throttle.is_empty() {
+            return Err(MachineError::Unsupported(
+                "execution throttling (duty cycles, prefetchers): the table-driven model has no time to throttle".into(),
+            ));
+        }
         self.plan = plan.clone();
         Ok(())
     }

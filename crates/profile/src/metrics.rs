@@ -1,5 +1,13 @@
 //! Mix metrics from per-app slowdowns (definitions of the papers and of
 //! PBBCache's `compute_basic_metrics`).
+//!
+//! Two coefficients of variation measure unfairness, and they differ:
+//! `unfairness_cov` is the CoV of the slowdowns (PBBCache, LFOC; Jain's
+//! index is built on it), `unfairness_factor` the CoV of the normalised
+//! performances, 1/slowdown (Zhang et al.'s "unfairness factor"). For two
+//! apps they are equal; for more they are not. Zhang et al.'s "overall
+//! system efficiency", the geometric mean of normalised performance, is
+//! `gmean_speedup`.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,11 +21,16 @@ pub struct MixMetrics {
     pub antt: f64,
     /// Max slowdown / min slowdown.
     pub unfairness: f64,
-    /// Coefficient of variation (population) of the slowdowns.
+    /// Coefficient of variation (population) of the slowdowns (PBBCache,
+    /// LFOC).
     pub unfairness_cov: f64,
+    /// Coefficient of variation (population) of the normalised
+    /// performances, 1/slowdown (Zhang et al.'s unfairness factor).
+    pub unfairness_factor: f64,
     /// Jain's index, 1 / (1 + CoV^2).
     pub jain: f64,
-    /// Geometric mean of 1/slowdown.
+    /// Geometric mean of 1/slowdown (Zhang et al.'s overall system
+    /// efficiency).
     pub gmean_speedup: f64,
     /// Geometric mean of IPC alone (at all ways) / slowdown.
     pub gmean_ipc: f64,
@@ -43,6 +56,12 @@ impl MixMetrics {
             .sum::<f64>()
             / n;
         let cov = var.sqrt() / antt;
+        let perf_mean = stp / n;
+        let perf_var = slowdown
+            .iter()
+            .map(|s| (1.0 / s - perf_mean) * (1.0 / s - perf_mean))
+            .sum::<f64>()
+            / n;
         let gmean_speedup = (slowdown.iter().map(|s| (1.0 / s).ln()).sum::<f64>() / n).exp();
         let gmean_ipc = (slowdown
             .iter()
@@ -56,6 +75,7 @@ impl MixMetrics {
             antt,
             unfairness: max / min,
             unfairness_cov: cov,
+            unfairness_factor: perf_var.sqrt() / perf_mean,
             jain: 1.0 / (1.0 + cov * cov),
             gmean_speedup,
             gmean_ipc,
@@ -92,7 +112,28 @@ mod tests {
         assert_eq!(round3(m.gmean_speedup), 0.913);
     }
 
+    #[test]
+    fn zhang_unfairness_factor() {
+        // Normalised performances 1, 0.5, 0.25: mean 7/12, population
+        // standard deviation sqrt(((5/12)^2 + (1/12)^2 + (4/12)^2) / 3).
+        let m = MixMetrics::compute(&[1.0, 2.0, 4.0], &[1.0; 3]);
+        let sd = ((25.0 + 1.0 + 16.0) / 144.0 / 3.0_f64).sqrt();
+        assert!((m.unfairness_factor - sd / (7.0 / 12.0)).abs() < 1e-12);
+        // The CoV of the slowdowns 1, 2, 4 is another number.
+        let sd_s = ((16.0 / 9.0 + 1.0 / 9.0 + 25.0 / 9.0) / 3.0_f64).sqrt();
+        assert!((m.unfairness_cov - sd_s / (7.0 / 3.0)).abs() < 1e-12);
+        assert!((m.unfairness_cov - m.unfairness_factor).abs() > 0.05);
+        // Efficiency: the geometric mean of normalised performance.
+        assert!((m.gmean_speedup - 0.5).abs() < 1e-12);
+    }
+
     proptest! {
+        #[test]
+        fn two_apps_have_one_unfairness(a in 1.0f64..10.0, b in 1.0f64..10.0) {
+            let m = MixMetrics::compute(&[a, b], &[1.0; 2]);
+            prop_assert!((m.unfairness_cov - m.unfairness_factor).abs() < 1e-12);
+        }
+
         #[test]
         fn round3_matches_decimal_formatting(x in 0.0f64..100.0) {
             let expect: f64 = format!("{x:.3}").parse().unwrap();

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use cachepart_machine::Duty;
 use cachepart_units::WayMask;
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,12 @@ pub struct AppSpec {
     pub llc_mask: Option<WayMask>,
     /// Superpage policy of its address space.
     pub huge_pages: HugePages,
+    /// Its core's duty cycle while it runs (full speed by default; other
+    /// values need the platform's `[clock-modulation]`).
+    pub duty: Duty,
+    /// Its core's prefetcher word (MSR 0x1A4 layout) while it runs
+    /// (`None`: the run's word). Needs prefetchers on in the run.
+    pub prefetch_word: Option<u64>,
 }
 
 impl AppSpec {
@@ -50,6 +57,8 @@ impl AppSpec {
             restart: false,
             llc_mask: None,
             huge_pages: HugePages::Never,
+            duty: Duty::FULL,
+            prefetch_word: None,
         }
     }
 
@@ -85,6 +94,8 @@ impl fmt::Debug for AppSpec {
             .field("restart", &self.restart)
             .field("llc_mask", &self.llc_mask)
             .field("huge_pages", &self.huge_pages)
+            .field("duty", &self.duty)
+            .field("prefetch_word", &self.prefetch_word)
             .finish()
     }
 }

@@ -42,6 +42,7 @@
 
 pub mod alone;
 pub mod app;
+pub mod clock_modulation;
 pub mod dram;
 pub mod error;
 pub mod multicore;
@@ -55,9 +56,10 @@ pub use alone::{
     sweep_platform, AloneRun, AloneSize,
 };
 pub use app::{AppSpec, AppTotals};
+pub use clock_modulation::{ClockModulation, DutyClock};
 pub use dram::{queued_latency, Dram};
 pub use error::SystemError;
-pub use multicore::{ExhaustedResponder, RecolorSummary, System, BATCH};
+pub use multicore::{check_throttle, ExhaustedResponder, RecolorSummary, System, BATCH};
 pub use platform::PlatformConfig;
 pub use sim_machine::{curves_from_totals, SimMachine};
 pub use source::{CptFile, RecordBatches, RecordStream, RecordsSource, TraceSource};

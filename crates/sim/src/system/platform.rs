@@ -37,6 +37,7 @@ use cachepart_machine::Platform;
 use cachepart_units::MaskRules;
 use serde::{Deserialize, Serialize};
 
+use super::clock_modulation::ClockModulation;
 use super::error::SystemError;
 use super::timing::TimingConfig;
 use crate::geometry::CacheConfig;
@@ -73,6 +74,10 @@ pub struct PlatformConfig {
     /// The cores' hardware prefetchers (none when the section is absent).
     #[serde(default, skip_serializing_if = "PrefetchPlatform::is_absent")]
     pub prefetchers: PrefetchPlatform,
+    /// The cores' duty-cycle modulation (none when the section is
+    /// absent: every app runs at full speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_modulation: Option<ClockModulation>,
 }
 
 fn one() -> u32 {
@@ -142,6 +147,9 @@ impl PlatformConfig {
         self.prefetchers
             .check()
             .map_err(|(field, reason)| SystemError::Config { field, reason })?;
+        if let Some(m) = &self.clock_modulation {
+            m.check()?;
+        }
         self.timing.check()
     }
 }

@@ -2,7 +2,8 @@
 //! policy and controller talks to. Its platform comes from the LLC (ways,
 //! mask rules, bandwidth); its alone curves from [`alone_sweep_many`] of
 //! the apps over ways or colors; plans become per-app CAT masks and color
-//! sets; [`Action::Recolor`] recolors an app's pages by the machine's
+//! sets and per-app throttling (duty cycle, prefetcher word);
+//! [`Action::Recolor`] recolors an app's pages by the machine's
 //! [`RecolorConfig`]; [`Action::Place`] moves an app before the run
 //! starts; each interval is `interval_cycles` of global simulated time,
 //! and an app whose colors run out is put to the controller's responder.
@@ -241,6 +242,9 @@ impl Machine for SimMachine {
         for c in &plan.colors {
             self.set_colors(c.app, &c.colors)?;
         }
+        for t in &plan.throttle {
+            self.system.set_throttle(t).map_err(sys_err)?;
+        }
         Ok(())
     }
 
@@ -255,6 +259,10 @@ impl Machine for SimMachine {
                     });
                 }
                 self.set_colors(*app, colors)
+            }
+            Action::Throttle(t) => {
+                self.system.set_throttle(t).map_err(sys_err)?;
+                Ok(Effect::default())
             }
             Action::Place { app, core } => {
                 if self.started() {

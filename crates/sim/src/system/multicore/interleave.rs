@@ -38,6 +38,7 @@ fn run_records(
     ticks_per_ns: f64,
 ) -> Result<(), MemoryError> {
     let stalls = app.stalls;
+    let duty = app.duty_clock;
     let limit = app.limit;
     let start = *clock;
     let mut t = start;
@@ -56,6 +57,7 @@ fn run_records(
             break Ok(());
         };
         let mut stall = 0;
+        let uncore_before = beyond_private;
         let single = match pc.translate_fast(rec) {
             // The common case: one record, no walk, no paging.
             Some(p) => Some(p),
@@ -118,7 +120,16 @@ fn run_records(
         };
         instr += n;
         all_stall += stall;
-        t += n * stalls.cpi + stall;
+        // A throttled core computes (instructions, L2 hits, walks) only
+        // in the running parts of its modulation periods; LLC and memory
+        // latencies run on regardless.
+        t = match &duty {
+            None => t + n * stalls.cpi + stall,
+            Some(d) => {
+                let uncore = beyond_private - uncore_before;
+                d.run(t, n * stalls.cpi + stall - uncore) + uncore
+            }
+        };
     };
     app.pos = pos;
     app.c.instructions = instr;

@@ -14,6 +14,8 @@
 //! * `counters.rs`: what is attributed to each app (totals and samples).
 //! * `recolor.rs`: [`System::recolor`] and the colors-exhausted responder.
 //! * `paging.rs`: page-walk and paging stalls charged to an app's time.
+//! * `throttle.rs`: per-app duty cycles and prefetcher words, written to
+//!   the core's registers when the app runs ([`System::set_throttle`]).
 //!
 //! Every address space gets the platform's memory costs
 //! ([`crate::memory::PagingCosts`]).
@@ -25,16 +27,19 @@ mod prefetch;
 mod recolor;
 mod records;
 mod schedule;
+mod throttle;
 mod umon;
 
 use counters::Snap;
 pub use recolor::{ExhaustedResponder, RecolorSummary};
+pub use throttle::check_throttle;
 
-use cachepart_machine::AppEvent;
+use cachepart_machine::{AppEvent, Duty};
 use cachepart_trace::Record;
 use cachepart_units::{IdSet, WayMask};
 
 use super::app::{AppSpec, Counters};
+use super::clock_modulation::DutyClock;
 use super::dram::Dram;
 use super::error::SystemError;
 use super::platform::PlatformConfig;
@@ -64,6 +69,8 @@ struct Core {
     running: Option<usize>,
     quantum_end: u64,
     base: Snap,
+    /// The duty cycle its clock-modulation register holds.
+    duty: Duty,
 }
 
 struct App {
@@ -74,6 +81,8 @@ struct App {
     /// Its address space while it is not installed on its core.
     space: Option<AddressSpace>,
     stalls: StallTable,
+    /// Its core's clock while it runs throttled (`None`: full speed).
+    duty_clock: Option<DutyClock>,
     limit: u64,
     mask: WayMask,
     done: bool,
@@ -190,6 +199,7 @@ impl System {
                 running: None,
                 quantum_end: 0,
                 base: Snap::default(),
+                duty: Duty::FULL,
             });
         }
         let dram = Dram::new(&platform.timing);
@@ -210,6 +220,7 @@ impl System {
                 ));
             }
             spec.timing.check(&spec.name)?;
+            throttle::checked(platform, &spec.name, spec.duty, spec.prefetch_word)?;
             if let Some(m) = spec.llc_mask {
                 rules.check(m).map_err(|source| SystemError::Mask {
                     app: spec.name.clone(),
@@ -234,6 +245,7 @@ impl System {
                 })?;
             states.push(App {
                 stalls: StallTable::new(&spec.timing, &platform.timing, dram.latency_cycles()),
+                duty_clock: platform.clock_modulation.and_then(|m| m.clock(spec.duty)),
                 limit: spec.instructions.unwrap_or(u64::MAX),
                 mask: spec.llc_mask.unwrap_or(full),
                 space: Some(space),

@@ -3,7 +3,7 @@
 //! `context-switch-cycles` of the core's clock (charged to no app),
 //! optionally flushes the TLBs, installs the next app's address space
 //! (charging the page copies done while it was parked) and applies its
-//! CAT mask. An app that finishes releases its frames and hands the core
+//! CAT mask and throttling (duty cycle, prefetcher word). An app that finishes releases its frames and hands the core
 //! to the next one. Placing apps on cores before the run, and the log of
 //! [`AppEvent`]s (start, park, resume, finish) stamped with the core's
 //! clock, live here too.
@@ -11,6 +11,7 @@
 use cachepart_machine::{AppEvent, EventKind};
 
 use super::counters::snap;
+use super::throttle::write_registers;
 use super::{cfg_err, idle_space, System, IDLE_SPACE};
 use crate::system::error::SystemError;
 use crate::system::timing::TICKS_PER_CYCLE;
@@ -178,6 +179,12 @@ impl System {
             let ns = core.pc.address_space().stats().stall_ns();
             app.charge_paging(ns, &mut core.clock, self.ticks_per_ns);
             core.pc.hierarchy_mut().set_llc_mask(app.mask, &self.llc)?;
+            let writes = write_registers(&self.platform, &app.spec, core);
+            if charge {
+                core.clock = core
+                    .clock
+                    .saturating_add(writes.saturating_mul(TICKS_PER_CYCLE));
+            }
             core.quantum_end = core.clock.saturating_add(self.quantum_ticks);
             app.c.switches += u64::from(charge);
         }

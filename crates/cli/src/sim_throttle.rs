@@ -1,0 +1,68 @@
+//! `cachepart sim throttle SCENARIO`: Zhang et al.'s best-fairness search
+//! over duty cycles (and, with `--prefetchers`, prefetcher settings) on
+//! the simulator; prints the default, the fairest duty-cycle and hybrid
+//! settings, and every candidate.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use cachepart::scenario::{Overrides, Scenario};
+use cachepart::throttle_search::{self, SearchOptions};
+use clap::Args;
+
+use crate::output::Output;
+use crate::profile_cmd::Format;
+
+/// Arguments of `cachepart sim throttle`.
+#[derive(Args)]
+pub struct ThrottleArgs {
+    /// The scenario file: a platform with [clock-modulation] and at least
+    /// two apps with no duty or prefetchers of their own; `-` reads TOML
+    /// from standard input.
+    pub scenario: PathBuf,
+    /// Also tune per-app prefetchers from the default and the best duty
+    /// settings (Zhang et al.'s hybrid method; the scenario needs
+    /// prefetchers on).
+    #[arg(long)]
+    pub prefetchers: bool,
+    /// Duty settings, besides the default, whose prefetchers are tuned.
+    #[arg(long, default_value_t = 3)]
+    pub keep: usize,
+    /// Refuse a search of more runs than this.
+    #[arg(long, default_value_t = 512)]
+    pub max_runs: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write the results here instead of stdout (`-`: stdout).
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Runs `cachepart sim throttle`.
+pub fn run(a: ThrottleArgs) -> Result<()> {
+    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    output.check_not_input([a.scenario.as_path()])?;
+    let scenario = Scenario::load_with(
+        &a.scenario,
+        &Overrides {
+            seed: a.seed,
+            ..Overrides::default()
+        },
+    )?;
+    let opts = SearchOptions {
+        prefetchers: a.prefetchers,
+        keep: a.keep,
+        max_runs: a.max_runs,
+    };
+    let report = throttle_search::search(&scenario, &opts)?;
+    let text = match a.format {
+        Format::Table => throttle_search::to_table(&report),
+        Format::Csv => throttle_search::to_csv(&report),
+        Format::Json => throttle_search::to_json(&report),
+    };
+    output.write_bytes(text.as_bytes())
+}
