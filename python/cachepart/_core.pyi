@@ -78,3 +78,10 @@ def sim_run(
     alone: bool = True,
 ) -> tuple[str, str]: ...
 def sim_platforms() -> list[tuple[str, str]]: ...
+def sim_throttle(
+    scenario: str,
+    prefetchers: bool = False,
+    keep: int = 3,
+    max_runs: int = 512,
+    seed: int | None = None,
+) -> str: ...

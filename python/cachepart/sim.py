@@ -33,7 +33,8 @@ class SimRun:
     apps: pd.DataFrame
     #: One row per (interval, app): the counters of that interval.
     samples: pd.DataFrame
-    #: Mix metrics (stp, antt, unfairness, unfairness_cov, jain, ...), or
+    #: Mix metrics (stp, antt, unfairness, unfairness_cov,
+    #: unfairness_factor, jain, gmean_speedup, ...), or
     #: None when the alone runs were skipped.
     metrics: dict[str, float] | None
     #: The whole report (scenario, platform, policy, plan, ...).
@@ -65,6 +66,71 @@ def run(
     apps = pd.DataFrame(rows)
     samples = pd.read_csv(io.StringIO(csv))
     return SimRun(apps=apps, samples=samples, metrics=report.get("metrics"), report=report)
+
+
+@dataclass
+class ThrottleSearch:
+    """The result of Zhang et al.'s best-fairness search."""
+
+    #: One row per (candidate, app): stage (default, duty, hybrid), duty
+    #: ("5/8"), prefetcher word, slowdown, and the candidate's
+    #: unfairness_factor and efficiency.
+    candidates: pd.DataFrame
+    #: The scenario as written, the fairest duty-cycle setting and the
+    #: fairest hybrid one (None without ``prefetchers=True``), each a dict
+    #: with ``duty``, ``prefetchers``, ``slowdowns``, ``unfairness_factor``
+    #: and ``efficiency``.
+    default: dict[str, Any]
+    best_duty: dict[str, Any]
+    best_hybrid: dict[str, Any] | None
+    #: The whole report.
+    report: dict[str, Any]
+
+
+def throttle(
+    scenario: PathLike,
+    *,
+    prefetchers: bool = False,
+    keep: int = 3,
+    max_runs: int = 512,
+    seed: int | None = None,
+) -> ThrottleSearch:
+    """Searches the fairest per-app duty cycles for a scenario's apps, then
+    (``prefetchers=True``) tunes their prefetchers from the default and the
+    ``keep`` best duty settings, as ``cachepart sim throttle`` does (see
+    docs/simulator-throttling.md). The platform needs ``[clock-modulation]``.
+    """
+    text = call(
+        _core.sim_throttle,
+        path(scenario, "scenario"),
+        prefetchers=prefetchers,
+        keep=keep,
+        max_runs=max_runs,
+        seed=seed,
+    )
+    report = json.loads(text)
+    rows = []
+    for i, c in enumerate(report["candidates"]):
+        for a, name in enumerate(report["apps"]):
+            rows.append(
+                {
+                    "candidate": i,
+                    "stage": c["stage"],
+                    "app": name,
+                    "duty": c["duty"][a],
+                    "prefetchers": c["prefetchers"][a],
+                    "slowdown": c["slowdowns"][a],
+                    "unfairness_factor": c["unfairness_factor"],
+                    "efficiency": c["efficiency"],
+                }
+            )
+    return ThrottleSearch(
+        candidates=pd.DataFrame(rows),
+        default=report["default"],
+        best_duty=report["best_duty"],
+        best_hybrid=report.get("best_hybrid"),
+        report=report,
+    )
 
 
 def platforms() -> list[tuple[str, str]]:

@@ -75,3 +75,31 @@ def test_bad_arguments_raise_cachepart_errors_only():
     ]:
         with pytest.raises(cachepart.UsageError, match=match):
             f()
+
+
+def test_throttle_search_finds_the_fairest_duty_cycles(tmp_path):
+    # The pair example, shortened: a sensitive program and a stream.
+    text = (ROOT / "examples" / "scenarios" / "pair-throttle.toml").read_text()
+    text = text.replace("cycles = 4_000_000", "cycles = 1_000_000")
+    scenario = tmp_path / "pair.toml"
+    scenario.write_text(text)
+    s = cs.throttle(scenario)
+    assert s.best_hybrid is None
+    assert s.candidates["candidate"].nunique() == 15
+    assert set(s.candidates["stage"]) == {"duty"}
+    assert s.best_duty["unfairness_factor"] < s.default["unfairness_factor"]
+    # The fairest setting is one of the candidates, and no candidate is fairer.
+    assert s.candidates["unfairness_factor"].min() == pytest.approx(s.best_duty["unfairness_factor"])
+    # Zhang's unfairness factor: CoV of normalised performance (1/slowdown).
+    perf = [1 / x for x in s.best_duty["slowdowns"]]
+    mean = sum(perf) / len(perf)
+    cov = (sum((p - mean) ** 2 for p in perf) / len(perf)) ** 0.5 / mean
+    assert s.best_duty["unfairness_factor"] == pytest.approx(cov)
+
+
+def test_throttle_search_refuses_a_platform_without_modulation(tmp_path):
+    text = (ROOT / "examples" / "scenarios" / "pair-throttle.toml").read_text()
+    scenario = tmp_path / "pair.toml"
+    scenario.write_text(text.replace('platform = "xeon-5160"', 'platform = "xeon-e5506"'))
+    with pytest.raises(cachepart.InputError, match="no duty-cycle modulation"):
+        cs.throttle(scenario)

@@ -1,4 +1,5 @@
-//! The simulator from Python: run a scenario file, list platforms. Results
+//! The simulator from Python: run a scenario file, search throttling
+//! settings, list platforms. Results
 //! come back as JSON (per-app results and metrics) and CSV (samples) text
 //! that `python/cachepart/sim.py` turns into DataFrames.
 
@@ -8,6 +9,7 @@ use cachepart::platforms;
 use cachepart::samples;
 use cachepart::scenario::{Overrides, Scenario};
 use cachepart::sim_run as runner;
+use cachepart::throttle_search;
 use cachepart::Error;
 use pyo3::prelude::*;
 
@@ -35,6 +37,34 @@ fn sim_run(
     })
 }
 
+/// Zhang et al.'s best-fairness search on a scenario; returns the report
+/// as JSON.
+#[pyfunction]
+#[pyo3(signature = (scenario, prefetchers=false, keep=3, max_runs=512, seed=None))]
+fn sim_throttle(
+    py: Python<'_>,
+    scenario: PathBuf,
+    prefetchers: bool,
+    keep: usize,
+    max_runs: usize,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    guarded(py, move || {
+        let overrides = Overrides {
+            seed,
+            ..Overrides::default()
+        };
+        let s = Scenario::load_with(&scenario, &overrides)?;
+        let opts = throttle_search::SearchOptions {
+            prefetchers,
+            keep,
+            max_runs,
+        };
+        let report = throttle_search::search(&s, &opts)?;
+        Ok::<_, Error>(throttle_search::to_json(&report))
+    })
+}
+
 /// The built-in platforms: (name, description) pairs.
 #[pyfunction]
 fn sim_platforms() -> Vec<(String, String)> {
@@ -48,5 +78,6 @@ fn sim_platforms() -> Vec<(String, String)> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim_platforms, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_throttle, m)?)?;
     Ok(())
 }
