@@ -44,6 +44,7 @@ fn platform() -> PlatformConfig {
         mask_min_bits: 1,
         sparse_masks: false,
         prefetchers: Default::default(),
+        swap: None,
     }
 }
 

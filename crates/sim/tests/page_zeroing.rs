@@ -23,6 +23,7 @@ fn platform(memory: MemoryConfig) -> PlatformConfig {
         mask_min_bits: 1,
         sparse_masks: false,
         prefetchers: Default::default(),
+        swap: None,
     }
 }
 

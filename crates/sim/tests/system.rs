@@ -30,6 +30,7 @@ fn platform(cores: u32, llc: CacheConfig) -> PlatformConfig {
         mask_min_bits: 1,
         sparse_masks: false,
         prefetchers: Default::default(),
+        swap: None,
     }
 }
 
