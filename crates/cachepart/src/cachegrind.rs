@@ -60,8 +60,7 @@ pub fn simulate_trace(path: &Path, cfg: &CachegrindConfig) -> Result<CachegrindS
         path: path.to_path_buf(),
         source: e,
     })?;
-    let mut reader =
-        Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| input(&e))?;
+    let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| input(&e))?;
     let mut sim = CachegrindSim::new(cfg).map_err(|e| Error::Usage(e.to_string()))?;
     while let Some(frame) = reader.next_frame().map_err(|e| input(&e))? {
         sim.run(frame.iter().copied());
@@ -97,12 +96,7 @@ fn percent(num: u64, den: u64, decimals: u32) -> String {
     if decimals == 0 {
         return q.to_string();
     }
-    format!(
-        "{}.{:0w$}",
-        q / scale,
-        q % scale,
-        w = decimals as usize
-    )
+    format!("{}.{:0w$}", q / scale, q % scale, w = decimals as usize)
 }
 
 /// The nine totals as cachegrind prints its summary (valgrind 3.19,
@@ -133,16 +127,36 @@ pub fn to_table(s: &CachegrindSummary) -> String {
     one(&mut t, "I   refs:", s.ir);
     one(&mut t, "I1  misses:", s.i1mr);
     one(&mut t, "LLi misses:", s.ilmr);
-    t.push_str(&format!("{:<15}{:>w1$}%\n", "I1  miss rate:", percent(s.i1mr, s.ir, 2)));
-    t.push_str(&format!("{:<15}{:>w1$}%\n", "LLi miss rate:", percent(s.ilmr, s.ir, 2)));
+    t.push_str(&format!(
+        "{:<15}{:>w1$}%\n",
+        "I1  miss rate:",
+        percent(s.i1mr, s.ir, 2)
+    ));
+    t.push_str(&format!(
+        "{:<15}{:>w1$}%\n",
+        "LLi miss rate:",
+        percent(s.ilmr, s.ir, 2)
+    ));
     t.push('\n');
     let d = s.dr + s.dw;
     three(&mut t, "D   refs:", d, s.dr, s.dw);
     three(&mut t, "D1  misses:", s.d1mr + s.d1mw, s.d1mr, s.d1mw);
     three(&mut t, "LLd misses:", s.dlmr + s.dlmw, s.dlmr, s.dlmw);
     let r = |n: u64, den: u64| percent(n, den, 1);
-    rates(&mut t, "D1  miss rate:", r(s.d1mr + s.d1mw, d), r(s.d1mr, s.dr), r(s.d1mw, s.dw));
-    rates(&mut t, "LLd miss rate:", r(s.dlmr + s.dlmw, d), r(s.dlmr, s.dr), r(s.dlmw, s.dw));
+    rates(
+        &mut t,
+        "D1  miss rate:",
+        r(s.d1mr + s.d1mw, d),
+        r(s.d1mr, s.dr),
+        r(s.d1mw, s.dw),
+    );
+    rates(
+        &mut t,
+        "LLd miss rate:",
+        r(s.dlmr + s.dlmw, d),
+        r(s.dlmr, s.dr),
+        r(s.dlmw, s.dw),
+    );
     t.push('\n');
     let (ll_r, ll_w) = (s.i1mr + s.d1mr, s.d1mw);
     three(&mut t, "LL refs:", ll_r + ll_w, ll_r, ll_w);
@@ -150,8 +164,19 @@ pub fn to_table(s: &CachegrindSummary) -> String {
     three(&mut t, "LL misses:", m_r + m_w, m_r, m_w);
     // cachegrind's denominators: each count taken as 1 when it is 0
     let (ir, d1, dr) = (s.ir.max(1), d.max(1), s.dr.max(1));
-    rates(&mut t, "LL miss rate:", r(m_r + m_w, ir + d1), r(m_r, ir + dr), r(m_w, s.dw));
+    rates(
+        &mut t,
+        "LL miss rate:",
+        r(m_r + m_w, ir + d1),
+        r(m_r, ir + dr),
+        r(m_w, s.dw),
+    );
     t
+}
+
+/// The nine totals as `(event, count)` pairs in cachegrind's order.
+pub fn totals(s: &CachegrindSummary) -> Vec<(&'static str, u64)> {
+    EVENTS.iter().copied().zip(s.values()).collect()
 }
 
 /// The nine totals as one JSON object, keys in cachegrind's event order
@@ -213,7 +238,10 @@ LL miss rate:      0.7% (    0.6%     +    1.5%  )
         let t = to_table(&CachegrindSummary::default());
         assert!(t.starts_with("I   refs:      0\n"), "{t}");
         assert!(t.contains("I1  miss rate: 0.00%\n"), "{t}");
-        assert!(t.ends_with("LL miss rate:  0.0% (0.0%     + 0.0%  )\n"), "{t}");
+        assert!(
+            t.ends_with("LL miss rate:  0.0% (0.0%     + 0.0%  )\n"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -237,7 +265,10 @@ LL miss rate:      0.7% (    0.6%     +    1.5%  )
         assert_eq!(o.len(), 9);
         assert_eq!(o["Ir"], 569_883);
         assert_eq!(o["DLmw"], 880);
-        let keys: Vec<usize> = EVENTS.iter().map(|k| j.find(&format!("\"{k}\"")).unwrap()).collect();
+        let keys: Vec<usize> = EVENTS
+            .iter()
+            .map(|k| j.find(&format!("\"{k}\"")).unwrap())
+            .collect();
         assert!(keys.windows(2).all(|w| w[0] < w[1]), "{j}");
     }
 
@@ -250,13 +281,18 @@ LL miss rate:      0.7% (    0.6%     +    1.5%  )
         assert_eq!(c.ll, ll);
         assert_eq!(c.i1.size_bytes, 32768);
         // the Gold 6138's LLC has 40960 sets: cachegrind refuses it
-        let e = config(Some("xeon-gold-6138"), None, None, None).unwrap_err().to_string();
+        let e = config(Some("xeon-gold-6138"), None, None, None)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "platform xeon-gold-6138: bad option --LL=28835840,11,64: Cache set count is not a power of two."
         );
         let e = parse_option("I1", "1000,2,64").unwrap_err().to_string();
-        assert_eq!(e, "bad option --I1=1000,2,64: Cache set count is not a power of two.");
+        assert_eq!(
+            e,
+            "bad option --I1=1000,2,64: Cache set count is not a power of two."
+        );
         // cachegrind takes 1024 ways; the simulator stops at 64
         let fa = parse_option("D1", "65536,1024,64").unwrap();
         let e = config(None, None, Some(fa), None).unwrap_err().to_string();

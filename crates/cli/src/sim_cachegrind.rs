@@ -82,10 +82,16 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
     let cfg = cachegrind::config(a.platform.as_deref(), a.i1, a.d1, a.ll)?;
     let (summary, status) = match (&a.trace, a.command.is_empty()) {
         (Some(_), false) => bail!("give a trace or a command after `--`, not both"),
-        (None, true) => bail!("give a trace (.cpt) to simulate, or a command after `--` to capture"),
+        (None, true) => {
+            bail!("give a trace (.cpt) to simulate, or a command after `--` to capture")
+        }
         (Some(trace), true) => {
             output.check_not_input([trace.as_path()])?;
-            eprintln!("simulating {} with {}", trace.display(), cachegrind::describe(&cfg));
+            eprintln!(
+                "simulating {} with {}",
+                trace.display(),
+                cachegrind::describe(&cfg)
+            );
             (cachegrind::simulate_trace(trace, &cfg)?, None)
         }
         (None, false) => {

@@ -37,7 +37,11 @@ fn records() -> Vec<Record> {
     let mut out = Vec::new();
     for _ in 0..200_000 {
         let r = next();
-        pc = if r % 16 == 0 { 0x40_0000 + (r >> 8) % 0x8000 } else { pc + 1 + r % 7 };
+        pc = if r % 16 == 0 {
+            0x40_0000 + (r >> 8) % 0x8000
+        } else {
+            pc + 1 + r % 7
+        };
         out.push(Record::access(Kind::Ifetch, pc, 1 + (r >> 4) as u32 % 8, 0).unwrap());
         let kind = [Kind::Load, Kind::Store, Kind::Modify, Kind::Load][(r >> 12) as usize % 4];
         if (r >> 20) % 3 != 0 {
@@ -71,7 +75,11 @@ fn json_totals(o: &Output) -> Vec<u64> {
     assert_eq!(obj.len(), 9, "{v}");
     EVENTS
         .iter()
-        .map(|k| obj[*k].as_u64().unwrap_or_else(|| panic!("{k} is not a count: {v}")))
+        .map(|k| {
+            obj[*k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{k} is not a count: {v}"))
+        })
         .collect()
 }
 
@@ -84,15 +92,32 @@ fn counts_equal_the_librarys_cachegrind_mode() {
     let t = trace.to_str().unwrap();
     let cases: [(&[&str], CachegrindConfig); 4] = [
         (
-            &["--I1", "32768,8,64", "--D1", "32768,8,64", "--LL", "2097152,16,64"],
+            &[
+                "--I1",
+                "32768,8,64",
+                "--D1",
+                "32768,8,64",
+                "--LL",
+                "2097152,16,64",
+            ],
             CachegrindConfig::lru((32768, 8, 64), (32768, 8, 64), (2 << 20, 16, 64)),
         ),
         (
-            &["--I1", "4096,2,32", "--D1", "8192,4,32", "--LL", "65536,8,64"],
+            &[
+                "--I1",
+                "4096,2,32",
+                "--D1",
+                "8192,4,32",
+                "--LL",
+                "65536,8,64",
+            ],
             CachegrindConfig::lru((4096, 2, 32), (8192, 4, 32), (65536, 8, 64)),
         ),
         // cachegrind's defaults when no option is given
-        (&[], CachegrindConfig::lru((65536, 2, 64), (65536, 2, 64), (262_144, 8, 64))),
+        (
+            &[],
+            CachegrindConfig::lru((65536, 2, 64), (65536, 2, 64), (262_144, 8, 64)),
+        ),
         // a platform's L1I, L1D and LLC, one level overridden
         (
             &["--platform", "xeon-e5506", "--D1", "16384,4,64"],
@@ -176,7 +201,11 @@ fn bad_options_are_refused_in_cachegrinds_words() {
         ("--I1", "384,1,48", "Cache line size is not a power of two."),
         ("--D1", "1024,2,8", "Cache line size is too small."),
         ("--LL", "64,1,64", "Cache size <= line size."),
-        ("--I1", "99999999999999,2,64", "One of the cache parameters was too large and overflowed."),
+        (
+            "--I1",
+            "99999999999999,2,64",
+            "One of the cache parameters was too large and overflowed.",
+        ),
         ("--LL", "1024,2", "Bad argument '1024,2'"),
         ("--LL", "1024,2,64,5", "Bad argument '1024,2,64,5'"),
         ("--D1", "1024,0,64", "Cache associativity is 0"),
@@ -191,10 +220,25 @@ fn bad_options_are_refused_in_cachegrinds_words() {
         "platform xeon-gold-6138: bad option --LL=28835840,11,64: Cache set count is not a power of two.",
         &mut f,
     );
-    refused(&["sim", "cachegrind", t, "--D1", "65536,1024,64"], 1, "1024 ways", &mut f);
-    refused(&["sim", "cachegrind", t, "--platform", "nope"], 1, "not a built-in platform", &mut f);
+    refused(
+        &["sim", "cachegrind", t, "--D1", "65536,1024,64"],
+        1,
+        "1024 ways",
+        &mut f,
+    );
+    refused(
+        &["sim", "cachegrind", t, "--platform", "nope"],
+        1,
+        "not a built-in platform",
+        &mut f,
+    );
     refused(&["sim", "cachegrind"], 1, "give a trace", &mut f);
-    refused(&["sim", "cachegrind", t, "--", "true"], 1, "not both", &mut f);
+    refused(
+        &["sim", "cachegrind", t, "--", "true"],
+        1,
+        "not both",
+        &mut f,
+    );
     let missing = dir.path().join("missing.cpt");
     refused(
         &["sim", "cachegrind", missing.to_str().unwrap()],
@@ -204,7 +248,12 @@ fn bad_options_are_refused_in_cachegrinds_words() {
     );
     let notrace = dir.path().join("text.cpt");
     std::fs::write(&notrace, "I  0400d7d4,8\n").unwrap();
-    refused(&["sim", "cachegrind", notrace.to_str().unwrap()], 1, notrace.to_str().unwrap(), &mut f);
+    refused(
+        &["sim", "cachegrind", notrace.to_str().unwrap()],
+        1,
+        notrace.to_str().unwrap(),
+        &mut f,
+    );
     assert!(f.is_empty(), "{}", f.join("\n"));
 }
 
@@ -240,12 +289,21 @@ fn valgrind_summary(log: &str) -> String {
         .filter_map(|l| {
             let rest = l.strip_prefix("==")?;
             let end = rest.find("== ")?;
-            rest[..end].bytes().all(|b| b.is_ascii_digit()).then(|| &rest[end + 3..])
+            rest[..end]
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| &rest[end + 3..])
         })
         .skip_while(|l| !l.starts_with("I   refs:"))
         .collect();
-    let last = lines.iter().position(|l| l.starts_with("LL miss rate:")).map_or(0, |i| i + 1);
-    lines[..last].iter().map(|l| format!("{}\n", l.trim_end())).collect()
+    let last = lines
+        .iter()
+        .position(|l| l.starts_with("LL miss rate:"))
+        .map_or(0, |i| i + 1);
+    lines[..last]
+        .iter()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect()
 }
 
 #[test]
@@ -256,10 +314,14 @@ fn one_pass_summary_equals_valgrind_cachegrinds() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let input = d.join("input.txt");
-    let text: String = (0..400).map(|i| format!("line {i} {}\n", "xyz".repeat(i % 5))).collect();
+    let text: String = (0..400)
+        .map(|i| format!("line {i} {}\n", "xyz".repeat(i % 5)))
+        .collect();
     std::fs::write(&input, text).unwrap();
     let program: Vec<String> = if Path::new("/usr/bin/xz").exists() {
-        ["xz", "-0", "-T1", "-c", input.to_str().unwrap()].map(String::from).to_vec()
+        ["xz", "-0", "-T1", "-c", input.to_str().unwrap()]
+            .map(String::from)
+            .to_vec()
     } else {
         ["ls", "-la", "/usr/lib"].map(String::from).to_vec()
     };
@@ -283,17 +345,30 @@ fn one_pass_summary_equals_valgrind_cachegrinds() {
         let ours = std::fs::read_to_string(&summary).unwrap();
 
         let mut cg = fixed(Command::new("valgrind"), d);
-        cg.args(["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"])
-            .args(geometry)
-            .args(&program)
-            .stdout(Stdio::null());
+        cg.args([
+            "--tool=cachegrind",
+            "--cache-sim=yes",
+            "--cachegrind-out-file=/dev/null",
+        ])
+        .args(geometry)
+        .args(&program)
+        .stdout(Stdio::null());
         let o = cg.output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         let theirs = valgrind_summary(&stderr(&o));
-        println!("{} with {}:\n{theirs}", program.join(" "), geometry.join(" "));
-        assert!(theirs.starts_with("I   refs:") && theirs.contains("LL miss rate:"), "{theirs}");
+        println!(
+            "{} with {}:\n{theirs}",
+            program.join(" "),
+            geometry.join(" ")
+        );
+        assert!(
+            theirs.starts_with("I   refs:") && theirs.contains("LL miss rate:"),
+            "{theirs}"
+        );
         if ours != theirs {
-            failures.push(format!("{geometry:?}:\nours:\n{ours}\ncachegrind:\n{theirs}"));
+            failures.push(format!(
+                "{geometry:?}:\nours:\n{ours}\ncachegrind:\n{theirs}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -301,7 +376,10 @@ fn one_pass_summary_equals_valgrind_cachegrinds() {
 
 /// Every entry of `dir` (the capture's `$TMPDIR`).
 fn entries(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
 }
 
 #[test]
@@ -334,12 +412,18 @@ fn interrupted_or_failed_capture_leaves_no_fifo_directory() {
         .unwrap();
     let t = Instant::now();
     while entries(tmp.path()).is_empty() {
-        assert!(t.elapsed() < Duration::from_secs(30), "no FIFO directory appeared");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no FIFO directory appeared"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
     let t = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -354,5 +438,9 @@ fn interrupted_or_failed_capture_leaves_no_fifo_directory() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(status.code(), Some(130), "{}", stderr(&o));
     assert!(o.stdout.is_empty(), "no summary after an interruption");
-    assert!(entries(tmp.path()).is_empty(), "left behind: {:?}", entries(tmp.path()));
+    assert!(
+        entries(tmp.path()).is_empty(),
+        "left behind: {:?}",
+        entries(tmp.path())
+    );
 }

@@ -133,7 +133,11 @@ impl CachegrindConfig {
     pub fn check(&self) -> Result<(), SimError> {
         for (name, c) in [("I1", &self.i1), ("D1", &self.d1), ("LL", &self.ll)] {
             // what an int cannot hold, cachegrind refuses first
-            let int = |v: u64| i32::try_from(v).map(i64::from).map_err(|_| CacheOptError::Overflow);
+            let int = |v: u64| {
+                i32::try_from(v)
+                    .map(i64::from)
+                    .map_err(|_| CacheOptError::Overflow)
+            };
             (|| {
                 let (size, ways, line) = (
                     int(c.size_bytes)?,
@@ -173,7 +177,14 @@ mod tests {
     #[test]
     fn refuses_with_cachegrinds_words() {
         let set = "Cache set count is not a power of two.";
-        for v in ["1000,2,64", "1024,3,64", "1024,2,48", "0,2,64", "-1,2,64", "6291456,16,64"] {
+        for v in [
+            "1000,2,64",
+            "1024,3,64",
+            "1024,2,48",
+            "0,2,64",
+            "-1,2,64",
+            "6291456,16,64",
+        ] {
             assert_eq!(err(v), set, "{v}");
         }
         assert_eq!(err("384,1,48"), "Cache line size is not a power of two.");
@@ -188,7 +199,16 @@ mod tests {
             err("99999999999999999999999,2,64"),
             "One of the cache parameters was too large and overflowed."
         );
-        for v in ["abc", "1024,2", "1024,2,64,5", "1024,2,64,", "1024,,64", " 1024,2,64", "1e3,2,64", "--5,2,64"] {
+        for v in [
+            "abc",
+            "1024,2",
+            "1024,2,64,5",
+            "1024,2,64,",
+            "1024,,64",
+            " 1024,2,64",
+            "1e3,2,64",
+            "--5,2,64",
+        ] {
             assert!(err(v).starts_with(&format!("Bad argument '{v}'")), "{v}");
         }
         assert!(err("1024,0,64").contains("associativity is 0"));
