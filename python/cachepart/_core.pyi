@@ -78,3 +78,10 @@ def sim_run(
     alone: bool = True,
 ) -> tuple[str, str]: ...
 def sim_platforms() -> list[tuple[str, str]]: ...
+def sim_cachegrind(
+    trace: str,
+    i1: str | None = None,
+    d1: str | None = None,
+    ll: str | None = None,
+    platform: str | None = None,
+) -> list[tuple[str, int]]: ...
