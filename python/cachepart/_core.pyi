@@ -85,3 +85,10 @@ def sim_throttle(
     max_runs: int = 512,
     seed: int | None = None,
 ) -> str: ...
+def sim_cachegrind(
+    trace: str,
+    i1: str | None = None,
+    d1: str | None = None,
+    ll: str | None = None,
+    platform: str | None = None,
+) -> list[tuple[str, int]]: ...

@@ -6,6 +6,8 @@ per-app results and per-interval samples as pandas DataFrames.
 >>> run.apps[["app", "ipc", "slowdown"]]
 >>> run.samples.groupby("name")["ipc"].mean()
 >>> run.metrics["stp"]
+>>> cs.cachegrind("ls.cpt", i1="32768,8,64", d1=(32768, 8, 64), ll="2097152,16,64")
+{'Ir': ..., 'I1mr': ..., 'ILmr': ..., 'Dr': ..., ...}
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from cachepart import _core
 from cachepart._guard import call, path
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: A cache as cachegrind's option writes it: ``"32768,8,64"`` or
+#: ``(32768, 8, 64)`` (size in bytes, ways, line size in bytes).
+CacheSpec = Union[str, tuple[int, int, int]]
 
 
 @dataclass
@@ -136,3 +141,47 @@ def throttle(
 def platforms() -> list[tuple[str, str]]:
     """The built-in platforms: (name, description)."""
     return list(call(_core.sim_platforms))
+
+
+def _cache_opt(value: CacheSpec | None, name: str) -> str | None:
+    """A cache spec as cachegrind's option value ``SIZE,WAYS,LINE``."""
+    if value is None or isinstance(value, str):
+        return value
+    if (
+        isinstance(value, tuple)
+        and len(value) == 3
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return ",".join(str(v) for v in value)
+    raise _core.UsageError(f"{name} {value!r}: expected 'SIZE,WAYS,LINE' or a (size, ways, line) tuple of ints")
+
+
+def cachegrind(
+    trace: PathLike,
+    *,
+    i1: CacheSpec | None = None,
+    d1: CacheSpec | None = None,
+    ll: CacheSpec | None = None,
+    platform: str | None = None,
+) -> dict[str, int]:
+    """cachegrind's simulation of a binary trace (``.cpt``): its nine
+    totals ``Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw``, in that order, as
+    ``cachepart sim cachegrind --format json`` gives them.
+
+    ``i1``, ``d1`` and ``ll`` are cachegrind's ``--I1``/``--D1``/``--LL``
+    (``"32768,8,64"`` or ``(32768, 8, 64)``), checked as cachegrind checks
+    them; a cache not given comes from ``platform`` (a built-in name or a
+    platform file: its L1I, L1D, LLC) or else from cachegrind's defaults
+    (I1 and D1 65536,2,64, LL 262144,8,64). Raises
+    ``cachepart.UsageError`` with cachegrind's words for a geometry it
+    refuses, ``cachepart.InputError`` for an unreadable trace.
+    """
+    pairs = call(
+        _core.sim_cachegrind,
+        path(trace, "trace"),
+        i1=_cache_opt(i1, "i1"),
+        d1=_cache_opt(d1, "d1"),
+        ll=_cache_opt(ll, "ll"),
+        platform=platform,
+    )
+    return dict(pairs)

@@ -1,6 +1,8 @@
 """The simulator from Python: scenario runs as DataFrames."""
 
+import json
 import pathlib
+import subprocess
 
 import pandas as pd
 import pytest
@@ -103,3 +105,63 @@ def test_throttle_search_refuses_a_platform_without_modulation(tmp_path):
     scenario.write_text(text.replace('platform = "xeon-5160"', 'platform = "xeon-e5506"'))
     with pytest.raises(cachepart.InputError, match="no duty-cycle modulation"):
         cs.throttle(scenario)
+
+
+CLI = ROOT / "target" / "release" / "cachepart"
+EVENTS = ["Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw"]
+
+
+@pytest.fixture(scope="module")
+def uniform_trace(tmp_path_factory):
+    if not CLI.exists():
+        pytest.skip(f"{CLI} not built (run ./scripts/setup.sh)")
+    d = tmp_path_factory.mktemp("cg")
+    cfg = d / "u.toml"
+    cfg.write_text(
+        'seed = 3\naccesses = 100000\n[pattern]\nclass = "cache-sensitive"\n'
+        'working-set-bytes = 262144\ndistribution = "uniform"\n'
+    )
+    out = d / "u.cpt"
+    subprocess.run([str(CLI), "trace", "generate", str(cfg), str(out)], check=True, capture_output=True)
+    return out
+
+
+def test_cachegrind_equals_the_command_line(uniform_trace):
+    got = cs.cachegrind(uniform_trace, i1="32768,8,64", d1=(32768, 8, 64), ll="131072,8,64")
+    assert list(got) == EVENTS
+    cli = subprocess.run(
+        [str(CLI), "sim", "cachegrind", str(uniform_trace), "--format", "json"]
+        + ["--I1", "32768,8,64", "--D1", "32768,8,64", "--LL", "131072,8,64"],
+        check=True,
+        capture_output=True,
+    )
+    assert got == json.loads(cli.stdout)
+    # a data-only trace of 100,000 accesses over 256 KiB
+    assert got["Ir"] == 0
+    assert got["Dr"] + got["Dw"] == 100_000
+    # a 32 KiB D1 misses most of a uniform 256 KiB working set, a 128 KiB LL fewer
+    assert 0.8 < (got["D1mr"] + got["D1mw"]) / 100_000 < 0.95
+    assert got["DLmr"] + got["DLmw"] < got["D1mr"] + got["D1mw"]
+
+
+def test_cachegrind_defaults_and_platform(uniform_trace):
+    default = cs.cachegrind(uniform_trace)
+    explicit = cs.cachegrind(uniform_trace, i1="65536,2,64", d1="65536,2,64", ll="262144,8,64")
+    assert default == explicit
+    e5506 = cs.cachegrind(uniform_trace, platform="xeon-e5506")
+    # its 4 MiB LLC holds the whole working set: only cold misses
+    assert e5506["DLmr"] + e5506["DLmw"] == 262144 // 64
+    assert e5506 == cs.cachegrind(uniform_trace, d1="32768,8,64", ll=(4 << 20, 16, 64), platform="xeon-e5506")
+
+
+def test_cachegrind_refuses_in_cachegrinds_words(uniform_trace, tmp_path):
+    with pytest.raises(cachepart.UsageError, match=r"--LL=1000,2,64: Cache set count is not a power of two\."):
+        cs.cachegrind(uniform_trace, ll="1000,2,64")
+    with pytest.raises(cachepart.UsageError, match="Cache line size is too small"):
+        cs.cachegrind(uniform_trace, d1=(1024, 2, 8))
+    with pytest.raises(cachepart.UsageError, match="platform xeon-gold-6138"):
+        cs.cachegrind(uniform_trace, platform="xeon-gold-6138")
+    with pytest.raises(cachepart.UsageError, match="i1"):
+        cs.cachegrind(uniform_trace, i1=(1024, 2))  # type: ignore[arg-type]
+    with pytest.raises(cachepart.InputError, match="missing.cpt"):
+        cs.cachegrind(tmp_path / "missing.cpt")

@@ -8,6 +8,9 @@
 //!   machine and returns one [`Outcome`] per (workload, algorithm);
 //! * [`report`]: flattens outcomes into rows and writes them as a table, CSV
 //!   or JSON;
+//! * [`cachegrind`]: the cachegrind-compatible simulation of a trace
+//!   (geometry from cachegrind's options or a platform, cachegrind's
+//!   summary layout and its nine totals as JSON);
 //! * [`classify`]: the LFOC class of each program with the numbers behind it;
 //! * [`chart`]: the STP-versus-unfairness chart normalised to `stock` (PNG).
 //! * [`coloring`]: page-color policies on the simulator (COLORIS, Tam);
@@ -33,6 +36,7 @@
 
 mod algorithm;
 pub mod builtin;
+pub mod cachegrind;
 pub mod chart;
 pub mod classify;
 pub mod coloring;

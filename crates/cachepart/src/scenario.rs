@@ -25,6 +25,11 @@
 //! completed N runs) or `kind = "fixed-time"` with `cycles = N` (COLORIS's:
 //! every app co-runs for N cycles).
 //!
+//! `swap = "static"` (or `"configurable"`, `"platform"`, `"off"`, the
+//! default) turns on the platform's `[swap]` section: SWAP's bit swap, so
+//! colored apps with `huge-pages = "always"` get 2 MiB superpages of their
+//! colors (docs/simulator-swap.md).
+//!
 //! A `[coloring]` section runs a page-color policy (`coloris-static`,
 //! `coloris-dynamic`, `tam-static`; see [`crate::coloring`]); apps may then
 //! carry `thresholds = { low = .., high = .. }` and no `colors`. Without
@@ -39,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cachepart_machine::Duty;
-use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages, PagingCosts};
+use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages, PagingCosts, SwapMode};
 use cachepart_sim::prefetch::Kind;
 use cachepart_sim::system::{
     check_throttle, AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource,
@@ -87,6 +92,12 @@ pub struct ScenarioFile {
     /// off). See docs/simulator-prefetchers.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetchers: Option<String>,
+    /// SWAP's bit swap (the platform's `[swap]` section): `"off"` (the
+    /// default: allocators hand out physical frames), `"platform"` (the
+    /// section as declared), `"static"` or `"configurable"` (its bits,
+    /// with that mode). See docs/simulator-swap.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<String>,
     /// Seed of the simulation: added to the platform's memory-aging seed
     /// (so it changes which frames, and colors, pages get) and mixed into
     /// random replacement.
@@ -183,7 +194,9 @@ pub struct AppEntry {
     /// This app's instruction limit (overrides the scenario's).
     #[serde(default)]
     pub instructions: Option<u64>,
-    /// Superpages: `never` (default) or `always`.
+    /// Superpages: `never` (default) or `always`. A colored app gets
+    /// superpages only under the platform's swap (`swap` key); without it
+    /// its pages fall back to 4 KiB.
     #[serde(default)]
     pub huge_pages: Option<HugePages>,
     /// This app's Low/High miss-rate thresholds (QoS) for
@@ -240,6 +253,38 @@ fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Error> 
     } else {
         toml::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
     }
+}
+
+/// Turns the platform's swap on or off as a scenario's `swap` key asks.
+fn apply_swap(key: &str, platform: &mut PlatformConfig) -> Result<(), String> {
+    let mode = match key {
+        "off" => {
+            if let Some(s) = &mut platform.swap {
+                s.enabled = false;
+            }
+            return Ok(());
+        }
+        "platform" => None,
+        "static" => Some(SwapMode::Static),
+        "configurable" => Some(SwapMode::Configurable),
+        other => {
+            return Err(format!(
+                "{other:?}: expected \"off\", \"platform\", \"static\" or \"configurable\""
+            ))
+        }
+    };
+    let name = platform.name.clone();
+    let Some(s) = &mut platform.swap else {
+        return Err(format!(
+            "platform {name} declares no swap (its [swap] section)"
+        ));
+    };
+    s.enabled = true;
+    if let Some(m) = mode {
+        s.mode = m;
+    }
+    platform.swap_map().map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// The word a scenario's `prefetchers` key asks for (`None`: off).
@@ -333,6 +378,9 @@ impl Scenario {
         if let Some(p) = &file.prefetchers {
             platform.prefetchers.run_word =
                 prefetch_word(p, &platform).map_err(|e| err("prefetchers".into(), e))?;
+        }
+        if let Some(k) = &file.swap {
+            apply_swap(k, &mut platform).map_err(|e| err("swap".into(), e))?;
         }
         if let Some(c) = &file.coloring {
             match file.allocator {

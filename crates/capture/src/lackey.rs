@@ -3,24 +3,24 @@
 //! It runs
 //! `valgrind --tool=lackey --trace-mem=yes --vgdb=no --log-file=FIFO CMD ARGS...`,
 //! where FIFO is a named pipe in a fresh private directory, and reads the
-//! pipe through a [`LackeyReader`] into a [`Writer`], so memory stays
-//! bounded and lackey's text never reaches the disk. The rest (the FIFO,
+//! pipe through a [`LackeyReader`] into a trace writer, so memory stays
+//! bounded and lackey's text never reaches the disk; [`stream_lackey`]
+//! hands the records to the caller instead and writes no trace at all. The rest (the FIFO,
 //! the temporary output, the child's lifetime, the program's exit status)
 //! is shared with the qemu route in `route.rs`.
 
 use std::ffi::{OsStr, OsString};
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read};
+use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
-use cachepart_trace::{Counts, LackeyReader, TraceError, WriteSummary, Writer};
+use cachepart_trace::{Counts, LackeyReader, Record, TraceError};
 
 use crate::command::{resolve_command, shell_words};
 use crate::error::{CaptureError, CaptureResult};
-use crate::options::{CaptureOptions, CaptureSummary};
+use crate::options::{CaptureOptions, CaptureSummary, StreamSummary};
 use crate::process::version_output;
-use crate::route::{run_route, Route};
+use crate::route::{run_route, run_stream, Route, Sink};
 
 /// Runs `command` (program and arguments) under valgrind lackey and writes
 /// its memory trace to `output` in the binary format. See the crate
@@ -30,6 +30,42 @@ pub fn capture_lackey(
     output: &Path,
     opts: &CaptureOptions,
 ) -> CaptureResult<CaptureSummary> {
+    let (program, version, header) = prepare(command, opts)?;
+    let route = Lackey {
+        valgrind: &opts.valgrind,
+        command,
+    };
+    run_route(&route, program, output, &header, opts, version)
+}
+
+/// Runs `command` under valgrind lackey and hands every record of its
+/// memory trace to `consume`, in order, as it is decoded: one pass, no
+/// trace file (only the FIFO, in a private directory removed on return).
+/// The guarantees are [`capture_lackey`]'s (the tool killed and reaped
+/// after an error or cancellation, the program's status in the summary);
+/// `opts.header`, `level` and `compress_threads` are not used.
+pub fn stream_lackey(
+    command: &[OsString],
+    opts: &CaptureOptions,
+    consume: &mut dyn FnMut(Record),
+) -> CaptureResult<StreamSummary> {
+    let (program, version, _) = prepare(command, opts)?;
+    let route = Lackey {
+        valgrind: &opts.valgrind,
+        command,
+    };
+    run_stream(&route, program, opts, version, &mut |r| {
+        consume(r);
+        Ok(())
+    })
+}
+
+/// The program, valgrind's version and the trace header of a capture of
+/// `command`; fails when valgrind or the program cannot be found.
+fn prepare<'a>(
+    command: &'a [OsString],
+    opts: &CaptureOptions,
+) -> CaptureResult<(&'a OsString, String, cachepart_trace::Header)> {
     let program = command.first().ok_or(CaptureError::EmptyCommand)?;
     let version = valgrind_version(&opts.valgrind)?;
     if resolve_command(program).is_none() {
@@ -44,11 +80,7 @@ pub fn capture_lackey(
         .with_meta("tool", "lackey")
         .with_meta("command", shell_words(command))
         .with_meta("valgrind-version", version.clone());
-    let route = Lackey {
-        valgrind: &opts.valgrind,
-        command,
-    };
-    run_route(&route, program, output, &header, opts, version)
+    Ok((program, version, header))
 }
 
 /// The lackey route.
@@ -85,20 +117,13 @@ impl Route for Lackey<'_> {
         }
     }
 
-    fn decode(
-        &self,
-        input: &mut (dyn Read + Send),
-        writer: Writer<BufWriter<File>>,
-    ) -> CaptureResult<(Counts, WriteSummary)> {
-        stream(input, writer)
+    fn decode(&self, input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts> {
+        stream(input, sink)
     }
 }
 
-/// Reads lackey text from `input` into `writer` until end-of-file.
-fn stream(
-    input: &mut (dyn Read + Send),
-    mut writer: Writer<BufWriter<File>>,
-) -> CaptureResult<(Counts, WriteSummary)> {
+/// Reads lackey text from `input` into `sink` until end-of-file.
+fn stream(input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts> {
     let mut counts = Counts::default();
     for r in LackeyReader::new(BufReader::with_capacity(1 << 20, input)) {
         let r = r.map_err(|e| match e {
@@ -110,10 +135,9 @@ fn stream(
             e => CaptureError::Malformed(e),
         })?;
         counts.add(r);
-        writer.push(r)?;
+        sink(r)?;
     }
-    let (_, written) = writer.finish()?;
-    Ok((counts, written))
+    Ok(counts)
 }
 
 /// `valgrind --version`, or [`CaptureError::ValgrindMissing`].

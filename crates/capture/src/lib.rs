@@ -5,7 +5,9 @@
 //! This crate owns every program that cachepart starts to trace another:
 //!
 //! * [`capture_lackey`] (`lackey.rs`): the program under valgrind lackey,
-//!   whose text log is parsed by [`cachepart_trace::LackeyReader`].
+//!   whose text log is parsed by [`cachepart_trace::LackeyReader`];
+//!   [`stream_lackey`] hands the records to the caller as they come (one
+//!   pass, no trace file: `cachepart sim cachegrind -- CMD`).
 //! * [`capture_qemu`] (`qemu.rs`, `qemu_stream.rs`): the program under
 //!   qemu-user with cachepart's own TCG plugin, whose C source and gcc
 //!   build are in `plugin.rs` ([`qemu_plugin`], [`default_plugin_dir`]).
@@ -53,7 +55,7 @@ mod qemu_stream;
 mod route;
 
 pub use error::{CaptureError, CaptureResult};
-pub use lackey::capture_lackey;
-pub use options::{CaptureOptions, CaptureSummary};
+pub use lackey::{capture_lackey, stream_lackey};
+pub use options::{CaptureOptions, CaptureSummary, StreamSummary};
 pub use plugin::default_plugin_dir;
 pub use qemu::{capture_qemu, qemu_plugin, QemuPlugin};

@@ -1,5 +1,6 @@
 //! What a capture is asked to do ([`CaptureOptions`], shared by both
-//! routes) and what it reports ([`CaptureSummary`]).
+//! routes) and what it reports ([`CaptureSummary`], or [`StreamSummary`]
+//! for a capture streamed to the caller without a trace file).
 
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -108,5 +109,25 @@ impl CaptureSummary {
     /// Accesses captured per wall-clock second.
     pub fn accesses_per_second(&self) -> f64 {
         self.accesses() as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// What a capture streamed to the caller ([`crate::stream_lackey`]) saw.
+#[derive(Clone, Debug)]
+pub struct StreamSummary {
+    /// Records by kind and instructions.
+    pub counts: Counts,
+    /// How the program ended.
+    pub status: ExitStatus,
+    /// Wall-clock seconds from starting the tool to its end.
+    pub seconds: f64,
+    /// The tool's version (`valgrind --version`).
+    pub tool_version: String,
+}
+
+impl StreamSummary {
+    /// Whether the program exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status.success()
     }
 }

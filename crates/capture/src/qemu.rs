@@ -9,7 +9,7 @@
 //! its `argv[0]` kept as given). The plugin writes 8-byte records in the
 //! bit layout of [`Record`](cachepart_trace::Record), in chunks of a
 //! million per guest thread; `qemu_stream.rs` checks each word and feeds
-//! the [`Writer`]. Everything else (the FIFO, the temporary output, the
+//! the trace writer. Everything else (the FIFO, the temporary output, the
 //! child's lifetime, the program's exit status, the errors) is shared
 //! with the lackey route in `route.rs`.
 //!
@@ -29,12 +29,11 @@
 //! escapes (the payload is qemu's vcpu index).
 
 use std::ffi::{OsStr, OsString};
-use std::fs::File;
-use std::io::{self, BufWriter, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
-use cachepart_trace::{Counts, WriteSummary, Writer};
+use cachepart_trace::Counts;
 
 use crate::command::{resolve_command, shell_words};
 use crate::error::{CaptureError, CaptureResult};
@@ -42,7 +41,7 @@ use crate::options::{CaptureOptions, CaptureSummary};
 use crate::plugin::{default_plugin_dir, ensure_plugin, plugin_api, qemu_release};
 use crate::process::version_output;
 use crate::qemu_stream::decode_raw;
-use crate::route::{run_route, Route};
+use crate::route::{run_route, Route, Sink};
 
 /// Runs `command` (program and arguments) under qemu-user with the
 /// cachepart plugin and writes its memory trace to `output` in the binary
@@ -162,12 +161,8 @@ impl Route for Qemu<'_> {
         }
     }
 
-    fn decode(
-        &self,
-        input: &mut (dyn Read + Send),
-        writer: Writer<BufWriter<File>>,
-    ) -> CaptureResult<(Counts, WriteSummary)> {
-        decode_raw(input, writer)
+    fn decode(&self, input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts> {
+        decode_raw(input, sink)
     }
 }
 

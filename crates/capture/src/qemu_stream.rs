@@ -1,24 +1,24 @@
 //! The qemu plugin's stream: raw little-endian 8-byte words that are
 //! already [`Record`]s, read from the FIFO by a reader thread into a
 //! bounded queue and checked word by word ([`Record::from_raw`]) into the
-//! [`Writer`]. A bad word or a stream that stops inside a word is a
+//! capture's sink (the trace writer). A bad word or a stream that stops inside a word is a
 //! [`CaptureError::MalformedStream`] naming its byte offset.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Read};
+use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::mpsc;
 
-use cachepart_trace::{Counts, Record, WriteSummary, Writer};
+use cachepart_trace::{Counts, Record};
 
 use crate::error::{CaptureError, CaptureResult};
+use crate::route::Sink;
 
 /// Bytes read from the pipe at a time.
 const CHUNK: usize = 1 << 20;
 /// Chunks read ahead of the writer (64 MiB at most).
 const QUEUE: usize = 64;
 
-/// Reads the plugin's raw little-endian records from `input` into `writer`
+/// Reads the plugin's raw little-endian records from `input` into `sink`
 /// until end-of-file, checking each one.
 ///
 /// A reader thread drains the pipe into a bounded queue of chunks while
@@ -27,8 +27,8 @@ const QUEUE: usize = 64;
 /// capture runs at the slower of the two rather than at their sum).
 pub(crate) fn decode_raw(
     input: &mut (dyn Read + Send),
-    mut writer: Writer<BufWriter<File>>,
-) -> CaptureResult<(Counts, WriteSummary)> {
+    sink: &mut Sink<'_>,
+) -> CaptureResult<Counts> {
     let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(QUEUE);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
     let mut counts = Counts::default();
@@ -47,7 +47,7 @@ pub(crate) fn decode_raw(
                         }
                     })?;
                     counts.add(r);
-                    writer.push(r)?;
+                    sink(r)?;
                 }
                 offset += chunk.len() as u64;
                 let _ = empty_tx.send(chunk);
@@ -75,8 +75,7 @@ pub(crate) fn decode_raw(
             reason: format!("the stream ends {leftover} bytes into a record"),
         });
     }
-    let (_, written) = writer.finish()?;
-    Ok((counts, written))
+    Ok(counts)
 }
 
 /// Reads `input` to its end in chunks of whole 8-byte words, sent to
@@ -118,14 +117,10 @@ fn read_chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cachepart_trace::{Event, Header, Kind};
+    use cachepart_trace::{Event, Kind};
 
-    fn decode_bytes(bytes: &[u8]) -> CaptureResult<(Counts, WriteSummary)> {
-        let w = Writer::new(
-            BufWriter::new(tempfile::tempfile().unwrap()),
-            &Header::default(),
-        )
-        .unwrap();
+    fn decode_bytes(bytes: &[u8]) -> CaptureResult<(Counts, Vec<Record>)> {
+        let mut got = Vec::new();
         // read in odd-sized pieces, so records straddle reads
         struct Drip<'a>(&'a [u8]);
         impl Read for Drip<'_> {
@@ -136,7 +131,11 @@ mod tests {
                 Ok(n)
             }
         }
-        decode_raw(&mut Drip(bytes), w)
+        let counts = decode_raw(&mut Drip(bytes), &mut |r| {
+            got.push(r);
+            Ok(())
+        })?;
+        Ok((counts, got))
     }
 
     fn raw(records: &[Record]) -> Vec<u8> {
@@ -154,7 +153,7 @@ mod tests {
         let (c, w) = decode_bytes(&raw(&recs)).unwrap();
         assert_eq!((c.records, c.loads, c.stores, c.escapes), (4, 1, 1, 2));
         assert_eq!(c.instructions, 1003);
-        assert_eq!(w.records, 4);
+        assert_eq!(w, recs);
     }
 
     #[test]

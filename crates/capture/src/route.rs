@@ -1,10 +1,13 @@
 //! What both capture routes share: a [`Route`] (the tool's command line
-//! and how to decode its bytes) run by [`run_route`].
+//! and how to decode its bytes) run by [`run_route`] into a trace file, or
+//! by [`run_tool`] into any [`Sink`] (the one-pass simulation of
+//! `cachepart sim cachegrind -- CMD`, which writes no trace).
 //!
-//! [`run_route`] makes the FIFO ([`Fifo`]) and the temporary output
-//! ([`TempOutput`]), starts the tool as a [`TiedChild`] writing into the
-//! FIFO, and decodes the FIFO into a [`Writer`] on the caller's thread
-//! while a supervising thread waits for the tool. The program's stdin,
+//! [`run_tool`] makes the FIFO ([`Fifo`]), starts the tool as a
+//! [`TiedChild`] writing into the FIFO, and decodes the FIFO into the sink
+//! on the caller's thread while a supervising thread waits for the tool;
+//! [`run_route`] adds the temporary output ([`TempOutput`]) and its
+//! [`Writer`]. The program's stdin,
 //! stdout and stderr are the caller's: only the tool's trace goes through
 //! the pipe.
 //!
@@ -17,18 +20,17 @@
 //! no output file, no temporary and no child left.
 
 use std::ffi::OsStr;
-use std::fs::File;
 use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use cachepart_trace::{Counts, Header, WriteSummary, Writer};
+use cachepart_trace::{Counts, Header, Record, Writer};
 
 use crate::error::{CaptureError, CaptureResult};
 use crate::fifo::{Counted, Fifo};
-use crate::options::{CaptureOptions, CaptureSummary};
+use crate::options::{CaptureOptions, CaptureSummary, StreamSummary};
 use crate::output::TempOutput;
 use crate::process::{Ended, TiedChild};
 
@@ -42,13 +44,13 @@ pub(crate) trait Route {
     /// The error when the tool wrote nothing and exited with `status`: it
     /// could not start the program.
     fn start_error(&self, command: String, status: ExitStatus) -> CaptureError;
-    /// Decodes the FIFO's bytes into `writer` until end-of-file.
-    fn decode(
-        &self,
-        input: &mut (dyn Read + Send),
-        writer: Writer<BufWriter<File>>,
-    ) -> CaptureResult<(Counts, WriteSummary)>;
+    /// Decodes the FIFO's bytes into `sink` until end-of-file.
+    fn decode(&self, input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts>;
 }
+
+/// Where decoded records go, one at a time: a trace [`Writer`] or a
+/// caller's consumer. An error stops the capture.
+pub(crate) type Sink<'a> = dyn FnMut(Record) -> CaptureResult<()> + 'a;
 
 /// The error of a capture of `program` that was cancelled.
 pub(crate) fn interrupted(program: &OsStr) -> CaptureError {
@@ -70,20 +72,64 @@ pub(crate) fn run_route(
     if opts.cancelled() {
         return Err(interrupted(program));
     }
-    let fifo = Fifo::new()?;
     let (out, file) = TempOutput::beside(output)?;
     let mut writer =
         Writer::with_level(BufWriter::with_capacity(1 << 20, file), header, opts.level)?;
     if opts.compress_threads > 0 {
         writer = writer.with_threads(opts.compress_threads);
     }
+    let start = Instant::now();
+    let (counts, status) = run_tool(route, program, opts, &mut |r| Ok(writer.push(r)?))?;
+    let (_, written) = writer.finish()?;
+    out.commit(output)?;
+    Ok(CaptureSummary {
+        counts,
+        written,
+        status,
+        seconds: start.elapsed().as_secs_f64(),
+        tool_version,
+    })
+}
+
+/// Runs `route` for `program` with every record going through a FIFO into
+/// `sink`; nothing is written to disk but the FIFO.
+pub(crate) fn run_stream(
+    route: &dyn Route,
+    program: &OsStr,
+    opts: &CaptureOptions,
+    tool_version: String,
+    sink: &mut Sink<'_>,
+) -> CaptureResult<StreamSummary> {
+    let start = Instant::now();
+    let (counts, status) = run_tool(route, program, opts, sink)?;
+    Ok(StreamSummary {
+        counts,
+        status,
+        seconds: start.elapsed().as_secs_f64(),
+        tool_version,
+    })
+}
+
+/// Runs the tool of `route` for `program` and decodes what it writes
+/// into the FIFO into `sink`; returns the counts and how the program
+/// ended. The FIFO's directory is gone when this returns, whatever the
+/// outcome.
+pub(crate) fn run_tool(
+    route: &dyn Route,
+    program: &OsStr,
+    opts: &CaptureOptions,
+    sink: &mut Sink<'_>,
+) -> CaptureResult<(Counts, ExitStatus)> {
+    if opts.cancelled() {
+        return Err(interrupted(program));
+    }
+    let fifo = Fifo::new()?;
 
     // Hold a read-write handle so that neither our open nor the tool's
     // blocks, and EOF comes only after the tool has exited.
     let keep = fifo.open_keep()?;
     let read_end = fifo.open_read()?;
 
-    let start = Instant::now();
     let mut child =
         TiedChild::spawn(&mut route.command(fifo.path())).map_err(|e| route.spawn_error(e))?;
     let cancel = opts.cancel.as_deref();
@@ -98,7 +144,7 @@ pub(crate) fn run_route(
             ended
         });
         let mut input = Counted::new(read_end, cancel);
-        let streamed = route.decode(&mut input, writer);
+        let streamed = route.decode(&mut input, sink);
         if streamed.is_err() {
             failed.store(true, Ordering::SeqCst);
         }
@@ -125,13 +171,5 @@ pub(crate) fn run_route(
         // The tool wrote nothing: it could not start the program.
         return Err(route.start_error(program.to_string_lossy().into_owned(), status));
     }
-    let (counts, written) = streamed?;
-    out.commit(output)?;
-    Ok(CaptureSummary {
-        counts,
-        written,
-        status,
-        seconds: start.elapsed().as_secs_f64(),
-        tool_version,
-    })
+    Ok((streamed?, status))
 }

@@ -59,8 +59,9 @@ pub fn capture(tool: CaptureTool, output: &Path, ifetch: bool, command: &[OsStri
 }
 
 /// SIGINT and SIGTERM while a capture runs: the flag the capture polls,
-/// and the last signal received.
-struct Interrupt {
+/// and the last signal received (`trace capture` and `sim cachegrind --
+/// CMD`).
+pub(crate) struct Interrupt {
     cancel: Arc<AtomicBool>,
     signal: Arc<AtomicUsize>,
 }
@@ -69,7 +70,7 @@ impl Interrupt {
     /// Replaces the default action of SIGINT and SIGTERM (ending the
     /// process at once, which would leave the tool and the temporaries) by
     /// raising the flag.
-    fn register() -> Result<Interrupt> {
+    pub(crate) fn register() -> Result<Interrupt> {
         let cancel = Arc::new(AtomicBool::new(false));
         let signal = Arc::new(AtomicUsize::new(0));
         for sig in [SIGINT, SIGTERM] {
@@ -80,8 +81,13 @@ impl Interrupt {
         Ok(Interrupt { cancel, signal })
     }
 
+    /// The cancellation flag to give the capture.
+    pub(crate) fn cancel(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancel)
+    }
+
     /// 128 + the signal received (130 when none was recorded).
-    fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self.signal.load(Ordering::SeqCst) {
             0 => 128 + SIGINT,
             n => 128 + n as i32,

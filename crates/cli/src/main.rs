@@ -12,6 +12,7 @@ mod profile_cmd;
 mod rdt_cmd;
 mod rdt_manage;
 mod report;
+mod sim_cachegrind;
 mod sim_cmd;
 mod sim_throttle;
 mod trace_cmd;
@@ -37,7 +38,8 @@ enum Command {
     /// Memory traces: inspect, convert, generate.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
-    /// The trace-driven simulator: run scenario files.
+    /// The trace-driven simulator: run scenario files, or cachegrind's
+    /// cache simulation of a trace or program.
     #[command(subcommand)]
     Sim(sim_cmd::SimCommand),
     /// Simulator platforms: list, show, page colors.
@@ -66,12 +68,14 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    // Every command but `trace capture` (which stops its traced program
-    // first) cleans its temporaries and exits 130/143 on SIGINT/SIGTERM.
-    let capture = matches!(
-        cli.command,
-        Command::Trace(trace_cmd::TraceCommand::Capture { .. })
-    );
+    // Every command but the captures (`trace capture`, `sim cachegrind --
+    // CMD`: they stop the traced program first) cleans its temporaries and
+    // exits 130/143 on SIGINT/SIGTERM.
+    let capture = match &cli.command {
+        Command::Trace(trace_cmd::TraceCommand::Capture { .. }) => true,
+        Command::Sim(sim_cmd::SimCommand::Cachegrind(a)) => a.captures(),
+        _ => false,
+    };
     if !capture {
         if let Err(e) = interrupt::install() {
             eprintln!("error: {}", report::render(&e));

@@ -1,6 +1,7 @@
 //! `cachepart sim run SCENARIO`: runs a scenario file on the trace-driven
 //! simulator and prints per-app results and the mix metrics; samples go
-//! to a CSV or Parquet file.
+//! to a CSV or Parquet file. `cachepart sim cachegrind` is in
+//! `sim_cachegrind.rs`.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -23,6 +24,10 @@ pub enum SimCommand {
     /// Search the fairest duty cycles (and prefetchers) for a scenario's
     /// apps, as Zhang et al. do (execution throttling).
     Throttle(crate::sim_throttle::ThrottleArgs),
+    /// cachegrind's cache simulation (I1, D1, LL) of a trace or of a
+    /// program (`-- CMD ARGS`, captured in one pass), with cachegrind's
+    /// options and summary.
+    Cachegrind(crate::sim_cachegrind::CachegrindArgs),
 }
 
 /// Arguments of `cachepart sim run`.
@@ -61,6 +66,7 @@ pub fn run(cmd: SimCommand) -> Result<()> {
     match cmd {
         SimCommand::Run(a) => run_scenario(a),
         SimCommand::Throttle(a) => crate::sim_throttle::run(a),
+        SimCommand::Cachegrind(a) => crate::sim_cachegrind::run(a),
     }
 }
 

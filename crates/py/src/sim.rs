@@ -1,10 +1,12 @@
 //! The simulator from Python: run a scenario file, search throttling
-//! settings, list platforms. Results
-//! come back as JSON (per-app results and metrics) and CSV (samples) text
-//! that `python/cachepart/sim.py` turns into DataFrames.
+//! settings, list platforms, and cachegrind's simulation of a trace.
+//! Scenario results come back as JSON (per-app results and metrics) and
+//! CSV (samples) text that `python/cachepart/sim.py` turns into
+//! DataFrames; cachegrind's totals as `(event, count)` pairs.
 
 use std::path::PathBuf;
 
+use cachepart::cachegrind;
 use cachepart::platforms;
 use cachepart::samples;
 use cachepart::scenario::{Overrides, Scenario};
@@ -74,10 +76,44 @@ fn sim_platforms() -> Vec<(String, String)> {
         .collect()
 }
 
+/// cachegrind's nine totals of a binary trace, as `(event, count)` pairs
+/// in cachegrind's order; `i1`, `d1`, `ll` are cachegrind's option values
+/// (`SIZE,WAYS,LINE`), `platform` supplies the caches not given.
+#[pyfunction]
+#[pyo3(signature = (trace, i1=None, d1=None, ll=None, platform=None))]
+fn sim_cachegrind(
+    py: Python<'_>,
+    trace: PathBuf,
+    i1: Option<String>,
+    d1: Option<String>,
+    ll: Option<String>,
+    platform: Option<String>,
+) -> PyResult<Vec<(String, u64)>> {
+    guarded(py, move || {
+        let opt = |name: &str, v: Option<String>| {
+            v.map(|v| cachegrind::parse_option(name, &v)).transpose()
+        };
+        let cfg = cachegrind::config(
+            platform.as_deref(),
+            opt("I1", i1)?,
+            opt("D1", d1)?,
+            opt("LL", ll)?,
+        )?;
+        let s = cachegrind::simulate_trace(&trace, &cfg)?;
+        Ok::<_, Error>(
+            cachegrind::totals(&s)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    })
+}
+
 /// Adds the simulator's functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(sim_throttle, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_cachegrind, m)?)?;
     Ok(())
 }

@@ -45,6 +45,7 @@ fn platform() -> PlatformConfig {
         sparse_masks: false,
         prefetchers: Default::default(),
         clock_modulation: None,
+        swap: None,
     }
 }
 

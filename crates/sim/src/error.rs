@@ -85,6 +85,14 @@ pub enum SimError {
     /// The configuration is not one the chosen mode supports.
     #[error("{0}")]
     Unsupported(String),
+    /// cachegrind refuses a cache option (`--I1`, `--D1`, `--LL`).
+    #[error("bad option {option}: {source}")]
+    CachegrindOption {
+        /// The option as cachegrind would be given it (`--LL=1000,2,64`).
+        option: String,
+        /// cachegrind's reason.
+        source: crate::cachegrind_opt::CacheOptError,
+    },
     /// A `cachegrind.out` file lacks its `events:` or `summary:` line.
     #[error("cachegrind output: {0}")]
     CachegrindOutput(String),

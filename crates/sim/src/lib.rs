@@ -15,7 +15,8 @@
 //!   cachegrind mode, inclusive or not.
 //! * [`CachegrindSim`] and [`CachegrindSummary`] ([`cachegrind`]): the
 //!   two-level cachegrind model and its nine totals (parsed from
-//!   `cachegrind.out` files too).
+//!   `cachegrind.out` files too), and cachegrind's `--I1`/`--D1`/`--LL`
+//!   options with its checks and defaults ([`cachegrind_opt`]).
 //! * [`memory`]: virtual address spaces mapped on first touch by a
 //!   modelled buddy allocator, page colors, per-core TLBs, and
 //!   [`PhysicalCore`](memory::PhysicalCore), which drives a hierarchy with
@@ -48,6 +49,7 @@
 
 pub mod cache;
 pub mod cachegrind;
+pub mod cachegrind_opt;
 mod error;
 pub mod geometry;
 pub mod hierarchy;
@@ -62,6 +64,7 @@ pub mod umon;
 
 pub use cache::{Cache, LineOutcome, Victim};
 pub use cachegrind::{CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS};
+pub use cachegrind_opt::{parse_cache_opt, CacheOptError};
 pub use error::{GeometryError, Result, SimError};
 pub use geometry::{CacheConfig, Geometry};
 pub use hierarchy::{Hierarchy, HierarchyConfig, HierarchyStats, Inclusion, Mode, Served};

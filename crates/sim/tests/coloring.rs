@@ -250,7 +250,7 @@ proptest! {
             match mode {
                 0 => {
                     let before = space.marked_pages();
-                    let act = engines[0].shrink(space, w.alloc.as_ref());
+                    let act = engines[0].shrink(space, w.alloc.as_mut());
                     prop_assert!(space.marked_pages() <= before + act.marked as usize);
                     for (vpn, frame) in space.small_pages() {
                         if !w.alloc.frame_fits(app as u32, frame) {
@@ -298,7 +298,7 @@ fn lazy_recoloring_completes_on_touch() {
     let small: IdSet = "2-3".parse().unwrap();
     w.set_colors(0, &small);
     let mut e = RecolorEngine::new(RecolorConfig::default()).unwrap();
-    let act = e.shrink(&mut w.spaces[0], w.alloc.as_ref());
+    let act = e.shrink(&mut w.spaces[0], w.alloc.as_mut());
     assert_eq!(act.marked, 48);
     for p in 0..64 {
         w.touch(0, p).unwrap();

@@ -28,6 +28,7 @@ fn platform(modulation: Option<ClockModulation>) -> PlatformConfig {
         sparse_masks: false,
         prefetchers: Default::default(),
         clock_modulation: modulation,
+        swap: None,
     }
 }
 

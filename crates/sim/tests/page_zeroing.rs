@@ -24,6 +24,7 @@ fn platform(memory: MemoryConfig) -> PlatformConfig {
         sparse_masks: false,
         prefetchers: Default::default(),
         clock_modulation: None,
+        swap: None,
     }
 }
 

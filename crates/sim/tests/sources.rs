@@ -27,6 +27,7 @@ fn platform() -> PlatformConfig {
         sparse_masks: false,
         prefetchers: Default::default(),
         clock_modulation: None,
+        swap: None,
     }
 }
 

@@ -31,6 +31,7 @@ fn platform(cores: u32, llc: CacheConfig) -> PlatformConfig {
         sparse_masks: false,
         prefetchers: Default::default(),
         clock_modulation: None,
+        swap: None,
     }
 }
 

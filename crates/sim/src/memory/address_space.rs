@@ -166,6 +166,30 @@ pub struct PagingStats {
     pub copy_ns: u64,
     /// Marked pages that could not move (no frame at all): they stay.
     pub recolor_failures: u64,
+    /// Superpages recolored by a move of the whole 2 MiB
+    /// ([`AddressSpace::recolor_huge`]; each also counts 512 pages in
+    /// `pages_recolored` and 512 page copies in `copy_ns`).
+    #[serde(default)]
+    pub superpages_moved: u64,
+    /// Superpages recolored by a split into 4 KiB pages that move lazily
+    /// ([`AddressSpace::recolor_huge`]).
+    #[serde(default)]
+    pub superpage_recolor_splits: u64,
+}
+
+/// What [`AddressSpace::recolor_huge`] did with a superpage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HugeRecolor {
+    /// Moved whole to a new 2 MiB block from the allocator (under SWAP, a
+    /// pseudo-superpage of the app's colors): 512 page copies at once.
+    Moved(Frame),
+    /// No 2 MiB block was free: split into 512 4 KiB pages in place, of
+    /// which `marked` (those not of the app's colors) move lazily on their
+    /// next touch, one page copy each.
+    Split {
+        /// 4 KiB pages marked for a lazy move.
+        marked: u64,
+    },
 }
 
 impl PagingStats {
@@ -504,6 +528,57 @@ impl AddressSpace {
         self.stats.pages_recolored += 1;
         self.stats.copy_ns += self.costs.copy;
         Ok(new)
+    }
+
+    /// Recolors superpage `hv` (a 2 MiB virtual page number) after the
+    /// app's colors changed: moved whole to a new 2 MiB block when the
+    /// allocator has one (under SWAP a colored app gets a
+    /// pseudo-superpage of its colors), charging 512 page copies; else
+    /// split into 4 KiB pages in place whose frames not of the app's
+    /// colors are marked for lazy recoloring. Moving first keeps the
+    /// superpage's single TLB entry, which is what SWAP is for; a split
+    /// superpage is never rebuilt in this model. The caller drops the
+    /// superpage's translation from its TLBs. `None` when `hv` is not a
+    /// superpage of this space.
+    pub fn recolor_huge<A: FrameAllocator + ?Sized>(
+        &mut self,
+        hv: u64,
+        alloc: &mut A,
+    ) -> Option<HugeRecolor> {
+        let old = *self.large.get(&hv)?;
+        let hint = self.hint(hv << PageSize::Huge.bits());
+        if let Ok(new) = alloc.alloc(HUGE_ORDER, hint) {
+            if self.track_fresh {
+                self.fresh.push((new, u32::from(HUGE_ORDER)));
+            }
+            self.large.insert(hv, new);
+            alloc.free(old, HUGE_ORDER);
+            self.stats.superpages_moved += 1;
+            self.stats.pages_recolored += SMALL_PER_HUGE;
+            self.stats.copy_ns += SMALL_PER_HUGE * self.costs.copy;
+            return Some(HugeRecolor::Moved(new));
+        }
+        self.large.remove(&hv);
+        self.stats.superpage_recolor_splits += 1;
+        let mut marked = 0;
+        for i in 0..SMALL_PER_HUGE {
+            let v = (hv << HUGE_ORDER) + i;
+            let f = Frame(old.0 + i);
+            self.insert_small(v, f);
+            if !alloc.frame_fits(self.app, f) {
+                self.mark_recolor(v);
+                marked += 1;
+            }
+        }
+        self.small_in_region.insert(hv, SMALL_PER_HUGE as u32);
+        Some(HugeRecolor::Split { marked })
+    }
+
+    /// The superpages and their first frames, in address order.
+    pub fn huge_pages(&self) -> Vec<(u64, Frame)> {
+        let mut v: Vec<(u64, Frame)> = self.large.iter().map(|(&v, &f)| (v, f)).collect();
+        v.sort_unstable();
+        v
     }
 
     /// Marks resident 4 KiB page `vpn` for lazy recoloring: its next touch

@@ -18,6 +18,7 @@ use cachepart_units::IdSet;
 
 use super::error::MemoryError;
 use super::page::{Frame, FRAME_BYTES};
+use super::swap_map::SwapMap;
 use crate::geometry::Geometry;
 
 /// The color layout of one LLC (or one slice of it) for one page size.
@@ -27,6 +28,9 @@ pub struct ColorLayout {
     page_bits: u32,
     line_bits: u32,
     set_bits: u32,
+    /// SWAP's bit swap between the frames allocators hand out
+    /// (pseudo-physical) and the physical addresses the LLC sees.
+    swap: Option<SwapMap>,
 }
 
 impl ColorLayout {
@@ -53,7 +57,21 @@ impl ColorLayout {
             page_bits: page_bytes.trailing_zeros(),
             line_bits: line.trailing_zeros(),
             set_bits: sets.trailing_zeros(),
+            swap: None,
         })
+    }
+
+    /// The same layout for allocators that hand out pseudo-physical
+    /// frames under SWAP: [`Self::color_of_frame`] colors a frame by its
+    /// physical address, `swap.to_physical(frame)`.
+    pub fn with_swap(mut self, swap: SwapMap) -> ColorLayout {
+        self.swap = Some(swap);
+        self
+    }
+
+    /// The swap between allocated frames and physical addresses, if any.
+    pub fn swap(&self) -> Option<&SwapMap> {
+        self.swap.as_ref()
     }
 
     /// log2 of the page size.
@@ -118,10 +136,15 @@ impl ColorLayout {
         ((paddr >> self.page_bits) & (self.colors - 1)) as u32
     }
 
-    /// The color of a 4 KiB frame (for 4 KiB layouts).
+    /// The color of a 4 KiB frame as an allocator hands it out (for
+    /// 4 KiB layouts): the color of its physical address, through the
+    /// swap when there is one ([`Self::with_swap`]).
     #[inline]
     pub fn color_of_frame(&self, frame: Frame) -> u32 {
-        self.color_of(frame.addr())
+        match &self.swap {
+            Some(s) => self.color_of(s.to_physical(frame.addr())),
+            None => self.color_of(frame.addr()),
+        }
     }
 }
 

@@ -16,7 +16,8 @@ use super::allocator::{AllocHint, AppAllocStats, FrameAllocator};
 use super::buddy::BuddyAllocator;
 use super::color::ColorLayout;
 use super::error::MemoryError;
-use super::page::Frame;
+use super::page::{Frame, HUGE_ORDER};
+use super::swap_map::SwapMap;
 
 /// One free list of 4 KiB frames per color.
 #[derive(Clone, Debug)]
@@ -203,49 +204,199 @@ mod tests {
     }
 }
 
+/// SWAP's `2^k` free lists of pseudo-superpages (order-9 blocks of
+/// pseudo-physical frames), one per superpage color, with a round-robin
+/// cursor per app over the superpage colors its 4 KiB colors cover.
+///
+/// A pseudo-superpage of superpage color `s` maps, frame by frame, to the
+/// 4 KiB colors [`SwapMap::colors_of`] `s`; an app is given only
+/// superpage colors all of whose 4 KiB colors are its own
+/// ([`SwapMap::superpage_colors_within`]). Lists are filled from the
+/// buddy allocator on demand (blocks of other colors are parked on their
+/// lists) and give their blocks back to it when it runs out of frames
+/// ([`ColoredFrames::buddy_alloc`]). LIFO, deterministic.
+#[derive(Clone, Debug)]
+pub struct SuperpageLists {
+    swap: SwapMap,
+    lists: Vec<Vec<Frame>>,
+    len: u64,
+    cursors: BTreeMap<u32, usize>,
+}
+
+impl SuperpageLists {
+    /// Empty lists for the `2^k` superpage colors of `swap`.
+    pub fn new(swap: SwapMap) -> SuperpageLists {
+        SuperpageLists {
+            swap,
+            lists: vec![Vec::new(); swap.superpage_colors() as usize],
+            len: 0,
+            cursors: BTreeMap::new(),
+        }
+    }
+
+    /// The swap.
+    pub fn swap(&self) -> &SwapMap {
+        &self.swap
+    }
+
+    /// Parks pseudo-superpage `f` (its first frame) on its color's list.
+    pub fn push(&mut self, f: Frame) {
+        let s = self.swap.superpage_color(f) as usize;
+        self.lists[s].push(f);
+        self.len += 1;
+    }
+
+    /// A parked pseudo-superpage of superpage color `s`.
+    pub fn pop(&mut self, s: u32) -> Option<Frame> {
+        let f = self.lists.get_mut(s as usize)?.pop()?;
+        self.len -= 1;
+        Some(f)
+    }
+
+    /// A parked pseudo-superpage of any color (the lowest color first).
+    pub fn pop_any(&mut self) -> Option<Frame> {
+        let s = self.lists.iter().position(|l| !l.is_empty())?;
+        self.pop(s as u32)
+    }
+
+    /// Pseudo-superpages parked on all lists.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when every list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Pseudo-superpages parked on the list of superpage color `s`.
+    pub fn len_of(&self, s: u32) -> usize {
+        self.lists.get(s as usize).map_or(0, Vec::len)
+    }
+}
+
 /// What both color-aware allocators hold: the buddy allocator they take
-/// frames from, the per-color lists of 4 KiB frames and the apps' colors.
+/// frames from, the per-color lists of 4 KiB frames, under SWAP the
+/// per-superpage-color lists of pseudo-superpages, and the apps' colors.
 #[derive(Clone, Debug)]
 pub struct ColoredFrames {
     /// The buddy allocator underneath.
     pub buddy: BuddyAllocator,
     /// Free 4 KiB frames by color.
     pub lists: ColorLists,
+    /// Free pseudo-superpages by superpage color (only when the layout
+    /// has a swap, [`ColorLayout::with_swap`]).
+    pub supers: Option<SuperpageLists>,
     /// Each app's colors and counters.
     pub apps: AppColorTable,
 }
 
 impl ColoredFrames {
-    /// `buddy` behind `lists`, no app colored yet.
+    /// `buddy` behind `lists`, no app colored yet; superpage lists when
+    /// the lists' layout has a swap.
     pub fn new(buddy: BuddyAllocator, lists: ColorLists) -> ColoredFrames {
+        let supers = lists.layout().swap().map(|s| SuperpageLists::new(*s));
         ColoredFrames {
             buddy,
             lists,
+            supers,
             apps: AppColorTable::default(),
         }
     }
 
-    /// A block of `order` > 0 (superpages are not colored): from the buddy
-    /// allocator, except for a colored app or when `refuse` (out of
-    /// memory, so that its pages fall back to 4 KiB frames of its colors).
+    /// A block of `order` > 0. Without a swap, superpages are not
+    /// colored: from the buddy allocator, except for a colored app or when
+    /// `refuse` (out of memory, so that its pages fall back to 4 KiB
+    /// frames of its colors). Under SWAP a colored app gets a 2 MiB
+    /// pseudo-superpage of one of the superpage colors its colors cover
+    /// ([`SuperpageLists`]), round-robin; out of memory when it covers
+    /// none or none is free.
     pub fn alloc_block(
         &mut self,
         order: u8,
         hint: AllocHint,
         refuse: bool,
     ) -> Result<Frame, MemoryError> {
-        if refuse || self.apps.get(hint.app).is_some() {
-            return Err(MemoryError::OutOfMemory {
-                order,
-                free_frames: self.free_frames(),
-            });
+        let oom = |s: &ColoredFrames| MemoryError::OutOfMemory {
+            order,
+            free_frames: s.free_frames(),
+        };
+        if refuse {
+            return Err(oom(self));
         }
-        self.buddy.alloc(order, hint)
+        let colored = self.apps.get(hint.app).is_some();
+        if self.supers.is_none() || order != HUGE_ORDER {
+            if colored {
+                return Err(oom(self));
+            }
+            return self.buddy.alloc(order, hint);
+        }
+        if !colored {
+            return match self.buddy.alloc(order, hint) {
+                Ok(f) => Ok(f),
+                Err(e) => self.supers.as_mut().and_then(|s| s.pop_any()).ok_or(e),
+            };
+        }
+        self.colored_superpage(hint.app).ok_or_else(|| oom(self))
     }
 
-    /// Free frames: the buddy allocator's and the lists'.
+    /// A pseudo-superpage for colored `app` (see [`Self::alloc_block`]).
+    fn colored_superpage(&mut self, app: u32) -> Option<Frame> {
+        let supers = self.supers.as_mut()?;
+        let layout = *self.lists.layout();
+        let set = &self.apps.get(app)?.set;
+        let allowed = supers.swap.superpage_colors_within(&layout, set);
+        if allowed.is_empty() {
+            return None;
+        }
+        let n = allowed.len();
+        let start = supers.cursors.get(&app).copied().unwrap_or(0) % n;
+        let mut got = None;
+        for i in 0..n {
+            let k = (start + i) % n;
+            if let Some(f) = supers.pop(allowed[k]) {
+                got = Some((f, k));
+                break;
+            }
+        }
+        if got.is_none() {
+            // Refill from the buddy allocator until a block of an allowed
+            // superpage color comes; park the others.
+            while let Ok(f) = self.buddy.alloc(HUGE_ORDER, AllocHint::default()) {
+                let s = supers.swap.superpage_color(f);
+                if let Some(k) = allowed.iter().position(|&x| x == s) {
+                    got = Some((f, k));
+                    break;
+                }
+                supers.push(f);
+            }
+        }
+        let (f, k) = got?;
+        supers.cursors.insert(app, (k + 1) % n);
+        Some(f)
+    }
+
+    /// A block of `order` from the buddy allocator; when it has none,
+    /// parked pseudo-superpages go back to it first (one at a time), so
+    /// that the superpage lists never starve 4 KiB allocations. Without a
+    /// swap this is the buddy allocator's `alloc`.
+    pub fn buddy_alloc(&mut self, order: u8) -> Result<Frame, MemoryError> {
+        loop {
+            match self.buddy.alloc(order, AllocHint::default()) {
+                Ok(f) => return Ok(f),
+                Err(e) => match self.supers.as_mut().and_then(|s| s.pop_any()) {
+                    Some(f) => self.buddy.free(f, HUGE_ORDER),
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+
+    /// Free frames: the buddy allocator's, the lists' and the parked
+    /// pseudo-superpages'.
     pub fn free_frames(&self) -> u64 {
-        self.buddy.free_frames() + self.lists.len()
+        let parked = self.supers.as_ref().map_or(0, |s| s.len() << HUGE_ORDER);
+        self.buddy.free_frames() + self.lists.len() + parked
     }
 }
 

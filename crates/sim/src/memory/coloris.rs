@@ -155,7 +155,7 @@ impl ColorisAllocator {
     /// Pulls buddy frames into the pool until one of a color `fits`
     /// accepts comes (returned) or the buddy allocator is empty.
     fn refill(&mut self, app: u32, fits: impl Fn(u32) -> bool) -> Option<Frame> {
-        while let Ok(f) = self.mem.buddy.alloc(0, AllocHint::default()) {
+        while let Ok(f) = self.mem.buddy_alloc(0) {
             self.mem.apps.stats_mut(app).refills += 1;
             if fits(self.mem.lists.color_of(f)) {
                 return Some(f);
@@ -172,7 +172,7 @@ impl ColorisAllocator {
                 self.any_cursor = (c + 1) % self.mem.lists.layout().colors() as u32;
                 self.mem.lists.pop(c)
             }
-            None => self.mem.buddy.alloc(0, AllocHint::default()).ok(),
+            None => self.mem.buddy_alloc(0).ok(),
         }
     }
 

@@ -31,6 +31,9 @@
 //!   Selective Moving and Redistribution.
 //! * [`tlb_array`] and [`tlb`]: [`Tlb`], one core's L1 ITLB/DTLB (separate
 //!   arrays per page size) and unified STLB, LRU, with page-walk counts.
+//! * [`swap_map`]: [`SwapMap`], SWAP's pseudo-physical layer: the bit
+//!   swap between the frames allocators hand out and physical addresses,
+//!   configured by a platform's `[swap]` section ([`SwapConfig`]).
 //! * [`physical_core`]: [`PhysicalCore`], translation in front of a
 //!   [`Hierarchy`](crate::Hierarchy), so the shared LLC is physically
 //!   indexed.
@@ -67,11 +70,12 @@ mod frame_table;
 pub mod page;
 pub mod physical_core;
 pub mod recolor;
+pub mod swap_map;
 pub mod tam;
 pub mod tlb;
 pub mod tlb_array;
 
-pub use address_space::{AddressSpace, HugePages, PagingCosts, PagingStats};
+pub use address_space::{AddressSpace, HugePages, HugeRecolor, PagingCosts, PagingStats};
 pub use aging::{age, AgingConfig};
 pub use allocator::{AllocHint, AllocatorKind, AppAllocStats, FrameAllocator};
 pub use buddy::{BuddyAllocator, MAX_ORDER};
@@ -83,6 +87,7 @@ pub use error::MemoryError;
 pub use page::{Frame, PageSize, FRAME_BYTES};
 pub use physical_core::{PhysicalCore, PhysicalStats, Translated};
 pub use recolor::{ExpandPolicy, RecolorAction, RecolorConfig, RecolorEngine};
+pub use swap_map::{SwapConfig, SwapMap, SwapMode, SwapPosition, MAX_SWAP_BITS};
 pub use tam::{TamAllocator, TamConfig};
 pub use tlb::{Tlb, TlbConfig, TlbLevelStats, TlbStats};
 pub use tlb_array::{TlbArray, TlbArrayConfig};

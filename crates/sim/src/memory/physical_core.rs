@@ -13,6 +13,16 @@
 //! the range and drop its translations from this core's TLBs (one by one
 //! up to 33 pages, else a full flush, Linux's
 //! `tlb_single_page_flush_ceiling`). Other escapes pass through.
+//!
+//! Under SWAP ([`PhysicalCore::set_swap`]) the page tables and TLBs hold
+//! pseudo-physical frames and every translated address goes through the
+//! [`SwapMap`] before it reaches the caches. The swap is applied in front
+//! of the first level whatever its configured position: the candidate
+//! bits lie above every private cache's set index and the swap is a
+//! bijection of lines, so a private cache indexed by pseudo-physical
+//! addresses hits and misses exactly as one indexed by physical
+//! addresses (tested in `tests/swap.rs`); only the LLC and memory see the
+//! difference.
 
 use cachepart_trace::{Event, Kind, Record};
 
@@ -20,6 +30,7 @@ use super::address_space::{AddressSpace, PagingStats};
 use super::allocator::FrameAllocator;
 use super::error::MemoryError;
 use super::page::PageSize;
+use super::swap_map::SwapMap;
 use super::tlb::{Tlb, TlbStats};
 use crate::cache::Cache;
 use crate::hierarchy::{Hierarchy, HierarchyStats};
@@ -64,6 +75,7 @@ pub struct PhysicalCore {
     pending_munmap: Option<u64>,
     split_accesses: u64,
     split_fetches: u64,
+    swap: Option<SwapMap>,
 }
 
 fn physical(kind: Kind, paddr: u64, size: u32, gap: u32) -> Record {
@@ -81,6 +93,27 @@ impl PhysicalCore {
             pending_munmap: None,
             split_accesses: 0,
             split_fetches: 0,
+            swap: None,
+        }
+    }
+
+    /// Puts SWAP's bit swap between the page tables (pseudo-physical
+    /// frames) and the caches (physical addresses); `None` removes it.
+    pub fn set_swap(&mut self, swap: Option<SwapMap>) {
+        self.swap = swap;
+    }
+
+    /// The swap, if any.
+    pub fn swap(&self) -> Option<&SwapMap> {
+        self.swap.as_ref()
+    }
+
+    /// The physical address of translated (pseudo-physical) `p`.
+    #[inline(always)]
+    fn physical_of(&self, p: u64) -> u64 {
+        match &self.swap {
+            Some(s) => s.to_physical(p),
+            None => p,
         }
     }
 
@@ -143,10 +176,11 @@ impl PhysicalCore {
         vaddr: u64,
         alloc: &mut A,
     ) -> Result<u64, MemoryError> {
-        if let Some(p) = self.tlb.lookup(instr, vaddr) {
-            return Ok(p);
-        }
-        self.walk(instr, vaddr, alloc)
+        let p = match self.tlb.lookup(instr, vaddr) {
+            Some(p) => p,
+            None => self.walk(instr, vaddr, alloc)?,
+        };
+        Ok(self.physical_of(p))
     }
 
     /// The TLBs missed `vaddr` (and counted the walk): the page table
@@ -180,8 +214,8 @@ impl PhysicalCore {
     ) -> Option<Result<u64, MemoryError>> {
         let (instr, vaddr) = single_page(rec)?;
         Some(match self.tlb.lookup(instr, vaddr) {
-            Some(p) => Ok(p),
-            None => self.walk(instr, vaddr, alloc),
+            Some(p) => Ok(self.physical_of(p)),
+            None => self.walk(instr, vaddr, alloc).map(|p| self.physical_of(p)),
         })
     }
 
@@ -194,7 +228,8 @@ impl PhysicalCore {
     #[inline(always)]
     pub fn translate_fast(&mut self, rec: Record) -> Option<u64> {
         let (instr, vaddr) = single_page(rec)?;
-        self.tlb.lookup_last(instr, vaddr)
+        let p = self.tlb.lookup_last(instr, vaddr)?;
+        Some(self.physical_of(p))
     }
 
     /// Translates one record (mapping pages as needed); escape records

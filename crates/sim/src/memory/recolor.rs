@@ -33,10 +33,10 @@ use std::collections::BTreeMap;
 use cachepart_units::IdSet;
 use serde::{Deserialize, Serialize};
 
-use super::address_space::AddressSpace;
+use super::address_space::{AddressSpace, HugeRecolor};
 use super::allocator::FrameAllocator;
 use super::error::MemoryError;
-use super::page::PageSize;
+use super::page::{Frame, PageSize, HUGE_ORDER};
 
 /// How an expansion picks the pages to move.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -80,6 +80,9 @@ impl Default for RecolorConfig {
 pub struct RecolorAction {
     /// 4 KiB virtual pages whose translations must leave the app's TLBs.
     pub invalidate: Vec<u64>,
+    /// 2 MiB virtual pages (superpages recolored by a shrink) whose
+    /// translations must leave the app's TLBs.
+    pub invalidate_huge: Vec<u64>,
     /// Whether the app's TLBs must be flushed whole (access bits cleared).
     pub flush_tlb: bool,
     /// Pages moved at once by this step (lazy moves happen on touch).
@@ -91,7 +94,10 @@ pub struct RecolorAction {
 impl RecolorAction {
     /// The translations to drop, as the TLB names them.
     pub fn tlb_entries(&self) -> impl Iterator<Item = (PageSize, u64)> + '_ {
-        self.invalidate.iter().map(|&v| (PageSize::Small, v))
+        self.invalidate
+            .iter()
+            .map(|&v| (PageSize::Small, v))
+            .chain(self.invalidate_huge.iter().map(|&v| (PageSize::Huge, v)))
     }
 }
 
@@ -130,12 +136,16 @@ impl RecolorEngine {
     }
 
     /// Lazy recoloring after a shrink: marks every resident 4 KiB page of
-    /// `space` whose frame is not of the app's current colors. Nothing to
-    /// do when the app has no color set.
+    /// `space` whose frame is not of the app's current colors. A
+    /// superpage with a frame not of the app's colors (under SWAP) is
+    /// recolored by [`AddressSpace::recolor_huge`]: moved whole if a
+    /// superpage of the app's colors is free (counted in `moved`, 512
+    /// pages), else split and its 4 KiB pages marked. Nothing to do when
+    /// the app has no color set.
     pub fn shrink<A: FrameAllocator + ?Sized>(
         &mut self,
         space: &mut AddressSpace,
-        alloc: &A,
+        alloc: &mut A,
     ) -> RecolorAction {
         let app = space.app();
         let mut act = RecolorAction::default();
@@ -147,6 +157,18 @@ impl RecolorEngine {
                 act.invalidate.push(vpn);
                 act.marked += 1;
             }
+        }
+        for (hv, first) in space.huge_pages() {
+            let span = first.0..first.0 + (1 << HUGE_ORDER);
+            if span.clone().all(|f| alloc.frame_fits(app, Frame(f))) {
+                continue;
+            }
+            match space.recolor_huge(hv, alloc) {
+                Some(HugeRecolor::Moved(_)) => act.moved += 1 << HUGE_ORDER,
+                Some(HugeRecolor::Split { marked }) => act.marked += marked,
+                None => continue,
+            }
+            act.invalidate_huge.push(hv);
         }
         act
     }
@@ -282,7 +304,7 @@ mod tests {
         }
         a.set_app_colors(1, &"0-1".parse().unwrap()).unwrap();
         let mut e = RecolorEngine::new(RecolorConfig::default()).unwrap();
-        let act = e.shrink(&mut s, &a);
+        let act = e.shrink(&mut s, &mut a);
         assert_eq!(act.marked, 20);
         assert_eq!(s.marked_pages(), 20);
         // Nothing moved yet; touching moves the page into colors 0-1.

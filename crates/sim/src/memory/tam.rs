@@ -101,7 +101,7 @@ impl TamAllocator {
     /// is returned, the others parked on their lists.
     fn try_buddy(&mut self, app: u32, fits: impl Fn(u32) -> bool) -> Option<Frame> {
         for _ in 0..self.cfg.max_try {
-            let f = self.mem.buddy.alloc(0, AllocHint::default()).ok()?;
+            let f = self.mem.buddy_alloc(0).ok()?;
             self.mem.apps.stats_mut(app).refills += 1;
             if fits(self.mem.lists.color_of(f)) {
                 return Some(f);
@@ -114,7 +114,7 @@ impl TamAllocator {
     /// A frame of an app without colors: the buddy allocator's, else one
     /// from the lists, round-robin.
     fn any_frame(&mut self) -> Option<Frame> {
-        if let Ok(f) = self.mem.buddy.alloc(0, AllocHint::default()) {
+        if let Ok(f) = self.mem.buddy_alloc(0) {
             return Some(f);
         }
         let c = self.mem.lists.next_nonempty(self.any_cursor)?;
@@ -128,7 +128,7 @@ impl TamAllocator {
         let start = self.rng.below(self.mem.lists.layout().colors()) as u32;
         match self.mem.lists.next_nonempty(start) {
             Some(c) => self.mem.lists.pop(c),
-            None => self.mem.buddy.alloc(0, AllocHint::default()).ok(),
+            None => self.mem.buddy_alloc(0).ok(),
         }
     }
 

@@ -42,7 +42,7 @@ use super::error::SystemError;
 use super::timing::TimingConfig;
 use crate::geometry::CacheConfig;
 use crate::hierarchy::HierarchyConfig;
-use crate::memory::{MemoryConfig, TlbConfig};
+use crate::memory::{MemoryConfig, MemoryError, SwapConfig, SwapMap, TlbConfig};
 use crate::prefetch::PrefetchPlatform;
 
 /// A simulated multicore platform.
@@ -78,6 +78,13 @@ pub struct PlatformConfig {
     /// absent: every app runs at full speed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_modulation: Option<ClockModulation>,
+    /// SWAP's bit swap between pseudo-physical and physical addresses
+    /// (section `[swap]`, checked even when off; used only when its
+    /// `enabled` is set, by a scenario's `swap` key; without it
+    /// allocators hand out physical frames, as before). See
+    /// docs/simulator-swap.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<SwapConfig>,
 }
 
 fn one() -> u32 {
@@ -130,6 +137,54 @@ impl PlatformConfig {
         }
     }
 
+    /// The first address bit above every private cache's set index
+    /// (`line bits + log2(sets)` of the largest; 0 when none is valid).
+    pub fn private_index_end(&self) -> u32 {
+        [
+            Some(&self.core.l1i),
+            Some(&self.core.l1d),
+            self.core.l2.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.geometry().ok())
+        .map(|g| g.line_bits() + g.sets().trailing_zeros())
+        .max()
+        .unwrap_or(0)
+    }
+
+    /// The swap runs use: the `[swap]` section's, checked against the
+    /// LLC, the private caches and the memory size, when it is enabled
+    /// (`None` without the section or when it is off). A refusal names
+    /// its field (`swap.candidate-bits`, ...).
+    pub fn swap_map(&self) -> Result<Option<SwapMap>, SystemError> {
+        let m = self.declared_swap_map()?;
+        Ok(m.filter(|_| self.swap.as_ref().is_some_and(|s| s.enabled)))
+    }
+
+    /// The `[swap]` section's map, checked, whether enabled or not.
+    fn declared_swap_map(&self) -> Result<Option<SwapMap>, SystemError> {
+        let Some(cfg) = &self.swap else {
+            return Ok(None);
+        };
+        let llc = self.llc.geometry().map_err(|e| SystemError::Config {
+            field: "llc".into(),
+            reason: e.to_string(),
+        })?;
+        cfg.map(&llc, self.private_index_end(), self.memory.size_bytes)
+            .map(Some)
+            .map_err(|e| match e {
+                MemoryError::Config { field, reason } => SystemError::Config {
+                    field: field.into(),
+                    reason,
+                },
+                other => SystemError::Memory {
+                    app: None,
+                    source: other,
+                },
+            })
+    }
+
     /// Checks what the parts' own constructors do not.
     pub fn check(&self) -> Result<(), SystemError> {
         if self.cores == 0 {
@@ -150,6 +205,7 @@ impl PlatformConfig {
         if let Some(m) = &self.clock_modulation {
             m.check()?;
         }
+        self.declared_swap_map()?;
         self.timing.check()
     }
 }

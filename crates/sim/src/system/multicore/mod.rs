@@ -154,6 +154,18 @@ impl System {
         seed: u64,
     ) -> Result<System, SystemError> {
         platform.check()?;
+        let swap = platform.swap_map()?;
+        // A configurable swap sits on the path to the LLC: one more cycle
+        // on every LLC access (the paper's 28 -> 29 cycles).
+        let platform = &match &platform.swap {
+            Some(s) if s.extra_llc_cycles() > 0 => {
+                let mut p = platform.clone();
+                p.timing.llc_cycles += s.extra_llc_cycles();
+                std::borrow::Cow::Owned(p)
+            }
+            _ => std::borrow::Cow::Borrowed(platform),
+        };
+        let platform: &PlatformConfig = platform;
         if apps.len() >= usize::from(u16::MAX) {
             return Err(cfg_err(
                 "apps".into(),
@@ -172,8 +184,11 @@ impl System {
             source,
         })?;
         llc.set_owner_tracking(apps.len());
-        let layout = ColorLayout::new(llc.geometry(), FRAME_BYTES)
+        let mut layout = ColorLayout::new(llc.geometry(), FRAME_BYTES)
             .map_err(|source| SystemError::Memory { app: None, source })?;
+        if let Some(s) = swap {
+            layout = layout.with_swap(s);
+        }
         let alloc = platform
             .memory
             .build_colored(&layout)
@@ -192,8 +207,10 @@ impl System {
             hier.set_record_llc_evictions(inclusive_shared);
             let tlb = Tlb::new(&platform.tlb)
                 .map_err(|source| SystemError::Memory { app: None, source })?;
+            let mut pc = PhysicalCore::new(hier, tlb, idle_space());
+            pc.set_swap(swap);
             cores.push(Core {
-                pc: PhysicalCore::new(hier, tlb, idle_space()),
+                pc,
                 clock: 0,
                 queue: Vec::new(),
                 running: None,

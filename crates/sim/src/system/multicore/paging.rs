@@ -16,7 +16,9 @@
 //! cycles are not modelled (the kernel's `clear_page` of 4 KiB costs
 //! about 64 stores, small next to the fault's cost in
 //! [`PagingCosts`](crate::memory::PagingCosts)); frames never used before
-//! hold no lines, so runs without frame reuse are unchanged.
+//! hold no lines, so runs without frame reuse are unchanged. Under SWAP
+//! the frames are pseudo-physical: their lines are found through the
+//! core's swap map.
 
 use super::App;
 use crate::cache::Cache;
@@ -82,7 +84,23 @@ impl App {
 pub(super) fn zero_fresh(pc: &mut PhysicalCore, llc: &mut Cache) {
     let mut frames = Vec::new();
     pc.address_space_mut().take_fresh_frames(&mut frames);
-    discard_frames(pc.hierarchy_mut(), llc, &frames);
+    match pc.swap().copied() {
+        None => {
+            discard_frames(pc.hierarchy_mut(), llc, &frames);
+        }
+        Some(swap) => {
+            // Pseudo-physical frames: each 4 KiB piece is one physical
+            // frame, a pseudo-superpage's pieces scattered over 2^k
+            // physical superpages.
+            let h = pc.hierarchy_mut();
+            for &(f, order) in &frames {
+                for i in 0..1u64 << order {
+                    let p = swap.frame(Frame(f.0 + i));
+                    h.discard_range(llc, p.addr(), FRAME_BYTES);
+                }
+            }
+        }
+    }
 }
 
 /// Drops the lines of `frames` (frame, buddy order) from `h`'s levels and

@@ -29,7 +29,8 @@ pub struct RecolorSummary {
     pub added: IdSet,
     /// Colors removed from it.
     pub removed: IdSet,
-    /// Pages moved at once (Selective Moving).
+    /// Pages moved at once (Selective Moving; a superpage moved whole by
+    /// a shrink counts 512).
     pub moved: u64,
     /// Pages marked for a lazy move (shrink).
     pub marked: u64,
@@ -100,10 +101,13 @@ impl System {
         };
         let engine = a.engine.as_mut().expect("created above");
         let mut inval = Vec::new();
+        let mut inval_huge = Vec::new();
         if !sum.removed.is_empty() {
-            let act = engine.shrink(space, &*self.alloc);
+            let act = engine.shrink(space, &mut *self.alloc);
             sum.marked += act.marked;
+            sum.moved += act.moved;
             inval.extend(act.invalidate);
+            inval_huge.extend(act.invalidate_huge);
         }
         if !sum.added.is_empty() {
             let act = engine
@@ -128,8 +132,11 @@ impl System {
             for &v in &inval {
                 tlb.invalidate(crate::memory::PageSize::Small, v);
             }
+            for &v in &inval_huge {
+                tlb.invalidate(crate::memory::PageSize::Huge, v);
+            }
         }
-        sum.invalidated = inval.len() as u64;
+        sum.invalidated = (inval.len() + inval_huge.len()) as u64;
         if sum.installed {
             a.charge_paging(ns, &mut core.clock, self.ticks_per_ns);
         }

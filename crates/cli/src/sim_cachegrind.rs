@@ -1,0 +1,149 @@
+//! `cachepart sim cachegrind`: the simulator's cachegrind-compatible mode
+//! with cachegrind's options (`--I1/--D1/--LL SIZE,WAYS,LINE`, refused in
+//! cachegrind's words), on a binary trace or on a program captured and
+//! simulated in one pass (`-- CMD ARGS`, under valgrind lackey, no trace
+//! file written); prints cachegrind's summary or its nine totals as JSON.
+//!
+//! The one-pass route owns its interruption like `trace capture`: SIGINT
+//! and SIGTERM raise the capture's cancellation flag, the capture library
+//! kills and reaps valgrind and removes its FIFO directory, and cachepart
+//! exits with 128 + the signal.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use cachepart::cachegrind;
+use cachepart_capture::{stream_lackey, CaptureError, CaptureOptions};
+use cachepart_sim::{parse_cache_opt, CacheConfig, CachegrindSim};
+use clap::{Args, ValueEnum};
+
+use crate::capture_cmd::Interrupt;
+use crate::output::Output;
+
+/// Output formats of `sim cachegrind`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CachegrindFormat {
+    /// cachegrind's summary (`I refs:`, `I1  misses:`, ...).
+    Table,
+    /// One object with the nine totals `Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw`.
+    Json,
+}
+
+/// Arguments of `cachepart sim cachegrind`.
+#[derive(Args)]
+pub struct CachegrindArgs {
+    /// The binary trace (.cpt) to simulate. Give none and put a command
+    /// after `--` to capture it under valgrind lackey and simulate it in
+    /// one pass.
+    pub trace: Option<PathBuf>,
+    /// The I1 cache, as cachegrind's option: size in bytes, ways, line
+    /// size in bytes (default: the platform's L1I, else 65536,2,64).
+    #[arg(long = "I1", value_name = "SIZE,WAYS,LINE", value_parser = cache_opt)]
+    pub i1: Option<CacheConfig>,
+    /// The D1 cache (default: the platform's L1D, else 65536,2,64).
+    #[arg(long = "D1", value_name = "SIZE,WAYS,LINE", value_parser = cache_opt)]
+    pub d1: Option<CacheConfig>,
+    /// The last-level cache (default: the platform's LLC, else
+    /// 262144,8,64).
+    #[arg(long = "LL", value_name = "SIZE,WAYS,LINE", value_parser = cache_opt)]
+    pub ll: Option<CacheConfig>,
+    /// Take the caches not given by --I1/--D1/--LL from this platform (a
+    /// built-in name or a platform file): its L1I, L1D and LLC.
+    #[arg(long)]
+    pub platform: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CachegrindFormat,
+    /// Write the summary here instead of stdout (`-`: stdout).
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// The program and its arguments, after `--` (instead of a trace).
+    #[arg(last = true)]
+    pub command: Vec<OsString>,
+}
+
+impl CachegrindArgs {
+    /// Whether this run captures a program (and so handles its own
+    /// interruption).
+    pub fn captures(&self) -> bool {
+        !self.command.is_empty()
+    }
+}
+
+/// clap's parser of `--I1`, `--D1`, `--LL`: cachegrind's syntax and checks.
+fn cache_opt(value: &str) -> Result<CacheConfig, cachepart_sim::CacheOptError> {
+    parse_cache_opt(value)
+}
+
+/// Runs `sim cachegrind`.
+pub fn run(a: CachegrindArgs) -> Result<()> {
+    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let cfg = cachegrind::config(a.platform.as_deref(), a.i1, a.d1, a.ll)?;
+    let (summary, status) = match (&a.trace, a.command.is_empty()) {
+        (Some(_), false) => bail!("give a trace or a command after `--`, not both"),
+        (None, true) => {
+            bail!("give a trace (.cpt) to simulate, or a command after `--` to capture")
+        }
+        (Some(trace), true) => {
+            output.check_not_input([trace.as_path()])?;
+            eprintln!(
+                "simulating {} with {}",
+                trace.display(),
+                cachegrind::describe(&cfg)
+            );
+            (cachegrind::simulate_trace(trace, &cfg)?, None)
+        }
+        (None, false) => {
+            eprintln!(
+                "capturing and simulating {} with {}",
+                a.command[0].to_string_lossy(),
+                cachegrind::describe(&cfg)
+            );
+            let (s, status) = capture_and_simulate(&a.command, &cfg)?;
+            (s, Some(status))
+        }
+    };
+    let text = match a.format {
+        CachegrindFormat::Table => cachegrind::to_table(&summary),
+        CachegrindFormat::Json => cachegrind::to_json(&summary),
+    };
+    output.write_bytes(text.as_bytes())?;
+    if let Some(status) = status.filter(|s| !s.success()) {
+        use std::os::unix::process::ExitStatusExt;
+        eprintln!(
+            "warning: {} exited with {status}; the summary covers its run up to then",
+            a.command[0].to_string_lossy()
+        );
+        std::process::exit(
+            status
+                .code()
+                .or_else(|| status.signal().map(|n| 128 + n))
+                .unwrap_or(1),
+        );
+    }
+    Ok(())
+}
+
+/// Runs `command` under lackey and simulates its records as they come.
+fn capture_and_simulate(
+    command: &[OsString],
+    cfg: &cachepart_sim::CachegrindConfig,
+) -> Result<(cachepart_sim::CachegrindSummary, std::process::ExitStatus)> {
+    let interrupt = Interrupt::register()?;
+    let opts = CaptureOptions {
+        cancel: Some(interrupt.cancel()),
+        ..CaptureOptions::default()
+    };
+    let mut sim = CachegrindSim::new(cfg)?;
+    match stream_lackey(command, &opts, &mut |r| sim.access(r)) {
+        Err(e @ CaptureError::Interrupted { .. }) => {
+            eprintln!("error: {e}");
+            std::process::exit(interrupt.exit_code());
+        }
+        r => {
+            let s = r?;
+            Ok((sim.summary(), s.status))
+        }
+    }
+}
