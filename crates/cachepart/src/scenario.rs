@@ -45,7 +45,7 @@ use std::sync::Arc;
 
 use cachepart_machine::Duty;
 use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages, PagingCosts, SwapMode};
-use cachepart_sim::prefetch::Kind;
+use cachepart_sim::prefetch::Word;
 use cachepart_sim::system::{
     check_throttle, AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource,
 };
@@ -633,7 +633,7 @@ impl Scenario {
             let duty = a.duty.unwrap_or(Duty::FULL);
             let prefetch_word = match &a.prefetchers {
                 None => None,
-                Some(k) if k == "off" => Some(Kind::ALL.iter().map(|k| k.bit()).sum()),
+                Some(k) if k == "off" => Some(Word::ALL_OFF.bits()),
                 Some(k) => prefetch_word(k, &platform).map_err(|e| err(field("prefetchers"), e))?,
             };
             check_throttle(&platform, duty, prefetch_word)

@@ -138,22 +138,25 @@ fn candidate(
     }
 }
 
-/// Every per-app duty vector over `levels` with at least one app at full
-/// speed, in lexicographic order.
-fn duty_vectors(levels: &[Duty], n: usize) -> Vec<Vec<Duty>> {
-    let mut out = vec![Vec::new()];
-    for _ in 0..n {
-        out = out
-            .into_iter()
+/// Every vector of `n` picks from `options`, in lexicographic order.
+fn product<T: Clone>(options: &[T], n: usize) -> Vec<Vec<T>> {
+    (0..n).fold(vec![Vec::new()], |acc, _| {
+        acc.into_iter()
             .flat_map(|v| {
-                levels.iter().map(move |&d| {
+                options.iter().map(move |o| {
                     let mut v = v.clone();
-                    v.push(d);
+                    v.push(o.clone());
                     v
                 })
             })
-            .collect();
-    }
+            .collect()
+    })
+}
+
+/// Every per-app duty vector over `levels` with at least one app at full
+/// speed, in lexicographic order.
+fn duty_vectors(levels: &[Duty], n: usize) -> Vec<Vec<Duty>> {
+    let mut out = product(levels, n);
     out.retain(|v| v.iter().any(|d| d.is_full()));
     out
 }
@@ -161,23 +164,11 @@ fn duty_vectors(levels: &[Duty], n: usize) -> Vec<Vec<Duty>> {
 /// Every per-app word vector where each app's word is `base` or `base`
 /// with one of `kinds` flipped.
 fn word_vectors(base: u64, kinds: &[Kind], n: usize) -> Vec<Vec<Option<u64>>> {
-    let options: Vec<u64> = std::iter::once(base)
+    let options: Vec<Option<u64>> = std::iter::once(base)
         .chain(kinds.iter().map(|k| base ^ k.bit()))
+        .map(Some)
         .collect();
-    let mut out = vec![Vec::new()];
-    for _ in 0..n {
-        out = out
-            .into_iter()
-            .flat_map(|v: Vec<Option<u64>>| {
-                options.iter().map(move |&w| {
-                    let mut v = v.clone();
-                    v.push(Some(w));
-                    v
-                })
-            })
-            .collect();
-    }
-    out
+    product(&options, n)
 }
 
 fn too_many(what: &str, runs: usize, max: usize) -> Error {

@@ -21,19 +21,6 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-fn have_valgrind() -> bool {
-    let ok = Command::new("valgrind")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        println!("SKIPPED: valgrind is not installed (apt-get install valgrind)");
-    }
-    ok
-}
-
 fn words(ws: &[&str]) -> Vec<OsString> {
     ws.iter().map(OsString::from).collect()
 }
@@ -55,7 +42,7 @@ fn counts(path: &Path) -> Counts {
 
 #[test]
 fn capture_equals_converting_a_separate_lackey_run() {
-    if !have_valgrind() {
+    if !cachepart_testkit::have_valgrind() {
         return;
     }
     for (name, cmd) in [("true", &["/bin/true"][..]), ("ls", &["ls", "/usr"][..])] {
@@ -112,7 +99,7 @@ fn capture_equals_converting_a_separate_lackey_run() {
 
 #[test]
 fn failing_program_still_yields_a_trace_with_its_status() {
-    if !have_valgrind() {
+    if !cachepart_testkit::have_valgrind() {
         return;
     }
     let d = tmpdir("false");
@@ -127,7 +114,7 @@ fn failing_program_still_yields_a_trace_with_its_status() {
 
 #[test]
 fn missing_command_is_an_error_and_leaves_nothing() {
-    if !have_valgrind() {
+    if !cachepart_testkit::have_valgrind() {
         return;
     }
     let d = tmpdir("missing");
@@ -339,7 +326,7 @@ fn qemu_capture_of_real_programs_is_plausible() {
         assert!(near(s2.counts.stores, c.stores), "{name}");
 
         // lackey on the same program: the same order of magnitude
-        if have_valgrind() {
+        if cachepart_testkit::have_valgrind() {
             let lk = d.join("l.cpt");
             let l = capture_lackey(&words(cmd), &lk, &CaptureOptions::default()).unwrap();
             let ratio = c.instructions as f64 / l.instructions() as f64;

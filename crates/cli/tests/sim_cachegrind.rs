@@ -257,19 +257,6 @@ fn bad_options_are_refused_in_cachegrinds_words() {
     assert!(f.is_empty(), "{}", f.join("\n"));
 }
 
-fn have_valgrind() -> bool {
-    let ok = Command::new("valgrind")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        println!("SKIPPED: valgrind is not installed (apt-get install valgrind)");
-    }
-    ok
-}
-
 /// `cmd` with the same fixed environment, working directory and no input
 /// for both runs, so the program executes the same instructions.
 fn fixed(mut cmd: Command, dir: &Path) -> Command {
@@ -308,7 +295,7 @@ fn valgrind_summary(log: &str) -> String {
 
 #[test]
 fn one_pass_summary_equals_valgrind_cachegrinds() {
-    if !have_valgrind() {
+    if !cachepart_testkit::have_valgrind() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -384,7 +371,7 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn interrupted_or_failed_capture_leaves_no_fifo_directory() {
-    if !have_valgrind() {
+    if !cachepart_testkit::have_valgrind() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

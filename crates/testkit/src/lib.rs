@@ -12,6 +12,7 @@
 //! * [`invariants`]: the checks every static policy's plan must pass.
 //! * [`scripted`]: [`ScriptedMachine`], apps following scripted phases,
 //!   for online controllers.
+//! * [`tools`]: external tools tests compare against ([`have_valgrind`]).
 
 pub mod curves;
 pub mod invariants;
@@ -19,8 +20,10 @@ pub mod machine;
 pub mod pbbcache;
 pub mod scripted;
 pub mod shared;
+pub mod tools;
 
 pub use curves::{curves_from_bw, curves_from_ipc, random_curves};
 pub use machine::FixedMachine;
 pub use scripted::{Behaviour, ScriptedMachine};
 pub use shared::{pbbcache_dir, shared_dir};
+pub use tools::have_valgrind;

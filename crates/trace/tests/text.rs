@@ -11,19 +11,6 @@ fn tmp(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tx-{}-{name}", std::process::id()))
 }
 
-fn have_valgrind() -> bool {
-    let ok = Command::new("valgrind")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        println!("SKIPPED: valgrind is not installed (apt-get install valgrind)");
-    }
-    ok
-}
-
 #[test]
 fn din_converts_with_counts() {
     let input = tmp("in.din");
@@ -76,7 +63,7 @@ fn conversions_compose() {
 
 #[test]
 fn real_lackey_capture_converts_line_for_line() {
-    if !have_valgrind() {
+    if !cachepart_testkit::have_valgrind() {
         return;
     }
     let log = tmp("true.lackey");
@@ -112,7 +99,7 @@ fn real_lackey_capture_converts_line_for_line() {
 
 #[test]
 fn real_lackey_capture_streams_through_a_pipe() {
-    if !have_valgrind() {
+    if !cachepart_testkit::have_valgrind() {
         return;
     }
     // valgrind's log (the trace) goes to stderr; the program's output is
