@@ -50,6 +50,7 @@ fn all_patterns() -> Vec<Pattern> {
                     pattern: Pattern::Light {
                         working_set_bytes: 32 << 10,
                     },
+                    offset_bytes: 0,
                 },
                 Phase {
                     accesses: 3000,
@@ -57,6 +58,7 @@ fn all_patterns() -> Vec<Pattern> {
                         array_bytes: 1 << 20,
                         element_bytes: 8,
                     },
+                    offset_bytes: 0,
                 },
             ],
         },
@@ -255,4 +257,50 @@ fn configs_deserialise_from_toml_with_kebab_case() {
         bad.generator().err().unwrap().to_string(),
         "invalid generator configuration: element-bytes 0 outside 1..=127"
     );
+}
+
+/// Phases with `offset-bytes` touch disjoint regions, each at its offset
+/// above the generator's base, interleaved in the phases' proportions;
+/// an offset of 0 is left out of the configuration's JSON (so headers of
+/// existing configurations are unchanged).
+#[test]
+fn phase_offsets_give_disjoint_regions() {
+    let phase = |accesses, offset_bytes, working_set_bytes| Phase {
+        accesses,
+        pattern: Pattern::CacheSensitive {
+            working_set_bytes,
+            distribution: Distribution::Uniform,
+            zipf_exponent: 0.9,
+        },
+        offset_bytes,
+    };
+    let c = cfg(
+        Pattern::Phases {
+            phases: vec![phase(3, 0, 64 << 10), phase(1, 1 << 32, 1 << 20)],
+        },
+        40_000,
+    );
+    let (mut low, mut high) = (0u64, 0u64);
+    for r in c.generator().unwrap().filter(|r| r.is_access()) {
+        let a = r.addr() - 0x1000_0000;
+        if a < 64 << 10 {
+            low += 1;
+        } else {
+            assert!(
+                (1u64 << 32..(1u64 << 32) + (1 << 20)).contains(&a),
+                "{a:#x}"
+            );
+            high += 1;
+        }
+    }
+    assert_eq!((low, high), (30_000, 10_000));
+    let json = serde_json::to_string(&c).unwrap();
+    assert_eq!(json.matches("offset-bytes").count(), 1, "{json}");
+    let past = cfg(
+        Pattern::Phases {
+            phases: vec![phase(1, u64::MAX, 64)],
+        },
+        10,
+    );
+    assert!(past.generator().is_err());
 }

@@ -62,6 +62,15 @@ pub enum Stop {
     AppDone(usize),
     /// When any app has finished (all are measured while running together).
     AnyDone,
+    /// When every app's measurement window has closed
+    /// ([`Window`](super::window::Window)): measured after every app has
+    /// retired `warmup` instructions, each for `measure` instructions.
+    Window {
+        /// Instructions every app retires before measurement starts.
+        warmup: u64,
+        /// Instructions each app is measured for.
+        measure: u64,
+    },
 }
 
 impl Run {

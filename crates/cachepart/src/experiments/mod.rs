@@ -13,8 +13,11 @@
 //! * [`build`]: one run's scenario from the base, the programs and the
 //!   run's overrides;
 //! * [`design`]: the designs: `color-sweep` (Tam et al., Fig. 3), `split`
-//!   (Fig. 4), `background` (COLORIS 4.2) and `variants` (configurations
-//!   side by side: COLORIS 4.3 and 4.4);
+//!   (Fig. 4), `background` (COLORIS 4.2), `variants` (configurations
+//!   side by side: COLORIS 4.3 and 4.4) and `mechanisms` (workloads under
+//!   memory-system mechanisms: SWAP);
+//! * [`window`]: a measurement window after a warm-up (the papers'
+//!   fast-forward);
 //! * [`runner`]: runs every run in parallel (rayon) and analyses them;
 //! * [`table`]: the result table (CSV and markdown);
 //! * [`plot`]: the figure (PNG, plotters);
@@ -30,6 +33,7 @@ pub mod file;
 pub mod plot;
 pub mod runner;
 pub mod table;
+pub mod window;
 pub mod writeup;
 
 pub use file::{Claim, ExperimentFile};

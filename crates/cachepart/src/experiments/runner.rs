@@ -17,6 +17,7 @@ use super::build::{scenario_of, Run, Stop};
 use super::file::Experiment;
 use super::plot::Chart;
 use super::table::Table;
+use super::window::Window;
 use super::writeup;
 use crate::error::Error;
 use crate::scenario::Scenario;
@@ -92,6 +93,10 @@ pub fn simulate(scenario: &Scenario, stop: Stop) -> Result<RunResult, Error> {
         })
     };
     let mut finished = vec![false; scenario.apps.len()];
+    let mut window = match stop {
+        Stop::Window { warmup, measure } => Some(Window::new(warmup, measure, scenario.apps.len())),
+        _ => None,
+    };
     let log = drive(
         &mut machine,
         &mut fixed,
@@ -102,10 +107,14 @@ pub fn simulate(scenario: &Scenario, stop: Stop) -> Result<RunResult, Error> {
                     finished[e.app] = true;
                 }
             }
+            if let Some(w) = &mut window {
+                w.observe(iv);
+            }
             let done = match stop {
                 Stop::AppDone(i) => finished.get(i).is_none_or(|&d| d),
                 Stop::AnyDone => finished.iter().any(|&d| d),
                 Stop::AllDone => false,
+                Stop::Window { .. } => window.as_ref().is_some_and(Window::done),
             };
             if done {
                 Flow::Stop
@@ -115,7 +124,10 @@ pub fn simulate(scenario: &Scenario, stop: Stop) -> Result<RunResult, Error> {
         },
     )
     .map_err(|e| sim_err(&label, e))?;
-    let totals = machine.totals();
+    let mut totals = machine.totals();
+    if let Some(w) = &window {
+        w.apply(&mut totals).map_err(|e| sim_err(&label, e))?;
+    }
     let fallbacks = totals.iter().map(|t| t.fallbacks).collect();
     Ok(RunResult {
         label,

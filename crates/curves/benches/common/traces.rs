@@ -66,6 +66,7 @@ pub fn phased(accesses: u64) -> Vec<Record> {
                         distribution: Distribution::Zipf,
                         zipf_exponent: 0.99,
                     },
+                    offset_bytes: 0,
                 },
                 Phase {
                     accesses: third,
@@ -73,12 +74,14 @@ pub fn phased(accesses: u64) -> Vec<Record> {
                         array_bytes: 32 << 20,
                         element_bytes: 8,
                     },
+                    offset_bytes: 0,
                 },
                 Phase {
                     accesses: third,
                     pattern: Pattern::Light {
                         working_set_bytes: 256 << 10,
                     },
+                    offset_bytes: 0,
                 },
             ],
         },

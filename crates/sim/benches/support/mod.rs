@@ -98,7 +98,11 @@ pub fn trace() -> (Vec<Record>, String) {
 
 /// 120 M accesses: phases of streaming, zipf and light work.
 fn synthetic() -> (Vec<Record>, String) {
-    let phase = |accesses, pattern| Phase { accesses, pattern };
+    let phase = |accesses, pattern| Phase {
+        accesses,
+        pattern,
+        offset_bytes: 0,
+    };
     let cfg = SynthConfig {
         seed: 1,
         accesses: 120_000_000,

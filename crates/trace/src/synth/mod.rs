@@ -143,6 +143,17 @@ pub struct Phase {
     pub accesses: u64,
     /// The phase's pattern.
     pub pattern: Pattern,
+    /// Where the phase's region starts, in bytes above the generator's
+    /// `base` (0 by default: every phase at `base`). Separate offsets give
+    /// phases disjoint regions, so a hot set and a large random region
+    /// interleaved by short phases model one program's two data
+    /// structures.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// How a cache-sensitive pattern picks lines.
@@ -250,7 +261,12 @@ impl State {
                 }
                 let states = phases
                     .iter()
-                    .map(|ph| Ok((ph.accesses, State::new(&ph.pattern, base, line)?)))
+                    .map(|ph| {
+                        let at = base.checked_add(ph.offset_bytes).ok_or_else(|| {
+                            invalid("phase offset-bytes runs past the 47-bit user address space")
+                        })?;
+                        Ok((ph.accesses, State::new(&ph.pattern, at, line)?))
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 State::Phases(Phases::new(states))
             }

@@ -9,10 +9,14 @@
 //!   backgrounds, with and without coloring, against running alone
 //!   (COLORIS 4.2);
 //! * [`variants`]: the same apps under several scenario configurations
-//!   (COLORIS 4.3 thresholds, 4.4 over-commitment).
+//!   (COLORIS 4.3 thresholds, 4.4 over-commitment);
+//! * [`mechanisms`]: workloads under memory-system mechanisms (pages,
+//!   coloring, bit swapping), by weighted speedup and TLB and LLC misses
+//!   (SWAP, Figs. 2 and 7-10).
 
 pub mod background;
 pub mod color_sweep;
+pub mod mechanisms;
 pub mod split;
 pub mod variants;
 
@@ -34,6 +38,8 @@ pub enum Design {
     Background(background::Background),
     /// The same apps under several configurations.
     Variants(variants::Variants),
+    /// Workloads under several mechanisms.
+    Mechanisms(mechanisms::Mechanisms),
 }
 
 impl Design {
@@ -44,6 +50,7 @@ impl Design {
             Design::Split(d) => d.programs_used(),
             Design::Background(d) => d.programs_used(),
             Design::Variants(d) => d.programs_used(),
+            Design::Mechanisms(d) => d.programs_used(),
         }
     }
 
@@ -54,6 +61,7 @@ impl Design {
             Design::Split(d) => d.check(),
             Design::Background(d) => d.check(),
             Design::Variants(d) => d.check(),
+            Design::Mechanisms(d) => d.check(),
         }
     }
 
@@ -64,6 +72,7 @@ impl Design {
             Design::Split(_) => "split",
             Design::Background(_) => "background",
             Design::Variants(_) => "variants",
+            Design::Mechanisms(_) => "mechanisms",
         }
     }
 
@@ -75,6 +84,7 @@ impl Design {
             Design::Split(d) => d.metric_names(),
             Design::Background(d) => d.metric_names(),
             Design::Variants(d) => d.metric_names(),
+            Design::Mechanisms(d) => d.metric_names(),
         }
     }
 
@@ -86,6 +96,7 @@ impl Design {
             Design::Split(d) => d.runs(),
             Design::Background(d) => d.runs(),
             Design::Variants(d) => d.runs(),
+            Design::Mechanisms(d) => d.runs(),
         }
     }
 
@@ -101,6 +112,7 @@ impl Design {
             Design::Split(d) => d.analyse(runs, results),
             Design::Background(d) => d.analyse(runs, results),
             Design::Variants(d) => d.analyse(runs, results),
+            Design::Mechanisms(d) => d.analyse(runs, results),
         }
     }
 }
