@@ -30,6 +30,10 @@
 //! colored apps with `huge-pages = "always"` get 2 MiB superpages of their
 //! colors (docs/simulator-swap.md).
 //!
+//! `memory-bytes` and `aging = false` replace the platform's memory size
+//! and its aged (fragmented) initial state: a freshly booted machine, as
+//! a paper's simulator boots one.
+//!
 //! A `[coloring]` section runs a page-color policy (`coloris-static`,
 //! `coloris-dynamic`, `tam-static`; see [`crate::coloring`]); apps may then
 //! carry `thresholds = { low = .., high = .. }` and no `colors`. Without
@@ -98,6 +102,15 @@ pub struct ScenarioFile {
     /// with that mode). See docs/simulator-swap.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap: Option<String>,
+    /// Memory in bytes, in place of the platform's (`memory.size-bytes`):
+    /// a power of two, checked when the machine is built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// `false`: a freshly booted machine, free memory unfragmented, in
+    /// place of the platform's `memory.aging` (a machine that has been up
+    /// a while); `true` or absent: the platform's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aging: Option<bool>,
     /// Seed of the simulation: added to the platform's memory-aging seed
     /// (so it changes which frames, and colors, pages get) and mixed into
     /// random replacement.
@@ -378,6 +391,18 @@ impl Scenario {
         if let Some(p) = &file.prefetchers {
             platform.prefetchers.run_word =
                 prefetch_word(p, &platform).map_err(|e| err("prefetchers".into(), e))?;
+        }
+        if let Some(b) = file.memory_bytes {
+            if !b.is_power_of_two() || b < 1 << 21 {
+                return Err(err(
+                    "memory-bytes".into(),
+                    format!("{b} is not a power of two of at least 2 MiB"),
+                ));
+            }
+            platform.memory.size_bytes = b;
+        }
+        if file.aging == Some(false) {
+            platform.memory.aging = None;
         }
         if let Some(k) = &file.swap {
             apply_swap(k, &mut platform).map_err(|e| err("swap".into(), e))?;
@@ -753,6 +778,26 @@ base-cpi = 0.5
     }
 
     #[test]
+    fn memory_size_and_aging_replace_the_platform_s() {
+        let dir = tmp("memory");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
+        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let p = write(d, "s.toml", &format!("platform = \"sandybridge-8m\"\n{app}"));
+        let s = Scenario::load(&p).unwrap();
+        assert_eq!(s.platform.memory.size_bytes, 4 << 30);
+        assert!(s.platform.memory.aging.is_some());
+        let p = write(
+            d,
+            "t.toml",
+            &format!("platform = \"sandybridge-8m\"\nmemory-bytes = 17_179_869_184\naging = false\n{app}"),
+        );
+        let s = Scenario::load(&p).unwrap();
+        assert_eq!(s.platform.memory.size_bytes, 16 << 30);
+        assert!(s.platform.memory.aging.is_none());
+    }
+
+    #[test]
     fn colors_need_and_get_a_color_aware_allocator() {
         let dir = tmp("colors");
         let d = dir.path();
@@ -801,6 +846,9 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nthresholds = { low = 0.1, high = 0.2 }\n", "app[0] (a).thresholds"),
             ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.2\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nthresholds = { low = 0.3, high = 0.2 }\n", "app[0] (a).thresholds"),
             ("platform = \"xeon-e5506\"\nallocator = \"coloris\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-64\"\n", "app[0] (a).colors"),
+            ("platform = \"xeon-e5506\"\nmemory-bytes = 3000000000\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "memory-bytes: 3000000000 is not a power of two"),
+            ("platform = \"xeon-e5506\"\nmemory-bytes = 4096\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "memory-bytes"),
+            ("platform = \"xeon-e5506\"\naging = \"off\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "aging"),
         ];
         for (i, (text, want)) in cases.iter().enumerate() {
             let p = write(d, &format!("s{i}.toml"), text);
