@@ -126,7 +126,10 @@ proptest! {
 #[test]
 fn a_walks_page_table_loads_appear_in_the_cache_statistics() {
     let mut l1d = [0; 2];
-    for (k, walk) in [WalkMode::Flat, WalkMode::Hierarchy].into_iter().enumerate() {
+    for (k, walk) in [WalkMode::Flat, WalkMode::Hierarchy]
+        .into_iter()
+        .enumerate()
+    {
         let cfg = TlbConfig {
             walk,
             ..sandy_bridge_tlb()
@@ -223,8 +226,14 @@ fn superpages_walk_less_than_4k_pages_on_a_tlb_hungry_trace() {
     // Superpage walks read 3 levels at most, and their tables are 512
     // times smaller: fewer walk loads, fewer of them beyond the L2.
     assert!(huge.tlb.walk_loads_total() * 2 < small.tlb.walk_loads_total());
-    let beyond = |s: &cachepart_sim::memory::PhysicalStats| s.tlb.walk_loads[2] + s.tlb.walk_loads[3];
-    assert!(beyond(&huge) * 10 < beyond(&small), "{:?} vs {:?}", huge.tlb.walk_loads, small.tlb.walk_loads);
+    let beyond =
+        |s: &cachepart_sim::memory::PhysicalStats| s.tlb.walk_loads[2] + s.tlb.walk_loads[3];
+    assert!(
+        beyond(&huge) * 10 < beyond(&small),
+        "{:?} vs {:?}",
+        huge.tlb.walk_loads,
+        small.tlb.walk_loads
+    );
 }
 
 fn platform(tlb: TlbConfig) -> PlatformConfig {
@@ -301,7 +310,6 @@ fn walks_through_the_hierarchy_cost_their_loads_and_show_in_llc_references() {
     // costs at least its flat part, so more cycles.
     assert!(lh[2] + lh[3] > 0, "{lh:?}");
     assert!(rh >= rf + (lh[2] + lh[3]) / 2, "{rh} {rf} {lh:?}");
-    eprintln!("flat {cf} cycles {rf} refs; hierarchy {ch} cycles {rh} refs, walk loads {lh:?}, walks {wh}");
     assert!(ch > cf + 14.0 * lh[1] as f64, "{ch} vs {cf}");
 }
 
@@ -335,7 +343,10 @@ fn explicit_defaults_equal_absent_keys_and_bad_keys_are_named() {
     ))
     .unwrap();
     assert_eq!(sb.tlb.stlb_page_sizes, StlbPageSizes::Small);
-    assert_eq!((sb.tlb.stlb_hit_cycles, sb.tlb.walk), (7, WalkMode::Hierarchy));
+    assert_eq!(
+        (sb.tlb.stlb_hit_cycles, sb.tlb.walk),
+        (7, WalkMode::Hierarchy)
+    );
     assert_eq!(sb.tlb.psc.pd, TlbArrayConfig::new(16, 4));
     assert_eq!(sb.tlb.psc.pml4, TlbArrayConfig::new(2, 2));
     for (tail, want) in [

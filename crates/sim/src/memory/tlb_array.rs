@@ -181,7 +181,10 @@ mod tests {
         assert_eq!(a.lookup(PageSize::Small, 1), None);
         assert_eq!(a.occupancy(), 1);
         a.insert(PageSize::Huge, 1, 0x20_0000);
-        assert_eq!((a.entries_of(PageSize::Small), a.entries_of(PageSize::Huge)), (1, 1));
+        assert_eq!(
+            (a.entries_of(PageSize::Small), a.entries_of(PageSize::Huge)),
+            (1, 1)
+        );
         assert!(TlbArray::new("t", TlbArrayConfig::new(1536, 12)).is_ok());
         assert!(TlbArray::new("t", TlbArrayConfig::new(48, 4)).is_err());
     }

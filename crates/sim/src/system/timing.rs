@@ -279,7 +279,12 @@ impl StallTable {
             cpi: ticks(app.base_cpi).max(1),
             walk: ticks(f64::from(t.page_walk_cycles)),
             stlb_hit: ticks(f64::from(tlb.stlb_hit_cycles)),
-            load: [0, l2, ticks(llc / app.mlp), ticks((llc + dram_cycles) / app.mlp)],
+            load: [
+                0,
+                l2,
+                ticks(llc / app.mlp),
+                ticks((llc + dram_cycles) / app.mlp),
+            ],
             walk_load: [0, l2, ticks(llc), ticks(llc + dram_cycles)],
         }
     }
