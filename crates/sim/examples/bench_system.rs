@@ -14,13 +14,18 @@
 //! page tables of the apps' footprints and, per app, one decoded frame
 //! and the few chunks of records decoded ahead.
 //!
-//! Run: `cargo run --release -p cachepart-sim --example bench_system -- [--accesses N] [--in-memory] [--mix a,b,c,d] [--trace FILE]`.
+//! `--walk hierarchy` walks the page tables through the caches (`[tlb]
+//! walk = "hierarchy"`, with the default paging-structure caches) instead
+//! of today's flat walks (`--walk flat`, the default);
+//! `scripts/bench-walks.sh` prints both side by side.
+//!
+//! Run: `cargo run --release -p cachepart-sim --example bench_system -- [--accesses N] [--in-memory] [--mix a,b,c,d] [--trace FILE] [--walk flat|hierarchy]`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cachepart_sim::memory::{MemoryConfig, TlbConfig};
+use cachepart_sim::memory::{MemoryConfig, TlbConfig, WalkMode};
 use cachepart_sim::system::{
     AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, System, TimingConfig, TraceSource,
 };
@@ -125,6 +130,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut in_memory = false;
     let mut mix: Option<Vec<String>> = None;
     let mut trace: Option<PathBuf> = None;
+    let mut walk = WalkMode::Flat;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
@@ -136,6 +142,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map_err(|e| format!("--accesses {v}: {e}"))? as u64;
             }
             "--in-memory" => in_memory = true,
+            "--walk" => {
+                i += 1;
+                walk = match args.get(i).map(String::as_str) {
+                    Some("flat") => WalkMode::Flat,
+                    Some("hierarchy") => WalkMode::Hierarchy,
+                    v => return Err(format!("--walk {v:?}: expected flat or hierarchy").into()),
+                };
+            }
             "--trace" => {
                 i += 1;
                 trace = Some(args.get(i).ok_or("--trace needs a file")?.into());
@@ -151,7 +165,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let dir: PathBuf = std::env::temp_dir().join("cachepart-bench-system");
     std::fs::create_dir_all(&dir)?;
-    let p = platform();
+    let mut p = platform();
+    p.tlb.walk = walk;
     let mut specs = Vec::new();
     let all = apps();
     let chosen: Vec<_> = match &mix {
@@ -220,8 +235,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cpu = cpu_secs() - cpu0;
     let pcpu = process_cpu_secs() - pcpu0;
     println!(
-        "platform: 4 cores, L1 32K/8w, L2 256K/4w, LLC 8 MiB/16w in 4 slices, 4 GiB aged buddy memory, Skylake TLBs, timing on"
+        "platform: 4 cores, L1 32K/8w, L2 256K/4w, LLC 8 MiB/16w in 4 slices, 4 GiB aged buddy memory, Skylake TLBs ({walk:?} walks), timing on"
     );
+    let (walks, loads): (u64, [u64; 4]) =
+        (0..4)
+            .filter_map(|c| sys.core_stats(c))
+            .fold((0, [0; 4]), |(w, mut l), s| {
+                for (x, y) in l.iter_mut().zip(s.tlb.walk_loads) {
+                    *x += y;
+                }
+                (w + s.tlb.walks, l)
+            });
+    println!("page walks {walks}, walk loads served by L1D/L2/LLC/memory {loads:?}");
     println!(
         "sources: {}",
         match (&trace, in_memory) {

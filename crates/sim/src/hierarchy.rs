@@ -379,6 +379,33 @@ impl Hierarchy {
         }
     }
 
+    /// A page walker's 8-byte load of a page-table entry at physical
+    /// address `addr` (8-aligned: one line): looked up in the L1D, then
+    /// below, like a demand load, and counted as a data read at every
+    /// level it reaches, but without instructions and without training
+    /// the L1 prefetchers (the walker's loads carry no instruction
+    /// pointer and do not come from the load pipeline); the L2
+    /// prefetchers see its L2 request like any other. Returns the level
+    /// that served it.
+    pub fn walk_load(&mut self, llc: &mut Cache, addr: u64) -> Served {
+        let rec = Record::access(Kind::Load, addr, 8, 0).expect("a table address fits in 48 bits");
+        if self.mode == Mode::Cachegrind {
+            return self.cachegrind_at(llc, rec, addr);
+        }
+        let b = addr >> self.l1d.geometry().line_bits();
+        let out = self.l1d.line(b, false, u64::MAX);
+        let served = if out.hit {
+            Served::L1
+        } else {
+            self.fetch_below(llc, b, AccessKind::Read)
+        };
+        if let Some(v) = out.victim.filter(|v| v.dirty) {
+            self.write_back_below(llc, v.block);
+        }
+        self.l1d.record(AccessKind::Read, !out.hit);
+        served
+    }
+
     /// [`Self::write_back_at`] of an access within one line that is its
     /// first-level set's most recent block (inline: the common case of a
     /// real program); `false` (nothing done) for any other record.

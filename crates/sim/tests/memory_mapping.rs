@@ -76,6 +76,7 @@ fn machine(huge: HugePages, seed: Option<u64>) -> Machine {
         l1i_2m: TlbArrayConfig::new(2, 2),
         stlb: TlbArrayConfig::new(32, 4),
         walk_cycles: 30,
+        ..TlbConfig::default()
     })
     .unwrap();
     Machine {

@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use super::allocator::{AllocHint, FrameAllocator};
 use super::error::MemoryError;
 use super::page::{Frame, PageSize, HUGE_ORDER};
+use super::page_walk::TablePlacement;
 
 /// Costs of paging and recoloring, charged to the application's time
 /// (scenario key `costs` of the memory section).
@@ -264,6 +265,8 @@ pub struct AddressSpace {
     shared: Vec<(u64, u64)>,
     costs: CostsNs,
     stats: PagingStats,
+    /// Where its page tables lie (walks through the caches).
+    tables: TablePlacement,
 }
 
 impl AddressSpace {
@@ -284,6 +287,7 @@ impl AddressSpace {
             shared: Vec::new(),
             costs: PagingCosts::default().into(),
             stats: PagingStats::default(),
+            tables: TablePlacement::default(),
         }
     }
 
@@ -340,6 +344,13 @@ impl AddressSpace {
     /// cached lines the caller drops.
     pub fn take_fresh_frames(&mut self, into: &mut Vec<(Frame, u32)>) {
         into.append(&mut self.fresh);
+    }
+
+    /// The physical address of the level-`level` page-table entry (4 =
+    /// PML4 ... 1 = PT) that translates `vaddr`, placing its table if it
+    /// is new ([`TablePlacement`]: a reserved region, in first-use order).
+    pub fn table_entry(&mut self, level: u32, vaddr: u64) -> u64 {
+        self.tables.entry(self.app, level, vaddr)
     }
 
     /// The application id.

@@ -31,6 +31,9 @@
 //!   Selective Moving and Redistribution.
 //! * [`tlb_array`] and [`tlb`]: [`Tlb`], one core's L1 ITLB/DTLB (separate
 //!   arrays per page size) and unified STLB, LRU, with page-walk counts.
+//! * [`page_walk`]: the STLB's page sizes ([`StlbPageSizes`]), the walk
+//!   model ([`WalkMode`]), and for walks through the caches the walker's
+//!   paging-structure caches ([`PagingStructureCaches`], [`PscConfig`]).
 //! * [`swap_map`]: [`SwapMap`], SWAP's pseudo-physical layer: the bit
 //!   swap between the frames allocators hand out and physical addresses,
 //!   configured by a platform's `[swap]` section ([`SwapConfig`]).
@@ -68,6 +71,7 @@ pub mod config;
 mod error;
 mod frame_table;
 pub mod page;
+pub mod page_walk;
 pub mod physical_core;
 pub mod recolor;
 pub mod swap_map;
@@ -85,6 +89,7 @@ pub use coloris::{ColorisAllocator, ColorisConfig, SharedColors};
 pub use config::MemoryConfig;
 pub use error::MemoryError;
 pub use page::{Frame, PageSize, FRAME_BYTES};
+pub use page_walk::{PagingStructureCaches, PscConfig, StlbPageSizes, WalkMode};
 pub use physical_core::{PhysicalCore, PhysicalStats, Translated};
 pub use recolor::{ExpandPolicy, RecolorAction, RecolorConfig, RecolorEngine};
 pub use swap_map::{SwapConfig, SwapMap, SwapMode, SwapPosition, MAX_SWAP_BITS};

@@ -23,6 +23,14 @@
 //! addresses hits and misses exactly as one indexed by physical
 //! addresses (tested in `tests/swap.rs`); only the LLC and memory see the
 //! difference.
+//!
+//! With walks through the caches (`walk = "hierarchy"`, see
+//! [`super::page_walk`]) a walk leaves its page-table loads (entry
+//! addresses from the address space's [`AddressSpace::table_entry`],
+//! through the swap map under SWAP) pending; the caller issues them into
+//! the hierarchy before the access's own records
+//! ([`PhysicalCore::issue_walk_loads`]; [`PhysicalCore::access`] does it).
+//! Each translation drops the loads of the one before.
 
 use cachepart_trace::{Event, Kind, Record};
 
@@ -33,7 +41,7 @@ use super::page::PageSize;
 use super::swap_map::SwapMap;
 use super::tlb::{Tlb, TlbStats};
 use crate::cache::Cache;
-use crate::hierarchy::{Hierarchy, HierarchyStats};
+use crate::hierarchy::{Hierarchy, HierarchyStats, Served};
 
 /// Pages an unmap invalidates one by one before flushing the TLB instead.
 pub const TLB_FLUSH_CEILING: u64 = 33;
@@ -76,6 +84,9 @@ pub struct PhysicalCore {
     split_accesses: u64,
     split_fetches: u64,
     swap: Option<SwapMap>,
+    /// Page-table loads of the last translation's walks (physical
+    /// addresses), not yet issued.
+    walk_loads: Vec<u64>,
 }
 
 fn physical(kind: Kind, paddr: u64, size: u32, gap: u32) -> Record {
@@ -94,6 +105,7 @@ impl PhysicalCore {
             split_accesses: 0,
             split_fetches: 0,
             swap: None,
+            walk_loads: Vec::new(),
         }
     }
 
@@ -198,7 +210,31 @@ impl PhysicalCore {
             self.tlb.invalidate(s, v); // pages paged out to make room
         }
         self.tlb.fill(instr, size, vpn, frame.addr());
+        if let Some(levels) = self.tlb.walk_levels(vaddr, size) {
+            for level in levels.rev() {
+                let e = self.space.table_entry(level, vaddr);
+                self.walk_loads.push(self.physical_of(e));
+            }
+        }
         Ok(frame.addr() | (vaddr & (size.bytes() - 1)))
+    }
+
+    /// The page-table loads the last translation's walks left pending
+    /// (physical addresses, in walk order).
+    pub fn walk_loads(&self) -> &[u64] {
+        &self.walk_loads
+    }
+
+    /// Issues the pending page-table loads into the hierarchy (and `llc`),
+    /// counting each in the TLB statistics by the level that served it
+    /// and telling `each` that level.
+    pub fn issue_walk_loads(&mut self, llc: &mut Cache, mut each: impl FnMut(Served)) {
+        for &a in &self.walk_loads {
+            let served = self.hier.walk_load(llc, a);
+            self.tlb.count_walk_load(served as usize);
+            each(served);
+        }
+        self.walk_loads.clear();
     }
 
     /// The physical address of access record `rec` if it is an access
@@ -215,7 +251,10 @@ impl PhysicalCore {
         let (instr, vaddr) = single_page(rec)?;
         Some(match self.tlb.lookup(instr, vaddr) {
             Some(p) => Ok(self.physical_of(p)),
-            None => self.walk(instr, vaddr, alloc).map(|p| self.physical_of(p)),
+            None => {
+                self.walk_loads.clear();
+                self.walk(instr, vaddr, alloc).map(|p| self.physical_of(p))
+            }
         })
     }
 
@@ -239,6 +278,7 @@ impl PhysicalCore {
         rec: Record,
         alloc: &mut A,
     ) -> Result<Translated, MemoryError> {
+        self.walk_loads.clear();
         let kind = rec.kind();
         if kind == Kind::Escape {
             self.event(rec, alloc);
@@ -289,6 +329,9 @@ impl PhysicalCore {
         rec: Record,
     ) -> Result<(), MemoryError> {
         let t = self.translate(rec, alloc)?;
+        if !self.walk_loads.is_empty() {
+            self.issue_walk_loads(llc, |_| {});
+        }
         for &r in t.records() {
             self.hier.access(llc, r);
         }

@@ -1,24 +1,28 @@
 //! One core's TLBs: first-level instruction and data TLBs with separate
-//! arrays for 4 KiB and 2 MiB pages, a unified second-level STLB, and a
-//! page-walk penalty.
+//! arrays for 4 KiB and 2 MiB pages, a unified second-level STLB, a
+//! page-walk penalty and, for walks through the caches, the walker's
+//! paging-structure caches ([`super::page_walk`]).
 //!
 //! A translation looks up the first-level arrays of its kind (both page
 //! sizes at once, as hardware probes them in parallel); on a miss the STLB
-//! (both sizes); on a miss there too the page table is walked (by the
-//! caller, who owns it) and the walk's penalty is counted in cycles, for
-//! the timing model to charge. Fills go into the STLB and the first-level
-//! array of the page's size. Every array is LRU.
+//! (both sizes, or 4 KiB only with `stlb-page-sizes = "4k"`); on a miss
+//! there too the page table is walked (by the caller, who owns it) and the
+//! walk's penalty is counted in cycles, for the timing model to charge.
+//! Fills go into the STLB (unless it is 4 KiB-only and the page is 2 MiB)
+//! and the first-level array of the page's size. Every array is LRU. An
+//! STLB hit costs `stlb-hit-cycles` (charged by the timing model).
 //!
 //! Defaults are Intel Skylake's: L1 DTLB 64 entries 4-way (4 KiB) and 32
 //! entries 4-way (2 MiB), L1 ITLB 128 entries 8-way (4 KiB) and 8 entries
 //! fully associative (2 MiB), STLB 1536 entries 12-way shared by both
-//! sizes, and a 30-cycle walk (page-walk caches hit; the walk's own cache
-//! accesses are not simulated).
+//! sizes, an STLB hit for free and a flat 30-cycle walk (page-walk caches
+//! hit; the walk's own cache accesses are not simulated: `walk = "flat"`).
 
 use serde::{Deserialize, Serialize};
 
 use super::error::MemoryError;
 use super::page::PageSize;
+use super::page_walk::{PagingStructureCaches, PscConfig, StlbPageSizes, WalkMode};
 use super::tlb_array::{TlbArray, TlbArrayConfig};
 
 /// Geometry of one core's TLBs.
@@ -43,6 +47,23 @@ pub struct TlbConfig {
     /// Cycles of one page walk (an STLB miss).
     #[serde(default = "walk")]
     pub walk_cycles: u32,
+    /// Page sizes the STLB holds (`"both"`, the default, or `"4k"`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub stlb_page_sizes: StlbPageSizes,
+    /// Cycles an L1 TLB miss that hits the STLB costs (default 0).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub stlb_hit_cycles: u32,
+    /// How page walks are modelled (`"flat"`, the default, or
+    /// `"hierarchy"`: page-table loads through the caches).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub walk: WalkMode,
+    /// The walker's paging-structure caches (`walk = "hierarchy"` only).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub psc: PscConfig,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn d4k() -> TlbArrayConfig {
@@ -73,6 +94,10 @@ impl Default for TlbConfig {
             l1i_2m: i2m(),
             stlb: stlb(),
             walk_cycles: walk(),
+            stlb_page_sizes: StlbPageSizes::Both,
+            stlb_hit_cycles: 0,
+            walk: WalkMode::Flat,
+            psc: PscConfig::default(),
         }
     }
 }
@@ -106,12 +131,22 @@ pub struct TlbStats {
     pub walks: u64,
     /// Cycles of page walks (`walks x walk-cycles`), for timing.
     pub walk_cycles: u64,
+    /// Page-table loads of walks through the caches (`walk =
+    /// "hierarchy"`), by the level that served them: L1D, L2, LLC,
+    /// memory. They are also counted as data loads of those caches.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub walk_loads: [u64; 4],
 }
 
 impl TlbStats {
     /// Translations asked for (L1 lookups of both kinds).
     pub fn translations(&self) -> u64 {
         self.l1i.lookups() + self.l1d.lookups()
+    }
+
+    /// Page-table loads of walks through the caches, all levels.
+    pub fn walk_loads_total(&self) -> u64 {
+        self.walk_loads.iter().sum()
     }
 }
 
@@ -121,6 +156,10 @@ pub struct Tlb {
     l1d: [TlbArray; 2],
     l1i: [TlbArray; 2],
     stlb: TlbArray,
+    /// The STLB holds 4 KiB translations only.
+    stlb_small_only: bool,
+    /// The paging-structure caches, for walks through the caches.
+    psc: Option<PagingStructureCaches>,
     walk_cycles: u64,
     stats: TlbStats,
     /// The page of the last first-level hit, per kind (data, instruction):
@@ -156,6 +195,11 @@ impl Tlb {
                 TlbArray::new("l1i-2m", cfg.l1i_2m)?,
             ],
             stlb: TlbArray::new("stlb", cfg.stlb)?,
+            stlb_small_only: cfg.stlb_page_sizes == StlbPageSizes::Small,
+            psc: match cfg.walk {
+                WalkMode::Flat => None,
+                WalkMode::Hierarchy => Some(PagingStructureCaches::new(&cfg.psc)?),
+            },
             walk_cycles: u64::from(cfg.walk_cycles),
             stats: TlbStats::default(),
             last: [None; 2],
@@ -225,6 +269,9 @@ impl Tlb {
         *last = None;
         st.misses += 1;
         for size in [PageSize::Small, PageSize::Huge] {
+            if size == PageSize::Huge && self.stlb_small_only {
+                break;
+            }
             let vpn = size.page_of(vaddr) | asid;
             if let Some(frame) = self.stlb.lookup(size, vpn) {
                 self.stats.stlb.hits += 1;
@@ -243,7 +290,9 @@ impl Tlb {
     pub fn fill(&mut self, instr: bool, size: PageSize, vpn: u64, frame_addr: u64) {
         self.last = [None; 2];
         let vpn = vpn | self.asid;
-        self.stlb.insert(size, vpn, frame_addr);
+        if !(size == PageSize::Huge && self.stlb_small_only) {
+            self.stlb.insert(size, vpn, frame_addr);
+        }
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         l1[idx(size)].insert(size, vpn, frame_addr);
     }
@@ -256,6 +305,11 @@ impl Tlb {
             a.invalidate(size, vpn);
         }
         self.stlb.invalidate(size, vpn);
+        // INVLPG drops every paging-structure cache entry (Intel SDM
+        // 4.10.4.1).
+        if let Some(p) = &mut self.psc {
+            p.flush();
+        }
     }
 
     /// Drops every translation (a context switch without ASIDs, or a
@@ -266,6 +320,47 @@ impl Tlb {
             a.flush();
         }
         self.stlb.flush();
+        if let Some(p) = &mut self.psc {
+            p.flush();
+        }
+    }
+
+    /// Whether walks go through the caches (`walk = "hierarchy"`).
+    pub fn walks_through_caches(&self) -> bool {
+        self.psc.is_some()
+    }
+
+    /// The page-table levels the walk of `vaddr`, mapped by a page of
+    /// `size`, reads after the paging-structure caches (4 = PML4 ... 1 =
+    /// PT; see [`super::page_walk`]), filling those caches; `None` with
+    /// flat walks.
+    pub fn walk_levels(
+        &mut self,
+        vaddr: u64,
+        size: PageSize,
+    ) -> Option<std::ops::RangeInclusive<u32>> {
+        let asid = self.asid;
+        self.psc.as_mut().map(|p| p.walk(vaddr, size, asid))
+    }
+
+    /// Counts a walk's page-table load served by level `served` (0 = L1D,
+    /// 1 = L2, 2 = LLC, 3 = memory).
+    pub fn count_walk_load(&mut self, served: usize) {
+        self.stats.walk_loads[served] += 1;
+    }
+
+    /// Valid STLB entries of pages of `size`.
+    pub fn stlb_entries(&self, size: PageSize) -> usize {
+        self.stlb.entries_of(size)
+    }
+
+    /// Which page sizes the STLB holds.
+    pub fn stlb_page_sizes(&self) -> StlbPageSizes {
+        if self.stlb_small_only {
+            StlbPageSizes::Small
+        } else {
+            StlbPageSizes::Both
+        }
     }
 }
 

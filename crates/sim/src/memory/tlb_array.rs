@@ -150,6 +150,15 @@ impl TlbArray {
     pub fn occupancy(&self) -> usize {
         self.tags.iter().filter(|&&t| t != INVALID).count()
     }
+
+    /// Valid entries of pages of `size`.
+    pub fn entries_of(&self, size: PageSize) -> usize {
+        let huge = u64::from(size == PageSize::Huge);
+        self.tags
+            .iter()
+            .filter(|&&t| t != INVALID && t & 1 == huge)
+            .count()
+    }
 }
 
 #[cfg(test)]
@@ -171,6 +180,11 @@ mod tests {
         a.invalidate(PageSize::Small, 1);
         assert_eq!(a.lookup(PageSize::Small, 1), None);
         assert_eq!(a.occupancy(), 1);
+        a.insert(PageSize::Huge, 1, 0x20_0000);
+        assert_eq!(
+            (a.entries_of(PageSize::Small), a.entries_of(PageSize::Huge)),
+            (1, 1)
+        );
         assert!(TlbArray::new("t", TlbArrayConfig::new(1536, 12)).is_ok());
         assert!(TlbArray::new("t", TlbArrayConfig::new(48, 4)).is_err());
     }

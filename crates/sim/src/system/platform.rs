@@ -42,7 +42,8 @@ use super::error::SystemError;
 use super::timing::TimingConfig;
 use crate::geometry::CacheConfig;
 use crate::hierarchy::HierarchyConfig;
-use crate::memory::{MemoryConfig, MemoryError, SwapConfig, SwapMap, TlbConfig};
+use crate::memory::page_walk::TABLE_REGION;
+use crate::memory::{MemoryConfig, MemoryError, SwapConfig, SwapMap, TlbConfig, WalkMode};
 use crate::prefetch::PrefetchPlatform;
 
 /// A simulated multicore platform.
@@ -206,6 +207,15 @@ impl PlatformConfig {
             m.check()?;
         }
         self.declared_swap_map()?;
+        if self.tlb.walk == WalkMode::Hierarchy && self.memory.size_bytes > TABLE_REGION {
+            return Err(SystemError::Config {
+                field: "tlb.walk".into(),
+                reason: format!(
+                    "\"hierarchy\" places page tables at {TABLE_REGION:#x}, inside memory.size-bytes {}",
+                    self.memory.size_bytes
+                ),
+            });
+        }
         self.timing.check()
     }
 }

@@ -16,8 +16,14 @@
 //! Stores never stall (the write buffer hides them, as on out-of-order
 //! cores); loads, modifies and instruction fetches do. `mlp` (memory-level
 //! parallelism) is how many long misses the app overlaps on average.
-//! A page walk (an STLB miss) adds `page-walk-cycles`, not overlapped.
-//! Memory-stall cycles are the stalls of accesses served by memory.
+//! A page walk (an STLB miss) adds `page-walk-cycles`, not overlapped;
+//! with walks through the caches (`[tlb] walk = "hierarchy"`) each of its
+//! page-table loads adds the latency of the level that served it, not
+//! divided by `mlp` (each load needs the entry the previous one read):
+//! L1D 0 (part of `page-walk-cycles`), L2 `l2-cycles`, LLC `llc-cycles`,
+//! memory `llc-cycles + dram`. An L1 TLB miss that hits the STLB adds
+//! `[tlb] stlb-hit-cycles`. Memory-stall cycles are the stalls of
+//! accesses (walk loads included) served by memory.
 //!
 //! Clocks count in ticks of 1/[`TICKS_PER_CYCLE`] cycle, so fractional
 //! latencies (divided by `mlp`) add up exactly and deterministically.
@@ -26,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::SystemError;
 use crate::hierarchy::Served;
+use crate::memory::TlbConfig;
 
 /// Ticks per core cycle (clock resolution).
 pub const TICKS_PER_CYCLE: u64 = 1024;
@@ -251,25 +258,34 @@ fn ticks(cycles: f64) -> u64 {
 pub struct StallTable {
     /// Ticks per instruction.
     pub cpi: u64,
-    /// Ticks of one page walk.
+    /// Ticks of one page walk (its fixed part with walks through the
+    /// caches).
     pub walk: u64,
+    /// Ticks of an L1 TLB miss that hits the STLB.
+    pub stlb_hit: u64,
     /// Ticks of a non-store access, by [`Served`] level.
     pub load: [u64; 4],
+    /// Ticks of a page walk's page-table load, by [`Served`] level.
+    pub walk_load: [u64; 4],
 }
 
 impl StallTable {
-    /// The table of `app` on `t` with a DRAM latency of `dram_cycles`.
-    pub fn new(app: &AppTiming, t: &TimingConfig, dram_cycles: f64) -> StallTable {
+    /// The table of `app` on `t` and TLBs `tlb` with a DRAM latency of
+    /// `dram_cycles`.
+    pub fn new(app: &AppTiming, t: &TimingConfig, tlb: &TlbConfig, dram_cycles: f64) -> StallTable {
         let llc = f64::from(t.llc_cycles);
+        let l2 = ticks(f64::from(t.l2_cycles));
         StallTable {
             cpi: ticks(app.base_cpi).max(1),
             walk: ticks(f64::from(t.page_walk_cycles)),
+            stlb_hit: ticks(f64::from(tlb.stlb_hit_cycles)),
             load: [
                 0,
-                ticks(f64::from(t.l2_cycles)),
+                l2,
                 ticks(llc / app.mlp),
                 ticks((llc + dram_cycles) / app.mlp),
             ],
+            walk_load: [0, l2, ticks(llc), ticks(llc + dram_cycles)],
         }
     }
 
@@ -291,8 +307,15 @@ mod tests {
     #[test]
     fn stalls_follow_the_table() {
         let t = TimingConfig::default();
-        let s = StallTable::new(&AppTiming::new(0.5, 2.0), &t, t.dram_cycles());
+        let tlb = TlbConfig {
+            stlb_hit_cycles: 7,
+            ..TlbConfig::default()
+        };
+        let s = StallTable::new(&AppTiming::new(0.5, 2.0), &t, &tlb, t.dram_cycles());
         assert_eq!(s.cpi, 512);
+        assert_eq!(s.stlb_hit, 7 * 1024);
+        // Walk loads wait whole latencies (no mlp).
+        assert_eq!(s.walk_load, [0, 14 * 1024, 44 * 1024, (44 + 240) * 1024]);
         assert_eq!(s.stall(false, Served::L1), 0);
         assert_eq!(s.stall(false, Served::L2), 14 * 1024);
         assert_eq!(s.stall(false, Served::Llc), 22 * 1024);

@@ -16,7 +16,7 @@
 use cachepart_machine::Sample;
 use cachepart_trace::Kind;
 
-use super::paging::{walk_stall, zero_fresh};
+use super::paging::{walk_load_stall, walk_stall, zero_fresh, TlbMark};
 use super::recolor::ExhaustedResponder;
 use super::{cfg_err, App, System};
 use crate::cache::Cache;
@@ -63,13 +63,13 @@ fn run_records(
             Some(p) => Some(p),
             // An access within one page: the TLBs, else a walk.
             None => {
-                let walks = pc.tlb().stats().walks;
+                let mark = TlbMark::of(pc);
                 match pc.translate_single(rec, alloc) {
                     None => None,
                     Some(Ok(p)) => {
                         stall = walk_stall(
                             pc,
-                            walks,
+                            mark,
                             &stalls,
                             &mut app.stall_ns,
                             ticks_per_ns,
@@ -77,6 +77,15 @@ fn run_records(
                         );
                         if pc.address_space().has_fresh_frames() {
                             zero_fresh(pc, llc);
+                        }
+                        if !pc.walk_loads().is_empty() {
+                            stall += walk_load_stall(
+                                pc,
+                                llc,
+                                &stalls,
+                                &mut beyond_private,
+                                &mut mem_stall,
+                            );
                         }
                         Some(p)
                     }
@@ -94,7 +103,7 @@ fn run_records(
             // An access's instructions (`Record::instructions`).
             u64::from(rec.gap()) + u64::from(kind == Kind::Ifetch)
         } else {
-            let walks = pc.tlb().stats().walks;
+            let mark = TlbMark::of(pc);
             let tr = match pc.translate(rec, alloc) {
                 Ok(tr) => tr,
                 // The record is retried (after more colors, say).
@@ -103,7 +112,7 @@ fn run_records(
             pos += 1;
             stall = walk_stall(
                 pc,
-                walks,
+                mark,
                 &stalls,
                 &mut app.stall_ns,
                 ticks_per_ns,
@@ -111,6 +120,9 @@ fn run_records(
             );
             if pc.address_space().has_fresh_frames() {
                 zero_fresh(pc, llc);
+            }
+            if !pc.walk_loads().is_empty() {
+                stall += walk_load_stall(pc, llc, &stalls, &mut beyond_private, &mut mem_stall);
             }
             for &r in tr.records() {
                 let served = pc.hierarchy_mut().access(llc, r);
@@ -267,7 +279,12 @@ impl System {
             .sum();
         let lat = self.dram.update(now, lines * self.line);
         for a in &mut self.apps {
-            a.stalls = StallTable::new(&a.spec.timing, &self.platform.timing, lat);
+            a.stalls = StallTable::new(
+                &a.spec.timing,
+                &self.platform.timing,
+                &self.platform.tlb,
+                lat,
+            );
         }
     }
 

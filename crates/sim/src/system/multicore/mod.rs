@@ -261,7 +261,12 @@ impl System {
                     source,
                 })?;
             states.push(App {
-                stalls: StallTable::new(&spec.timing, &platform.timing, dram.latency_cycles()),
+                stalls: StallTable::new(
+                    &spec.timing,
+                    &platform.timing,
+                    &platform.tlb,
+                    dram.latency_cycles(),
+                ),
                 duty_clock: platform.clock_modulation.and_then(|m| m.clock(spec.duty)),
                 limit: spec.instructions.unwrap_or(u64::MAX),
                 mask: spec.llc_mask.unwrap_or(full),

@@ -1,5 +1,6 @@
-//! Paging charges: the time of page walks, and of page-outs, page-ins
-//! and page copies ([`PagingStats::stall_ns`](crate::memory::PagingStats::stall_ns)),
+//! Paging charges: the time of STLB hits and page walks (with walks
+//! through the caches, of their page-table loads: [`walk_load_stall`]),
+//! and of page-outs, page-ins and page copies ([`PagingStats::stall_ns`](crate::memory::PagingStats::stall_ns)),
 //! charged to the app's clock and cycles. The paging time is checked only
 //! on the page-walk path (a fault, a page-in or a lazy move happens only
 //! there), when an app is installed on its core (copies done while it was
@@ -22,31 +23,79 @@
 
 use super::App;
 use crate::cache::Cache;
-use crate::hierarchy::Hierarchy;
+use crate::hierarchy::{Hierarchy, Served};
 use crate::memory::{Frame, PhysicalCore, FRAME_BYTES};
 use crate::system::timing::StallTable;
 
-/// Stall ticks of the page walks `pc` made since its TLBs counted `walks`,
-/// plus those of the faults, page-ins and lazy moves they did (which
-/// happen only on a walk; also added to `paging`). `stall_ns` is the app's
-/// paging time already charged.
+/// A core's TLB counts before a translation: page walks and STLB hits.
+#[derive(Clone, Copy)]
+pub(super) struct TlbMark {
+    walks: u64,
+    stlb_hits: u64,
+}
+
+impl TlbMark {
+    /// `pc`'s counts now.
+    #[inline(always)]
+    pub(super) fn of(pc: &PhysicalCore) -> TlbMark {
+        let s = pc.tlb().stats();
+        TlbMark {
+            walks: s.walks,
+            stlb_hits: s.stlb.hits,
+        }
+    }
+}
+
+/// Stall ticks of the STLB hits and page walks (their fixed part) `pc`
+/// made since `mark`, plus those of the faults, page-ins and lazy moves
+/// the walks did (which happen only on a walk; also added to `paging`).
+/// `stall_ns` is the app's paging time already charged.
 #[inline(always)]
 pub(super) fn walk_stall(
     pc: &PhysicalCore,
-    walks: u64,
+    mark: TlbMark,
     stalls: &StallTable,
     stall_ns: &mut u64,
     ticks_per_ns: f64,
     paging: &mut u64,
 ) -> u64 {
-    let walked = pc.tlb().stats().walks - walks;
-    let mut stall = walked * stalls.walk;
+    let s = pc.tlb().stats();
+    let walked = s.walks - mark.walks;
+    let mut stall = walked * stalls.walk + (s.stlb.hits - mark.stlb_hits) * stalls.stlb_hit;
     if walked > 0 {
         let ns = pc.address_space().stats().stall_ns();
         let d = paging_ticks(stall_ns, ns, ticks_per_ns);
         stall += d;
         *paging += d;
     }
+    stall
+}
+
+/// Issues the page-table loads `pc`'s last walks left pending through its
+/// caches and `llc` (walks through the caches); returns their stall
+/// ticks, also counted in `beyond_private` (served by the LLC or memory:
+/// uncore time, which clock modulation does not stretch) and `mem_stall`
+/// (served by memory).
+#[cold]
+#[inline(never)]
+pub(super) fn walk_load_stall(
+    pc: &mut PhysicalCore,
+    llc: &mut Cache,
+    stalls: &StallTable,
+    beyond_private: &mut u64,
+    mem_stall: &mut u64,
+) -> u64 {
+    let mut stall = 0;
+    pc.issue_walk_loads(llc, |served| {
+        let s = stalls.walk_load[served as usize];
+        stall += s;
+        if served >= Served::Llc {
+            *beyond_private += s;
+            if served == Served::Memory {
+                *mem_stall += s;
+            }
+        }
+    });
     stall
 }
 
