@@ -6,7 +6,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{cachepart, gen_trace, refused_cleanly};
+use support::{gen_trace, refused_cleanly};
 
 const HDR: &str = "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\n";
 
