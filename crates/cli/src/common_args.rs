@@ -101,7 +101,7 @@ impl BuiltinArg {
     }
 }
 
-/// `--builtin` (hidden alias `--set`).
+/// `--builtin`, with its former spelling as a hidden alias.
 #[derive(Args)]
 pub struct BuiltinSetArg {
     /// The built-in data set.
