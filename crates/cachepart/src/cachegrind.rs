@@ -179,6 +179,13 @@ pub fn totals(s: &CachegrindSummary) -> Vec<(&'static str, u64)> {
     EVENTS.iter().copied().zip(s.values()).collect()
 }
 
+/// The nine totals as CSV: a header row of cachegrind's event names
+/// (`Ir,I1mr,...`) and one row of values.
+pub fn to_csv(s: &CachegrindSummary) -> String {
+    let values: Vec<String> = s.values().iter().map(|v| v.to_string()).collect();
+    format!("{}\n{}\n", EVENTS.join(","), values.join(","))
+}
+
 /// The nine totals as one JSON object, keys in cachegrind's event order
 /// (`Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw`).
 pub fn to_json(s: &CachegrindSummary) -> String {

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use cachepart_sim::system::PlatformConfig;
+use cachepart_sim::Mode;
 
 use crate::error::Error;
 
@@ -74,9 +75,44 @@ pub fn resolve(name_or_path: &str, base: Option<&Path>) -> Result<PlatformConfig
         _ => Path::new(name_or_path).to_path_buf(),
     };
     let p = PlatformConfig::load(&path).map_err(|e| Error::Input(e.to_string()))?;
+    // the parts first: a bad LLC would otherwise surface as a bad
+    // mask-min-bits range
+    check_parts(&p).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
     p.check()
         .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
     Ok(p)
+}
+
+/// What [`PlatformConfig::check`] leaves to the parts' constructors, checked
+/// here so that a platform file's error names the file and the table
+/// (`core.l1d`, `llc`, `memory.size-bytes`) rather than surfacing later in
+/// the scenario that uses it: every cache's geometry, the memory size.
+fn check_parts(p: &PlatformConfig) -> Result<(), String> {
+    let caches = [
+        ("core.l1i", Some(&p.core.l1i)),
+        ("core.l1d", Some(&p.core.l1d)),
+        ("core.l2", p.core.l2.as_ref()),
+        ("llc", Some(&p.llc)),
+    ];
+    let llc_line = p.llc.geometry().map_err(|e| format!("llc: {e}"))?.line();
+    for (field, cache) in caches {
+        if let Some(c) = cache {
+            let g = c.geometry().map_err(|e| format!("{field}: {e}"))?;
+            if p.core.mode == Mode::WriteBack && g.line() != llc_line {
+                return Err(format!(
+                    "{field}: line size {} B: the write-back hierarchy needs one line size, the LLC's {llc_line} B",
+                    g.line()
+                ));
+            }
+        }
+    }
+    let bytes = p.memory.size_bytes;
+    if bytes == 0 || !bytes.is_multiple_of(4096) {
+        return Err(format!(
+            "memory.size-bytes {bytes}: expected a positive multiple of 4096 (4 KiB frames)"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! sampled, or its stall-rate curve on a simulated platform
 //! (`--kind stall-rate --platform NAME`), printed as a table, CSV or JSON.
 
+use crate::common_args::{Format, FormatArg, OutputArg};
 use crate::output::Output;
 use anyhow::{bail, Result};
 use cachepart::curves::Curve;
@@ -80,12 +81,10 @@ pub struct CurvesArgs {
     /// request.
     #[arg(long)]
     pub no_index: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CurvesFormat,
-    /// Write the curve here instead of stdout (`-`: stdout).
-    #[arg(long, short = 'o')]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub output: OutputArg,
 }
 
 /// What a stall-rate curve sweeps.
@@ -113,20 +112,9 @@ pub enum CurveKind {
     StallRate,
 }
 
-/// Output formats of `cachepart curves`.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum CurvesFormat {
-    /// Aligned text.
-    Table,
-    /// Comma-separated values with a header row.
-    Csv,
-    /// The curve as a JSON object.
-    Json,
-}
-
 /// Runs `cachepart curves`.
 pub fn run(args: CurvesArgs) -> Result<()> {
-    let output = Output::or_stdout("-o", args.output.as_deref())?;
+    let output = args.output.resolve()?;
     output.check_not_input([args.trace.as_path()])?;
     let kind = match args.kind {
         CurveKind::FullyAssociative => Kind::FullyAssociative,
@@ -167,23 +155,23 @@ pub fn run(args: CurvesArgs) -> Result<()> {
             s.sampled_refs, s.sampled_lines, s.final_rate
         );
     }
-    output.write_bytes(render(&out.curve, out.counts.as_ref(), args.format)?.as_bytes())
+    output.write_bytes(render(&out.curve, out.counts.as_ref(), args.format.format)?.as_bytes())
 }
 
 /// The curve in `format`; set-associative and color curves lead with their
 /// `ways` or `colors` column (a `ways`/`colors` array in JSON).
-fn render(curve: &Curve, counts: Option<&CurveCounts>, format: CurvesFormat) -> Result<String> {
+fn render(curve: &Curve, counts: Option<&CurveCounts>, format: Format) -> Result<String> {
     let mpki = |i: usize| curve.mpki(i).map_or(String::new(), |m| format!("{m:.4}"));
     let count = |i: usize| counts.map(|c| c.values[i]);
     Ok(match format {
-        CurvesFormat::Json => {
+        Format::Json => {
             let mut v = serde_json::to_value(curve)?;
             if let (Some(c), Some(obj)) = (counts, v.as_object_mut()) {
                 obj.insert(c.axis.into(), serde_json::to_value(&c.values)?);
             }
             serde_json::to_string_pretty(&v)? + "\n"
         }
-        CurvesFormat::Csv => {
+        Format::Csv => {
             let mut s = String::new();
             if let Some(c) = counts {
                 s += c.axis;
@@ -204,7 +192,7 @@ fn render(curve: &Curve, counts: Option<&CurveCounts>, format: CurvesFormat) -> 
             }
             s
         }
-        CurvesFormat::Table => {
+        Format::Table => {
             let mut s = format!(
                 "references {}  instructions {}\n",
                 curve.accesses, curve.instructions
@@ -259,14 +247,14 @@ fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
     };
     let app = TraceApp::from_path(&args.trace)?;
     let curve = stall_rate_curve(&app, axis, &opts)?;
-    output.write_bytes(render_stall(&curve, args.format)?.as_bytes())
+    output.write_bytes(render_stall(&curve, args.format.format)?.as_bytes())
 }
 
-fn render_stall(c: &StallCurve, format: CurvesFormat) -> Result<String> {
+fn render_stall(c: &StallCurve, format: Format) -> Result<String> {
     Ok(match format {
-        CurvesFormat::Json => serde_json::to_string_pretty(c)? + "\n",
-        CurvesFormat::Csv => stall_curve_csv(c),
-        CurvesFormat::Table => {
+        Format::Json => serde_json::to_string_pretty(c)? + "\n",
+        Format::Csv => stall_curve_csv(c),
+        Format::Table => {
             let mut s = format!(
                 "{} on {}: memory-stall cycles per 10^9 cycles\n{:>6}  {:>10}  {:>14}  {:>8}  {:>10}\n",
                 c.app,

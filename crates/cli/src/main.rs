@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 mod capture_cmd;
+mod common_args;
 mod curves_cmd;
 mod doctor_cmd;
 mod experiment_cmd;

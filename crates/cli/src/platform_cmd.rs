@@ -1,7 +1,7 @@
 //! `cachepart platform list | show | colors`: the simulator's platforms
 //! (built in, or a platform file) and their page colors.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use cachepart::platforms;
 use cachepart_sim::memory::{AllocatorKind, ColorLayout, ColorReport, PageSize, FRAME_BYTES};
 use clap::Subcommand;
@@ -56,10 +56,23 @@ pub fn run(cmd: PlatformCommand) -> Result<()> {
                 AllocatorKind::Coloris => p.memory.coloris.pool_bytes,
                 _ => p.memory.size_bytes,
             };
+            // the color set is checked before anything is printed
+            let set = match &colors {
+                Some(text) if text.trim().is_empty() => {
+                    return Err(anyhow!(
+                        "--colors \"{text}\": empty color set; expected colors like 0-15,32"
+                    ))
+                }
+                Some(text) => Some(
+                    layout
+                        .parse_colors(text)
+                        .with_context(|| format!("--colors {text}"))?,
+                ),
+                None => None,
+            };
             let report = ColorReport::new(&layout, g.ways(), g.slices(), Some(pool));
             println!("{}: {report}", p.name);
-            if let Some(text) = colors {
-                let set = layout.parse_colors(&text)?;
+            if let Some(set) = set {
                 println!("{}", report.describe_set(&set));
             }
         }

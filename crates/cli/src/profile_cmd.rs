@@ -1,15 +1,15 @@
 //! `cachepart profile ...`: the table-driven machine's commands.
 
+use crate::common_args::{BuiltinSetArg, Format, FormatArg, OutputArg, QuietArg, ThreadsArg};
 use crate::output::{check_distinct, Output};
 use anyhow::{bail, Context, Result};
 use cachepart::policy::LfocPreset;
 use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
 use cachepart::profile_job::{AppTiming, ProfileOptions, TraceApp};
 use cachepart::report::{self, ReportOptions};
-use cachepart::{builtin, classify, Algorithm, RunOptions};
+use cachepart::{classify, Algorithm, RunOptions};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -24,25 +24,19 @@ pub enum ProfileCommand {
     /// runs alone on the simulator at every way count 1..=W.
     FromTrace(FromTraceArgs),
     /// Print a built-in metrics table (PBBCache CSV format) or its workloads.
-    Builtin {
-        /// Print the workloads instead of the metrics.
-        #[arg(long)]
-        workloads: bool,
-        /// Which built-in data set.
-        #[arg(long, value_enum, default_value = "debian")]
-        set: BuiltinArg,
-    },
+    Builtin(BuiltinArgs),
 }
 
-/// Output formats.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
-    /// Aligned text, one line per workload and algorithm.
-    Table,
-    /// CSV, one row per workload, algorithm and app.
-    Csv,
-    /// JSON, one object per workload, algorithm and app.
-    Json,
+/// Arguments of `profile builtin`.
+#[derive(Args)]
+pub struct BuiltinArgs {
+    /// Print the workloads instead of the metrics.
+    #[arg(long)]
+    workloads: bool,
+    #[command(flatten)]
+    set: BuiltinSetArg,
+    #[command(flatten)]
+    output: OutputArg,
 }
 
 /// Bandwidth models.
@@ -54,35 +48,16 @@ pub enum BwArg {
     Stalls,
 }
 
-/// The built-in data sets.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum BuiltinArg {
-    /// Seven Debian programs captured with lackey and profiled on the
-    /// simulator (xeon-gold-6138-small), see docs/profiles.md.
-    Debian,
-    /// Eight made-up programs from parametric curves.
-    Parametric,
-}
-
-impl BuiltinArg {
-    fn set(self) -> builtin::BuiltinSet {
-        match self {
-            BuiltinArg::Debian => builtin::BuiltinSet::Debian,
-            BuiltinArg::Parametric => builtin::BuiltinSet::Parametric,
-        }
-    }
-}
-
 /// Where programs' tables and the mixes come from.
 #[derive(Args)]
 pub struct DataArgs {
     /// Metrics CSV (PBBCache format; `-` reads standard input); default: a
     /// built-in table (--builtin).
-    #[arg(long, short = 'm')]
+    #[arg(long, short = 'm', conflicts_with = "builtin")]
     metrics: Option<PathBuf>,
     /// The built-in data set used when no --metrics is given.
-    #[arg(long, value_enum, default_value = "debian", conflicts_with = "metrics")]
-    builtin: BuiltinArg,
+    #[command(flatten)]
+    builtin: BuiltinSetArg,
     /// Workloads file (.csv/.txt lines, .toml or .json; `-` reads lines
     /// from standard input); default: built-in workloads when no --metrics
     /// is given.
@@ -110,12 +85,10 @@ pub struct EvalArgs {
     /// Maximum memory bandwidth in MB/s (default: unlimited).
     #[arg(long)]
     max_bw: Option<f64>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
-    /// Write the report to FILE instead of stdout.
-    #[arg(long, short = 'o')]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArg,
     /// Also draw the STP-versus-unfairness chart (normalised to stock) to this PNG.
     #[arg(long)]
     chart: Option<PathBuf>,
@@ -126,9 +99,9 @@ pub struct EvalArgs {
     /// and marked as not proven optimal.
     #[arg(long)]
     time_limit: Option<f64>,
-    /// Threads for the exact solvers (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Threads of the exact solvers.
+    #[command(flatten)]
+    threads: ThreadsArg,
     /// LFOC (and LFOC+): `paper` (Table 1 and Algorithm 1 as printed) or
     /// `pbbcache` (PBBCache's variant, exactly); see docs/policies/lfoc.md.
     #[arg(long, default_value = "paper", value_parser = parse_preset)]
@@ -144,9 +117,8 @@ pub struct EvalArgs {
     /// Include decision wall times in CSV/JSON output.
     #[arg(long)]
     timings: bool,
-    /// No progress bar.
-    #[arg(long, short = 'q')]
-    quiet: bool,
+    #[command(flatten)]
+    quiet: QuietArg,
 }
 
 /// Arguments of `profile classify`.
@@ -158,12 +130,10 @@ pub struct ClassifyArgs {
     /// misses per kilo-cycle, Table 1) or `pbbcache` (from 14).
     #[arg(long, default_value = "paper", value_parser = parse_preset)]
     lfoc_preset: LfocPreset,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
-    /// Write to FILE instead of stdout.
-    #[arg(long, short = 'o')]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArg,
 }
 
 /// An LFOC preset name (the error lists the accepted ones).
@@ -198,9 +168,8 @@ pub struct FromTraceArgs {
     /// Seed of the simulation.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Write the table to FILE instead of stdout.
-    #[arg(long, short = 'o')]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    output: OutputArg,
 }
 
 /// Runs a `profile` subcommand.
@@ -209,13 +178,14 @@ pub fn run(cmd: ProfileCommand) -> Result<()> {
         ProfileCommand::Eval(a) => eval(a),
         ProfileCommand::Classify(a) => classify_cmd(a),
         ProfileCommand::FromTrace(a) => from_trace(a),
-        ProfileCommand::Builtin { workloads, set } => {
-            if workloads {
-                print!("{}", set.set().workloads_text());
+        ProfileCommand::Builtin(a) => {
+            let output = a.output.resolve()?;
+            let set = a.set.builtin.set();
+            if a.workloads {
+                output.write_bytes(set.workloads_text().as_bytes())
             } else {
-                print!("{}", set.set().metrics_csv());
+                output.write_bytes(set.metrics_csv().as_bytes())
             }
-            Ok(())
         }
     }
 }
@@ -227,7 +197,7 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     }
     let table = match &data.metrics {
         Some(p) => MetricsTable::from_path(p)?,
-        None => data.builtin.set().table()?,
+        None => data.builtin.builtin.set().table()?,
     };
     let workloads = if let Some(apps) = &data.apps {
         let names: Vec<&str> = apps.split(',').map(str::trim).collect();
@@ -235,7 +205,7 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     } else if let Some(p) = &data.workloads {
         read_workloads(p)?
     } else if data.metrics.is_none() {
-        data.builtin.set().workloads()?
+        data.builtin.builtin.set().workloads()?
     } else if need_workloads {
         bail!("--metrics was given without --workloads or --apps: say which mixes to run");
     } else {
@@ -257,7 +227,7 @@ impl DataArgs {
 }
 
 fn eval(a: EvalArgs) -> Result<()> {
-    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let output = a.output.resolve()?;
     let chart = a
         .chart
         .as_deref()
@@ -291,27 +261,25 @@ fn eval(a: EvalArgs) -> Result<()> {
             .time_limit
             .map(cachepart::time_limit_from_secs)
             .transpose()?,
-        threads: a.threads,
+        threads: a.threads.threads,
         progress: None,
     };
-    if a.timings && matches!(a.format, Format::Table) {
+    if a.timings && a.format.format == Format::Table {
         bail!("--timings: the table output has no timings column; use --format csv or json");
     }
     for w in opts.check(&algorithms)? {
         eprintln!("warning: {w}");
     }
-    let bar =
-        (!a.quiet && std::io::stderr().is_terminal() && algorithms.iter().any(|x| x.is_optimal()))
-            .then(|| {
-                let pb = ProgressBar::new(1);
-                pb.set_style(
-                    ProgressStyle::with_template(
-                        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta})",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
-                Arc::new(Mutex::new(pb))
-            });
+    let bar = (a.quiet.progress() && algorithms.iter().any(|x| x.is_optimal())).then(|| {
+        let pb = ProgressBar::new(1);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Arc::new(Mutex::new(pb))
+    });
     if let Some(pb) = &bar {
         let pb = pb.clone();
         opts.progress = Some(Arc::new(move |w: &str, alg: &str, p| {
@@ -330,7 +298,7 @@ fn eval(a: EvalArgs) -> Result<()> {
     }
     let outcomes = outcomes?;
     let rows = report::rows_with(&outcomes, ReportOptions { timings: a.timings });
-    let text = match a.format {
+    let text = match a.format.format {
         Format::Table => report::to_table(&rows),
         Format::Csv => report::to_csv(&rows),
         Format::Json => report::to_json(&rows),
@@ -362,11 +330,11 @@ fn eval(a: EvalArgs) -> Result<()> {
 }
 
 fn classify_cmd(a: ClassifyArgs) -> Result<()> {
-    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let output = a.output.resolve()?;
     output.check_not_input(a.data.inputs())?;
     let (table, workloads) = load(&a.data, false)?;
     let rows = classify::classify_workloads(&table, &workloads, a.lfoc_preset)?;
-    let text = match a.format {
+    let text = match a.format.format {
         Format::Table => classify::to_table(&rows),
         Format::Csv => classify::to_csv(&rows),
         Format::Json => classify::to_json(&rows),
@@ -375,7 +343,7 @@ fn classify_cmd(a: ClassifyArgs) -> Result<()> {
 }
 
 fn from_trace(a: FromTraceArgs) -> Result<()> {
-    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let output = a.output.resolve()?;
     output.check_not_input(a.traces.iter().map(PathBuf::as_path))?;
     let platform = cachepart::platforms::resolve(&a.platform, None)?;
     if !a.name.is_empty() && a.name.len() != a.traces.len() {

@@ -16,19 +16,10 @@ use anyhow::{bail, Result};
 use cachepart::cachegrind;
 use cachepart_capture::{stream_lackey, CaptureError, CaptureOptions};
 use cachepart_sim::{parse_cache_opt, CacheConfig, CachegrindSim};
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::capture_cmd::Interrupt;
-use crate::output::Output;
-
-/// Output formats of `sim cachegrind`.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum CachegrindFormat {
-    /// cachegrind's summary (`I refs:`, `I1  misses:`, ...).
-    Table,
-    /// One object with the nine totals `Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw`.
-    Json,
-}
+use crate::common_args::{Format, FormatArg, OutputArg};
 
 /// Arguments of `cachepart sim cachegrind`.
 #[derive(Args)]
@@ -52,12 +43,13 @@ pub struct CachegrindArgs {
     /// built-in name or a platform file): its L1I, L1D and LLC.
     #[arg(long)]
     pub platform: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CachegrindFormat,
-    /// Write the summary here instead of stdout (`-`: stdout).
-    #[arg(long, short = 'o')]
-    pub output: Option<PathBuf>,
+    /// Output format: cachegrind's summary (`table`), or its nine totals
+    /// `Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw` (one CSV row, one JSON
+    /// object).
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub output: OutputArg,
     /// The program and its arguments, after `--` (instead of a trace).
     #[arg(last = true)]
     pub command: Vec<OsString>,
@@ -78,7 +70,7 @@ fn cache_opt(value: &str) -> Result<CacheConfig, cachepart_sim::CacheOptError> {
 
 /// Runs `sim cachegrind`.
 pub fn run(a: CachegrindArgs) -> Result<()> {
-    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let output = a.output.resolve()?;
     let cfg = cachegrind::config(a.platform.as_deref(), a.i1, a.d1, a.ll)?;
     let (summary, status) = match (&a.trace, a.command.is_empty()) {
         (Some(_), false) => bail!("give a trace or a command after `--`, not both"),
@@ -104,9 +96,10 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
             (s, Some(status))
         }
     };
-    let text = match a.format {
-        CachegrindFormat::Table => cachegrind::to_table(&summary),
-        CachegrindFormat::Json => cachegrind::to_json(&summary),
+    let text = match a.format.format {
+        Format::Table => cachegrind::to_table(&summary),
+        Format::Csv => cachegrind::to_csv(&summary),
+        Format::Json => cachegrind::to_json(&summary),
     };
     output.write_bytes(text.as_bytes())?;
     if let Some(status) = status.filter(|s| !s.success()) {

@@ -3,18 +3,17 @@
 //! to a CSV or Parquet file. `cachepart sim cachegrind` is in
 //! `sim_cachegrind.rs`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use cachepart::samples::SampleFormat;
 use cachepart::scenario::{Overrides, Scenario};
 use cachepart::sim_run::{self, SimReport};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
 use crate::output::{check_distinct, Output};
-use crate::profile_cmd::Format;
 
 /// `cachepart sim ...`
 #[derive(Subcommand)]
@@ -38,11 +37,10 @@ pub struct RunArgs {
     /// directory.
     pub scenario: PathBuf,
     /// Output format of the per-app results.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
-    /// Write the results here instead of stdout (`-`: stdout).
-    #[arg(long, short = 'o')]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub output: OutputArg,
     /// Write every per-app, per-interval sample here (.csv or .parquet;
     /// `-` for CSV on stdout).
     #[arg(long)]
@@ -56,9 +54,8 @@ pub struct RunArgs {
     /// Skip the alone runs (no slowdowns, no mix metrics).
     #[arg(long)]
     pub no_alone: bool,
-    /// No progress bar.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArg,
 }
 
 /// Runs a `sim` subcommand.
@@ -83,7 +80,7 @@ fn run_scenario(a: RunArgs) -> Result<()> {
             }
         })
         .transpose()?;
-    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let output = a.output.resolve()?;
     let samples = a
         .samples
         .as_deref()
@@ -95,6 +92,11 @@ fn run_scenario(a: RunArgs) -> Result<()> {
     for o in &outputs {
         o.check_not_input([a.scenario.as_path()])?;
     }
+    // an unknown --policy is the command line's error, not the scenario's
+    if let Some(p) = &a.policy {
+        p.parse::<cachepart::Algorithm>()
+            .with_context(|| format!("--policy {p:?}"))?;
+    }
     let scenario = Scenario::load_with(
         &a.scenario,
         &Overrides {
@@ -103,7 +105,7 @@ fn run_scenario(a: RunArgs) -> Result<()> {
             no_alone: a.no_alone,
         },
     )?;
-    let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+    let bar = a.quiet.progress().then(|| {
         let pb = ProgressBar::new(1);
         pb.set_style(
             ProgressStyle::with_template(
@@ -130,7 +132,7 @@ fn run_scenario(a: RunArgs) -> Result<()> {
     if let (Some(out), Some(fmt)) = (&samples, samples_format) {
         out.write_bytes(&fmt.encode(&report.samples)?)?;
     }
-    let text = match a.format {
+    let text = match a.format.format {
         Format::Table => sim_run::to_table(&report),
         Format::Csv => sim_run::to_csv(&report),
         Format::Json => sim_run::to_json(&report),

@@ -10,8 +10,7 @@ use cachepart::scenario::{Overrides, Scenario};
 use cachepart::throttle_search::{self, SearchOptions};
 use clap::Args;
 
-use crate::output::Output;
-use crate::profile_cmd::Format;
+use crate::common_args::{Format, FormatArg, OutputArg};
 
 /// Arguments of `cachepart sim throttle`.
 #[derive(Args)]
@@ -31,12 +30,10 @@ pub struct ThrottleArgs {
     /// Refuse a search of more runs than this.
     #[arg(long, default_value_t = 512)]
     pub max_runs: usize,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
-    /// Write the results here instead of stdout (`-`: stdout).
-    #[arg(long, short = 'o')]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub output: OutputArg,
     /// Override the scenario's seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -44,7 +41,7 @@ pub struct ThrottleArgs {
 
 /// Runs `cachepart sim throttle`.
 pub fn run(a: ThrottleArgs) -> Result<()> {
-    let output = Output::or_stdout("-o", a.output.as_deref())?;
+    let output = a.output.resolve()?;
     output.check_not_input([a.scenario.as_path()])?;
     let scenario = Scenario::load_with(
         &a.scenario,
@@ -59,7 +56,7 @@ pub fn run(a: ThrottleArgs) -> Result<()> {
         max_runs: a.max_runs,
     };
     let report = throttle_search::search(&scenario, &opts)?;
-    let text = match a.format {
+    let text = match a.format.format {
         Format::Table => throttle_search::to_table(&report),
         Format::Csv => throttle_search::to_csv(&report),
         Format::Json => throttle_search::to_json(&report),

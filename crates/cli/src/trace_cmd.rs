@@ -1,16 +1,19 @@
 //! `cachepart trace ...`: capture, inspect, convert and generate memory
 //! traces.
 
+use crate::common_args::{csv_field, Format, FormatArg, OutputArg, QuietArg};
 use crate::output::Output;
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
-use cachepart::trace::{convert_lackey_lenient, convert_stream, info, Header, TraceFormat};
+use cachepart::trace::{
+    convert_lackey_lenient, convert_stream, info, Header, TraceError, TraceFormat,
+};
 use clap::{Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal};
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 
 /// Subcommands of `cachepart trace`.
 #[derive(Subcommand)]
@@ -19,9 +22,10 @@ pub enum TraceCommand {
     Info {
         /// The trace file (.cpt).
         file: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "table")]
-        format: InfoFormat,
+        #[command(flatten)]
+        format: FormatArg,
+        #[command(flatten)]
+        output: OutputArg,
     },
     /// Convert a lackey or Dinero text trace (or a .cpt) to the binary format.
     /// INPUT may be `-` to read a pipe, e.g.
@@ -29,8 +33,16 @@ pub enum TraceCommand {
     Convert {
         /// Input file, or `-` for standard input.
         input: PathBuf,
-        /// Output binary trace, or `-` for standard output.
-        output: PathBuf,
+        /// Output binary trace, or `-` for standard output (or give it
+        /// with -o).
+        #[arg(
+            value_name = "OUTPUT",
+            required_unless_present = "output",
+            conflicts_with = "output"
+        )]
+        output_path: Option<PathBuf>,
+        #[command(flatten)]
+        output: OutputArg,
         /// Input format.
         #[arg(long, value_enum)]
         from: FromFormat,
@@ -45,11 +57,18 @@ pub enum TraceCommand {
         /// Generator config (`.toml` or `.json`; `-` reads TOML from
         /// standard input).
         config: PathBuf,
-        /// Output binary trace, or `-` for standard output.
-        output: PathBuf,
-        /// No progress line (shown on a terminal only).
-        #[arg(long, short = 'q')]
-        quiet: bool,
+        /// Output binary trace, or `-` for standard output (or give it
+        /// with -o).
+        #[arg(
+            value_name = "OUTPUT",
+            required_unless_present = "output",
+            conflicts_with = "output"
+        )]
+        output_path: Option<PathBuf>,
+        #[command(flatten)]
+        output: OutputArg,
+        #[command(flatten)]
+        quiet: QuietArg,
     },
     /// Record a real program's memory accesses, e.g.
     /// `cachepart trace capture -o ls.cpt -- ls -la /usr/lib`.
@@ -121,15 +140,6 @@ pub enum CaptureTool {
     Qemu,
 }
 
-/// `trace info` output formats.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum InfoFormat {
-    /// Aligned text.
-    Table,
-    /// JSON object.
-    Json,
-}
-
 /// Input formats of `trace convert`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FromFormat {
@@ -165,41 +175,24 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             );
             Ok(())
         }
-        TraceCommand::Info { file, format } => {
+        TraceCommand::Info {
+            file,
+            format,
+            output,
+        } => {
+            let out = output.resolve()?;
+            out.check_not_input([file.as_path()])?;
             let i = info(&file).with_context(|| format!("{}", file.display()))?;
-            match format {
-                InfoFormat::Json => println!("{}", serde_json::to_string_pretty(&i)?),
-                InfoFormat::Table => {
-                    let c = &i.counts;
-                    println!("file              {}", file.display());
-                    println!("records           {}", c.records);
-                    println!("accesses          {}", i.accesses);
-                    println!("  loads           {}", c.loads);
-                    println!("  stores          {}", c.stores);
-                    println!("  modifies        {}", c.modifies);
-                    println!("  ifetches        {}", c.ifetches);
-                    println!("escapes           {}", c.escapes);
-                    println!("instructions      {}", c.instructions);
-                    println!(
-                        "footprint         {} pages of {} bytes",
-                        i.footprint_pages, i.page_size
-                    );
-                    println!("frames            {}", i.frames);
-                    println!("file bytes        {}", i.file_bytes);
-                    println!("bytes per access  {:.3}", i.bytes_per_access);
-                    for (k, v) in &i.meta {
-                        println!("meta {k:<12} {v}");
-                    }
-                }
-            }
-            Ok(())
+            out.write_bytes(render_info(&file, &i, format.format)?.as_bytes())
         }
         TraceCommand::Convert {
             input,
+            output_path,
             output,
             from,
             lenient,
         } => {
+            let (option, output) = positional_or_o(output_path, output)?;
             if lenient && from != FromFormat::Lackey {
                 bail!("--lenient: for --from lackey only (din and cpt inputs have no foreign lines to skip)");
             }
@@ -211,7 +204,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             let header = Header::default()
                 .with_meta("source-format", format.name())
                 .with_meta("source", input.display().to_string());
-            let out = Output::new("OUTPUT", &output)?;
+            let out = Output::new(option, &output)?;
             out.check_not_input([input.as_path()])?;
             let reader: Box<dyn BufRead> = if input.as_os_str() == "-" {
                 Box::new(BufReader::with_capacity(1 << 20, std::io::stdin().lock()))
@@ -243,9 +236,11 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
         }
         TraceCommand::Generate {
             config,
+            output_path,
             output,
             quiet,
         } => {
+            let (option, output) = positional_or_o(output_path, output)?;
             let text = cachepart::units::input::read_text(&config)
                 .with_context(|| format!("{}", config.display()))?;
             let stdin = cachepart::units::input::is_stdin(&config);
@@ -266,7 +261,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                     config.display()
                 ),
             };
-            let out = Output::new("OUTPUT", &output)?;
+            let out = Output::new(option, &output)?;
             out.check_not_input([config.as_path()])?;
             // A runaway config (1e15 accesses) is refused before it fills
             // the disk. The bound is loose on purpose: compressed regular
@@ -276,7 +271,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 cfg.accesses / 1024,
                 "one byte per 1024 accesses at the least",
             )?;
-            let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = quiet.progress().then(|| {
                 let pb = ProgressBar::new_spinner();
                 pb.set_style(
                     ProgressStyle::with_template(
@@ -286,9 +281,16 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 );
                 pb
             });
+            // a config the generator refuses is named by its file
+            let named = |e: TraceError| match e {
+                TraceError::Config(_) => {
+                    anyhow::Error::from(e).context(config.display().to_string())
+                }
+                e => e.into(),
+            };
             let summary = out.write_with(|w| match &bar {
-                Some(pb) => Ok(cfg.write_to(pb.wrap_write(w))?),
-                None => Ok(cfg.write_to(w)?),
+                Some(pb) => cfg.write_to(pb.wrap_write(w)).map_err(named),
+                None => cfg.write_to(w).map_err(named),
             });
             if let Some(pb) = &bar {
                 pb.finish_and_clear();
@@ -304,4 +306,74 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             command,
         } => crate::capture_cmd::capture(tool, &output, ifetch, &command),
     }
+}
+
+/// The output of `trace convert` and `trace generate`: the positional
+/// OUTPUT or `-o` (clap lets exactly one through), with the option that
+/// named it (for messages).
+fn positional_or_o(path: Option<PathBuf>, o: OutputArg) -> Result<(&'static str, PathBuf)> {
+    match (path, o.output) {
+        (Some(p), None) => Ok(("OUTPUT", p)),
+        (None, Some(p)) => Ok(("-o", p)),
+        _ => bail!("give the output trace once: as OUTPUT or with -o"),
+    }
+}
+
+/// `trace info` in `format`: aligned text, `field,value` CSV rows (the
+/// header's metadata as `meta.KEY`), or the JSON object.
+fn render_info(file: &Path, i: &cachepart::trace::TraceInfo, format: Format) -> Result<String> {
+    let c = &i.counts;
+    let mut rows: Vec<(String, String)> = vec![
+        ("file".into(), file.display().to_string()),
+        ("records".into(), c.records.to_string()),
+        ("accesses".into(), i.accesses.to_string()),
+        ("loads".into(), c.loads.to_string()),
+        ("stores".into(), c.stores.to_string()),
+        ("modifies".into(), c.modifies.to_string()),
+        ("ifetches".into(), c.ifetches.to_string()),
+        ("escapes".into(), c.escapes.to_string()),
+        ("instructions".into(), c.instructions.to_string()),
+        ("footprint_pages".into(), i.footprint_pages.to_string()),
+        ("page_size".into(), i.page_size.to_string()),
+        ("frames".into(), i.frames.to_string()),
+        ("file_bytes".into(), i.file_bytes.to_string()),
+        (
+            "bytes_per_access".into(),
+            format!("{:.3}", i.bytes_per_access),
+        ),
+    ];
+    Ok(match format {
+        Format::Json => format!("{}\n", serde_json::to_string_pretty(i)?),
+        Format::Csv => {
+            rows.extend(i.meta.iter().map(|(k, v)| (format!("meta.{k}"), v.clone())));
+            let mut s = String::from("field,value\n");
+            for (k, v) in rows {
+                s += &format!("{},{}\n", csv_field(&k), csv_field(&v));
+            }
+            s
+        }
+        Format::Table => {
+            let mut s = String::new();
+            s += &format!("file              {}\n", file.display());
+            s += &format!("records           {}\n", c.records);
+            s += &format!("accesses          {}\n", i.accesses);
+            s += &format!("  loads           {}\n", c.loads);
+            s += &format!("  stores          {}\n", c.stores);
+            s += &format!("  modifies        {}\n", c.modifies);
+            s += &format!("  ifetches        {}\n", c.ifetches);
+            s += &format!("escapes           {}\n", c.escapes);
+            s += &format!("instructions      {}\n", c.instructions);
+            s += &format!(
+                "footprint         {} pages of {} bytes\n",
+                i.footprint_pages, i.page_size
+            );
+            s += &format!("frames            {}\n", i.frames);
+            s += &format!("file bytes        {}\n", i.file_bytes);
+            s += &format!("bytes per access  {:.3}\n", i.bytes_per_access);
+            for (k, v) in &i.meta {
+                s += &format!("meta {k:<12} {v}\n");
+            }
+            s
+        }
+    })
 }

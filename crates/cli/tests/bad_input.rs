@@ -2,17 +2,11 @@
 //! 101, "panicked" on stderr), must exit non-zero, must name the file,
 //! field or option in its message, and must write nothing.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn cachepart(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cachepart"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the cachepart binary runs")
-}
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{gen_trace, refused_cleanly};
 
 const HDR: &str = "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\n";
 
@@ -21,29 +15,6 @@ fn metrics(edit: impl Fn(String) -> String) -> String {
     edit(format!(
         "{HDR}a,1,1.0,2,2,200\na,2,1.5,1,1,100\nb,1,0.5,4,4,400\nb,2,0.6,3,3,300\n"
     ))
-}
-
-/// Writes a trace generated from a pattern into `dir/NAME.cpt`.
-fn gen_trace(dir: &Path, name: &str, accesses: u64) -> PathBuf {
-    let cfg = dir.join(format!("{name}.gen.toml"));
-    std::fs::write(
-        &cfg,
-        format!("seed = 2\naccesses = {accesses}\n[pattern]\nclass = \"streaming\"\narray-bytes = 4194304\n"),
-    )
-    .unwrap();
-    let cpt = dir.join(format!("{name}.cpt"));
-    let o = cachepart(
-        dir,
-        &[
-            "trace",
-            "generate",
-            cfg.to_str().unwrap(),
-            cpt.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::remove_file(cfg).unwrap();
-    cpt
 }
 
 /// `dir/NAME.cpt` cut short by `cut` bytes (its trailer and index gone).
@@ -578,49 +549,6 @@ fn bad_input_is_refused_cleanly() {
         );
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
-}
-
-fn list(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-/// Runs `args` in `dir`; the command must not panic, must exit non-zero,
-/// must say every text of `expect` on stderr and must write nothing.
-/// Each broken rule goes to `failures`, under `what`.
-fn refused_cleanly(
-    dir: &Path,
-    args: &[&str],
-    expect: &[&str],
-    what: &str,
-    failures: &mut Vec<String>,
-) {
-    let before = list(dir);
-    let o = cachepart(dir, args);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    let mut why = Vec::new();
-    if o.status.code() == Some(101) || err.contains("panicked") {
-        why.push("panicked".to_string());
-    }
-    if o.status.success() {
-        why.push("exit code 0".to_string());
-    }
-    for e in expect {
-        if !err.contains(e) {
-            why.push(format!("message lacks {e:?}"));
-        }
-    }
-    let after = list(dir);
-    if after != before {
-        why.push(format!("files written: {after:?} (before: {before:?})"));
-    }
-    if !why.is_empty() {
-        failures.push(format!("{what}: {} -- stderr: {err}", why.join(", ")));
-    }
 }
 
 /// Every numeric cell of a metrics table, one at a time, replaced by a

@@ -1,7 +1,8 @@
 //! Interrupting the long-running commands that write: SIGINT (or SIGTERM)
-//! during `trace generate` (1e11 accesses), `trace convert`, `sim run` and `profile
-//! from-trace` ends cachepart with 130 (143) and leaves neither the output
-//! nor a temporary file. Each run is made long (a huge trace, a huge
+//! during `trace generate` (1e11 accesses), `trace convert`, `sim run`,
+//! `profile from-trace` and `profile eval` (an exact solve of 18 apps)
+//! ends cachepart with 130 (143) and leaves neither the output nor a
+//! temporary file. Each run is made long (a huge trace, a huge
 //! instruction count) and signalled once it is under way: for the trace
 //! writers when their temporary appears, polled, not slept for.
 
@@ -193,4 +194,54 @@ fn sigint_during_from_trace_leaves_nothing() {
         dir.path(),
         &["t.toml", "t.cpt"],
     );
+}
+
+/// A metrics table of `n` made-up programs on 11 ways (monotone curves),
+/// and their names.
+fn big_table(n: usize) -> (String, String) {
+    let mut csv = String::from("BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\n");
+    let mut names = Vec::new();
+    for i in 0..n {
+        let sens = 0.05 + 0.07 * (i % 13) as f64;
+        let base = 0.4 + 0.1 * (i % 7) as f64;
+        for w in 1..=11 {
+            let ipc = base * (1.0 + sens * (w as f64).ln());
+            let mpkc = (1.0 + i as f64) / (1.0 + sens * (w as f64 - 1.0)) + 0.05;
+            csv += &format!(
+                "p{i},{w},{ipc:.6},{:.6},{mpkc:.6},{:.3}\n",
+                mpkc / ipc,
+                mpkc * 150.0
+            );
+        }
+        names.push(format!("p{i}"));
+    }
+    (csv, names.join(","))
+}
+
+#[test]
+fn sigint_during_profile_eval_leaves_nothing() {
+    let (csv, apps) = big_table(18);
+    let dir = dir_with(&[("m.csv", &csv)]);
+    let child = spawn(
+        dir.path(),
+        &[
+            "profile",
+            "eval",
+            "-m",
+            "m.csv",
+            "--apps",
+            &apps,
+            "-a",
+            "stock,optc-unf",
+            "-q",
+            "-o",
+            "out.txt",
+            "--chart",
+            "chart.png",
+        ],
+        Stdio::null(),
+    );
+    // the subset tables of 18 apps alone take about 2 s
+    std::thread::sleep(Duration::from_millis(500));
+    interrupt_and_check("profile eval", child, libc::SIGINT, dir.path(), &["m.csv"]);
 }

@@ -100,7 +100,7 @@ impl Curve {
 pub fn log_sizes(min_bytes: u64, max_bytes: u64, per_octave: u32) -> Result<Vec<u64>> {
     if min_bytes == 0 || max_bytes < min_bytes || per_octave == 0 {
         return Err(CurveError::Sizes(format!(
-            "need 0 < min ({min_bytes}) <= max ({max_bytes}) and per-octave ({per_octave}) > 0"
+            "need 0 < min-size ({min_bytes}) <= max-size ({max_bytes}) and per-octave ({per_octave}) > 0"
         )));
     }
     let octaves = (max_bytes as f64 / min_bytes as f64).log2();

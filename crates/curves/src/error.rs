@@ -47,6 +47,14 @@ pub enum CurveError {
     /// Reading the trace failed.
     #[error(transparent)]
     Trace(#[from] cachepart_trace::TraceError),
+    /// Reading the trace at `path` failed.
+    #[error("{}: {source}", path.display())]
+    TraceFile {
+        /// The trace.
+        path: std::path::PathBuf,
+        /// The failure.
+        source: cachepart_trace::TraceError,
+    },
 }
 
 impl CurveError {
@@ -58,6 +66,20 @@ impl CurveError {
         move |source| CurveError::Io {
             path: path.to_path_buf(),
             source,
+        }
+    }
+}
+
+impl CurveError {
+    /// Names the trace `path` in a trace read failure (for `map_err`);
+    /// other errors pass unchanged.
+    pub(crate) fn in_trace(path: &std::path::Path) -> impl Fn(CurveError) -> CurveError + '_ {
+        move |e| match e {
+            CurveError::Trace(source) => CurveError::TraceFile {
+                path: path.to_path_buf(),
+                source,
+            },
+            e => e,
         }
     }
 }

@@ -227,8 +227,10 @@ fn time_limit_returns_a_valid_unproven_plan() {
 }
 
 /// The setup (subset tables, dynamic programmes, bounds) checks the clock
-/// too: a short limit on a large mix is kept to well within a second
-/// (a generous margin here, for loaded test machines).
+/// too: a 500 ms limit on a large mix (whose subset tables alone take about
+/// 2 s) ends about 0.6 s after the start (the margin here is for loaded
+/// test machines; before the tables checked the clock on every subset it
+/// took 2-3 s).
 #[test]
 fn time_limit_covers_the_setup() {
     let mix = synthetic(18, 11, 5);
@@ -246,7 +248,7 @@ fn time_limit_covers_the_setup() {
         )
         .unwrap();
         assert!(!sol.proven_optimal);
-        assert!(sol.seconds < 3.0, "{}: {} s", o.name(), sol.seconds);
+        assert!(sol.seconds < 1.5, "{}: {} s", o.name(), sol.seconds);
         assert!(evaluate(&mix, &sol.plan, &cfg).is_ok());
     }
 }

@@ -207,15 +207,17 @@ pub fn build_index_with_base_salt(
         )));
     }
     let io = CurveError::io_at(trace);
+    let named = CurveError::in_trace(trace);
     let (trace_len, trailer) = trace_identity(trace)?;
     let file = File::open(trace).map_err(io)?;
-    let reader = Reader::new(BufReader::with_capacity(1 << 20, file))?;
+    let reader =
+        Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| named(e.into()))?;
     // Frames are decoded on another thread while the sample is taken.
-    let mut records = UntilError::new(Prefetch::reader(reader)?);
+    let mut records = UntilError::new(Prefetch::reader(reader).map_err(|e| named(e.into()))?);
     let recorder = Recorder::new(u64::from(exact_below)).map_err(io)?;
     let mut b = Shards::index_builder(opts, exact_below, base_salt, Box::new(recorder))?;
     b.extend(&mut records);
-    records.finish()?;
+    records.finish().map_err(|e| named(e.into()))?;
     let (rec, totals) = b.into_recording();
     let mut rec = rec.ok_or_else(|| CurveError::Sampling("no recorder".into()))?;
     rec.close_run();

@@ -58,15 +58,16 @@ where
         by_size[s.count_ones() as usize].push(s);
     }
     for (p, layer) in by_size.iter().enumerate().skip(1) {
-        // chunks of about 2^22 cluster choices keep the clock checked
-        let len = ((1usize << 22) >> (p - 1)).max(16);
+        // chunks of about 2^18 cluster choices (a few ms of work each)
+        // keep the clock checked: a limit is overshot by one chunk at most
+        let len = ((1usize << 18) >> (p - 1)).max(4);
         for chunk in layer.chunks(len) {
             if budget.expired() {
                 return None;
             }
             let rows: Vec<[f64; 65]> = chunk
                 .par_iter()
-                .with_min_len(16)
+                .with_min_len((len / 4).clamp(1, 16))
                 .map(|&s| row(&g, s))
                 .collect();
             for (&s, r) in chunk.iter().zip(&rows) {

@@ -244,12 +244,18 @@ impl Subsets {
             .into_par_iter()
             .with_min_len(256)
             .map(|mask| {
-                if mask == 0 || (mask & 1023 == 0 && budget.expired()) {
+                if mask == 0 {
                     return (
                         Vec::new(),
                         vec![[0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0, 0.0]; ways],
                         Vec::new(),
                     );
+                }
+                // the flag at every subset (cheap), the clock now and then;
+                // once expired, the remaining rows are skipped (the tables
+                // are dropped)
+                if budget.was_expired() || (mask & 63 == 0 && budget.expired()) {
+                    return (Vec::new(), Vec::new(), Vec::new());
                 }
                 let members: Vec<usize> = (0..n).filter(|&a| mask >> a & 1 == 1).collect();
                 let m = members.len();

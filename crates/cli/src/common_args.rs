@@ -1,0 +1,180 @@
+//! The options several commands share, defined once and flattened into
+//! each command (`#[command(flatten)]`), so that they are spelled and mean
+//! the same everywhere:
+//!
+//! - `-o/--output FILE` ([`OutputArg`]): where the result goes; `-` (and
+//!   no `-o`) is standard output; written safely by [`Output`];
+//! - `--format table|csv|json` ([`FormatArg`]): aligned text, CSV with a
+//!   header row, or JSON;
+//! - `-q/--quiet` ([`QuietArg`]): no progress bar or line (they are drawn
+//!   on a terminal only, on standard error);
+//! - `--threads N` ([`ThreadsArg`]): worker threads, at least 1, capped at
+//!   a few per core (with a warning);
+//! - `--builtin debian|parametric` ([`BuiltinSetArg`]): a built-in data
+//!   set (`--set`, its former spelling on `profile builtin`, is a hidden
+//!   alias).
+
+use crate::output::Output;
+use anyhow::Result;
+use cachepart::builtin;
+use clap::{Args, ValueEnum};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// `-o/--output`.
+#[derive(Args)]
+pub struct OutputArg {
+    /// Write the result to FILE instead of standard output (`-`: standard
+    /// output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArg {
+    /// The resolved output (standard output when none was given).
+    pub fn resolve(&self) -> Result<Output> {
+        Output::or_stdout("-o", self.output.as_deref())
+    }
+}
+
+/// Output formats (`--format`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people.
+    Table,
+    /// Comma-separated values with a header row.
+    Csv,
+    /// JSON.
+    Json,
+}
+
+/// `--format table|csv|json`.
+#[derive(Args)]
+pub struct FormatArg {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+/// `-q/--quiet`.
+#[derive(Args)]
+pub struct QuietArg {
+    /// No progress bar or progress line (shown on a terminal only, on
+    /// standard error).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl QuietArg {
+    /// Whether to draw progress: not quiet, and standard error is a terminal.
+    pub fn progress(&self) -> bool {
+        !self.quiet && std::io::stderr().is_terminal()
+    }
+}
+
+/// `--threads`.
+#[derive(Args)]
+pub struct ThreadsArg {
+    /// Worker threads (default: all cores); at least 1, and more than 4 per
+    /// core are capped at that, with a warning.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// The built-in data sets.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BuiltinArg {
+    /// Seven Debian programs captured with lackey and profiled on the
+    /// simulator (xeon-gold-6138-small), see docs/profiles.md.
+    Debian,
+    /// Eight made-up programs from parametric curves.
+    Parametric,
+}
+
+impl BuiltinArg {
+    /// The library's data set.
+    pub fn set(self) -> builtin::BuiltinSet {
+        match self {
+            BuiltinArg::Debian => builtin::BuiltinSet::Debian,
+            BuiltinArg::Parametric => builtin::BuiltinSet::Parametric,
+        }
+    }
+}
+
+/// `--builtin`, with its former spelling as a hidden alias.
+#[derive(Args)]
+pub struct BuiltinSetArg {
+    /// The built-in data set.
+    #[arg(long, value_enum, default_value = "debian", alias = "set")]
+    pub builtin: BuiltinArg,
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        out: OutputArg,
+        #[command(flatten)]
+        format: FormatArg,
+        #[command(flatten)]
+        quiet: QuietArg,
+        #[command(flatten)]
+        threads: ThreadsArg,
+        #[command(flatten)]
+        builtin: BuiltinSetArg,
+    }
+
+    #[test]
+    fn shared_options_parse_and_the_old_spelling_is_an_alias() {
+        let c = Cli::try_parse_from([
+            "x",
+            "-o",
+            "-",
+            "--format",
+            "csv",
+            "-q",
+            "--threads",
+            "3",
+            "--set",
+            "parametric",
+        ])
+        .unwrap();
+        assert_eq!(c.out.output.as_deref(), Some(std::path::Path::new("-")));
+        assert_eq!(c.format.format, Format::Csv);
+        assert!(c.quiet.quiet && !c.quiet.progress());
+        assert_eq!(c.threads.threads, Some(3));
+        assert!(matches!(c.builtin.builtin, BuiltinArg::Parametric));
+        let c = Cli::try_parse_from(["x", "--builtin", "parametric"]).unwrap();
+        assert!(matches!(c.builtin.builtin, BuiltinArg::Parametric));
+        assert!(Cli::try_parse_from(["x", "--format", "xml"]).is_err());
+        assert!(Cli::try_parse_from(["x", "--threads", "-1"]).is_err());
+        // the alias is hidden from the help
+        let help = <Cli as clap::CommandFactory>::command()
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("--builtin") && !help.contains("--set"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_when_needed() {
+        assert_eq!(csv_field("a"), "a");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+}

@@ -1,0 +1,87 @@
+//! Shared by the bad-input suites (`bad_input.rs`, `bad_input_tables.rs`):
+//! running the binary in a directory, making small traces, and the check
+//! every bad input must pass ([`refused_cleanly`]).
+#![allow(dead_code)] // each test crate uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the binary with `args` in `dir` (no colours).
+pub fn cachepart(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the cachepart binary runs")
+}
+
+/// Writes a streaming trace of `accesses` accesses into `dir/NAME.cpt`.
+pub fn gen_trace(dir: &Path, name: &str, accesses: u64) -> PathBuf {
+    let cfg = dir.join(format!("{name}.gen.toml"));
+    std::fs::write(
+        &cfg,
+        format!("seed = 2\naccesses = {accesses}\n[pattern]\nclass = \"streaming\"\narray-bytes = 4194304\n"),
+    )
+    .unwrap();
+    let cpt = dir.join(format!("{name}.cpt"));
+    let o = cachepart(
+        dir,
+        &[
+            "trace",
+            "generate",
+            cfg.to_str().unwrap(),
+            cpt.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(cfg).unwrap();
+    cpt
+}
+
+/// The names in `dir`, sorted.
+pub fn list(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs `args` in `dir`; the command must not panic, must exit non-zero,
+/// must say every text of `expect` on stderr and must write nothing.
+/// Each broken rule goes to `failures`, under `what`.
+pub fn refused_cleanly(
+    dir: &Path,
+    args: &[&str],
+    expect: &[&str],
+    what: &str,
+    failures: &mut Vec<String>,
+) {
+    let before = list(dir);
+    let o = cachepart(dir, args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let mut why = Vec::new();
+    if o.status.code() == Some(101) || err.contains("panicked") {
+        why.push("panicked".to_string());
+    }
+    if o.status.code().is_none() {
+        why.push(format!("killed: {}", o.status));
+    }
+    if o.status.success() {
+        why.push("exit code 0".to_string());
+    }
+    for e in expect {
+        if !err.contains(e) {
+            why.push(format!("message lacks {e:?}"));
+        }
+    }
+    let after = list(dir);
+    if after != before {
+        why.push(format!("files written: {after:?} (before: {before:?})"));
+    }
+    if !why.is_empty() {
+        failures.push(format!("{what}: {} -- stderr: {err}", why.join(", ")));
+    }
+}
