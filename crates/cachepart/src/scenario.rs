@@ -783,7 +783,11 @@ base-cpi = 0.5
         let d = dir.path();
         write(d, "light.toml", GEN);
         let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
-        let p = write(d, "s.toml", &format!("platform = \"sandybridge-8m\"\n{app}"));
+        let p = write(
+            d,
+            "s.toml",
+            &format!("platform = \"sandybridge-8m\"\n{app}"),
+        );
         let s = Scenario::load(&p).unwrap();
         assert_eq!(s.platform.memory.size_bytes, 4 << 30);
         assert!(s.platform.memory.aging.is_some());
