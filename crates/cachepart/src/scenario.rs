@@ -32,7 +32,8 @@
 //!
 //! `memory-bytes` and `aging = false` replace the platform's memory size
 //! and its aged (fragmented) initial state: a freshly booted machine, as
-//! a paper's simulator boots one.
+//! a paper's simulator boots one; `page-walks = "flat"` or `"hierarchy"`
+//! replaces its walk model (an ablation switch).
 //!
 //! A `[coloring]` section runs a page-color policy (`coloris-static`,
 //! `coloris-dynamic`, `tam-static`; see [`crate::coloring`]); apps may then
@@ -48,7 +49,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cachepart_machine::Duty;
-use cachepart_sim::memory::{AllocatorKind, ColorLayout, HugePages, PagingCosts, SwapMode};
+use cachepart_sim::memory::{
+    AllocatorKind, ColorLayout, HugePages, PagingCosts, SwapMode, WalkMode,
+};
 use cachepart_sim::prefetch::Word;
 use cachepart_sim::system::{
     check_throttle, AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource,
@@ -111,6 +114,11 @@ pub struct ScenarioFile {
     /// a while); `true` or absent: the platform's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aging: Option<bool>,
+    /// How page walks are modelled, in place of the platform's
+    /// (`tlb.walk`): `"flat"` (a fixed cost, no memory traffic) or
+    /// `"hierarchy"` (page-table loads through the caches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_walks: Option<WalkMode>,
     /// Seed of the simulation: added to the platform's memory-aging seed
     /// (so it changes which frames, and colors, pages get) and mixed into
     /// random replacement.
@@ -403,6 +411,9 @@ impl Scenario {
         }
         if file.aging == Some(false) {
             platform.memory.aging = None;
+        }
+        if let Some(w) = file.page_walks {
+            platform.tlb.walk = w;
         }
         if let Some(k) = &file.swap {
             apply_swap(k, &mut platform).map_err(|e| err("swap".into(), e))?;
@@ -794,11 +805,21 @@ base-cpi = 0.5
         let p = write(
             d,
             "t.toml",
-            &format!("platform = \"sandybridge-8m\"\nmemory-bytes = 17_179_869_184\naging = false\n{app}"),
+            &format!("platform = \"sandybridge-8m\"\nmemory-bytes = 17_179_869_184\naging = false\npage-walks = \"flat\"\n{app}"),
         );
         let s = Scenario::load(&p).unwrap();
         assert_eq!(s.platform.memory.size_bytes, 16 << 30);
         assert!(s.platform.memory.aging.is_none());
+        assert_eq!(s.platform.tlb.walk, WalkMode::Flat);
+        let p = write(
+            d,
+            "u.toml",
+            &format!("platform = \"sandybridge-8m\"\n{app}"),
+        );
+        assert_eq!(
+            Scenario::load(&p).unwrap().platform.tlb.walk,
+            WalkMode::Hierarchy
+        );
     }
 
     #[test]
@@ -853,6 +874,7 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\nmemory-bytes = 3000000000\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "memory-bytes: 3000000000 is not a power of two"),
             ("platform = \"xeon-e5506\"\nmemory-bytes = 4096\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "memory-bytes"),
             ("platform = \"xeon-e5506\"\naging = \"off\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "aging"),
+            ("platform = \"xeon-e5506\"\npage-walks = \"deep\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "page-walks"),
         ];
         for (i, (text, want)) in cases.iter().enumerate() {
             let p = write(d, &format!("s{i}.toml"), text);
