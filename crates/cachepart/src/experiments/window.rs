@@ -131,18 +131,17 @@ mod tests {
     fn opens_after_every_app_warmed_and_closes_per_app() {
         let mut w = Window::new(100, 150, 2);
         // App 0 fast (100/interval), app 1 slow (50/interval).
-        for k in 0..2 {
-            w.observe(&iv(k, &[(100.0, 10.0, 1.0), (50.0, 10.0, 7.0)]));
-        }
-        assert!(!w.open); // app 1 at 100 only now: opens after this interval
-        w.observe(&iv(2, &[(100.0, 10.0, 1.0), (50.0, 10.0, 7.0)]));
-        assert!(w.open);
+        w.observe(&iv(0, &[(100.0, 10.0, 1.0), (50.0, 10.0, 7.0)]));
+        assert!(!w.open); // app 1 has retired 50 of its 100
+        w.observe(&iv(1, &[(100.0, 10.0, 1.0), (50.0, 10.0, 7.0)]));
+        assert!(w.open); // both warmed: measured from the next interval
+
         // Window: app 0 closes after 2 intervals (200 >= 150), app 1 after 3.
-        for k in 3..6 {
+        for k in 2..4 {
             w.observe(&iv(k, &[(100.0, 20.0, 2.0), (50.0, 10.0, 3.0)]));
         }
         assert!(!w.done());
-        w.observe(&iv(6, &[(100.0, 20.0, 2.0), (50.0, 10.0, 3.0)]));
+        w.observe(&iv(4, &[(100.0, 20.0, 2.0), (50.0, 10.0, 3.0)]));
         assert!(w.done());
         let mut t = vec![AppTotals::default(), AppTotals::default()];
         w.apply(&mut t).unwrap();
