@@ -28,7 +28,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::profile_job::{sweep_many, AloneRun, Axis, ProfileOptions, TraceApp};
+use crate::profile_job::{
+    sweep_many_with, AloneRun, Axis, ProfileOptions, SweepProgress, TraceApp,
+};
 
 /// The header of the metrics CSV, PBBCache's column order.
 pub const HEADER: [&str; 14] = [
@@ -123,6 +125,15 @@ pub fn metrics_row(bench: &str, run: &AloneRun, freq_ghz: f64, line_bytes: u32) 
 /// `opts.platform` (in parallel); rows are program-major in `apps`
 /// order, then by way count. Names must be unique.
 pub fn metrics_rows(apps: &[TraceApp], opts: &ProfileOptions) -> Result<Vec<MetricsRow>, Error> {
+    metrics_rows_with(apps, opts, None)
+}
+
+/// [`metrics_rows`], reporting each finished alone run (done, in all).
+pub fn metrics_rows_with(
+    apps: &[TraceApp],
+    opts: &ProfileOptions,
+    progress: Option<SweepProgress<'_>>,
+) -> Result<Vec<MetricsRow>, Error> {
     if apps.is_empty() {
         return Err(Error::Usage("no trace to profile".into()));
     }
@@ -143,7 +154,7 @@ pub fn metrics_rows(apps: &[TraceApp], opts: &ProfileOptions) -> Result<Vec<Metr
             )));
         }
     }
-    let runs = sweep_many(apps, Axis::Ways, opts)?;
+    let runs = sweep_many_with(apps, Axis::Ways, opts, progress)?;
     let freq = opts.platform.timing.freq_ghz;
     let line = opts.platform.llc.line_bytes;
     Ok(apps

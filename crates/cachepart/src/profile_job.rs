@@ -263,6 +263,20 @@ pub fn sweep_many(
     axis: Axis,
     opts: &ProfileOptions,
 ) -> Result<Vec<Vec<AloneRun>>, Error> {
+    sweep_many_with(apps, axis, opts, None)
+}
+
+/// Called after each alone run of a sweep with the runs done and the runs
+/// in all (from any worker thread).
+pub type SweepProgress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// [`sweep_many`], reporting each finished alone run to `progress`.
+pub fn sweep_many_with(
+    apps: &[TraceApp],
+    axis: Axis,
+    opts: &ProfileOptions,
+    progress: Option<SweepProgress<'_>>,
+) -> Result<Vec<Vec<AloneRun>>, Error> {
     check(opts)?;
     for app in apps {
         if !app.path.is_file() {
@@ -278,9 +292,17 @@ pub fn sweep_many(
     let jobs: Vec<(usize, u32)> = (0..apps.len())
         .flat_map(|a| sizes.iter().map(move |&s| (a, s)))
         .collect();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let runs: Vec<AloneRun> = jobs
         .par_iter()
-        .map(|&(a, s)| alone_at(&platform, &apps[a], opts, axis, s, colors))
+        .map(|&(a, s)| {
+            let r = alone_at(&platform, &apps[a], opts, axis, s, colors);
+            if let (Ok(_), Some(p)) = (&r, progress) {
+                let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                p(k, jobs.len());
+            }
+            r
+        })
         .collect::<Result<_, _>>()?;
     let mut out: Vec<Vec<AloneRun>> = vec![Vec::with_capacity(sizes.len()); apps.len()];
     for ((a, _), r) in jobs.into_iter().zip(runs) {

@@ -84,6 +84,26 @@ fn a_tiny_experiment_runs_end_to_end_deterministically() {
     assert_eq!(&png[1..4], b"PNG");
     let csv = std::fs::read_to_string(out.join("tiny.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5);
+    // All or nothing: with tiny.md blocked by a directory, the write is
+    // refused, tiny.csv keeps its earlier content and no temporary is left.
+    let blocked = d.join("blocked");
+    std::fs::create_dir_all(blocked.join("tiny.md")).unwrap();
+    std::fs::write(blocked.join("tiny.csv"), "old\n").unwrap();
+    let err = write_outputs(&a, &blocked).unwrap_err().to_string();
+    assert!(
+        err.contains("tiny.md") && err.contains("directory"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(blocked.join("tiny.csv")).unwrap(),
+        "old\n"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&blocked)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["tiny.csv", "tiny.md"]);
     std::fs::remove_dir_all(&d).ok();
 }
 

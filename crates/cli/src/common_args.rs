@@ -4,6 +4,7 @@
 //!
 //! - `-o/--output FILE` ([`OutputArg`]): where the result goes; `-` (and
 //!   no `-o`) is standard output; written safely by [`Output`];
+//!   [`PositionalOutputArg`] also takes it as a positional `OUTPUT`;
 //! - `--format table|csv|json` ([`FormatArg`]): aligned text, CSV with a
 //!   header row, or JSON;
 //! - `-q/--quiet` ([`QuietArg`]): no progress bar or line (they are drawn
@@ -34,6 +35,34 @@ impl OutputArg {
     /// The resolved output (standard output when none was given).
     pub fn resolve(&self) -> Result<Output> {
         Output::or_stdout("-o", self.output.as_deref())
+    }
+}
+
+/// The output of a command that writes one file and takes it either as a
+/// positional `OUTPUT` or with `-o/--output` (`trace convert`, `trace
+/// generate`): exactly one of the two.
+#[derive(Args)]
+pub struct PositionalOutputArg {
+    /// The output file, or `-` for standard output (or give it with -o).
+    #[arg(
+        value_name = "OUTPUT",
+        required_unless_present = "output",
+        conflicts_with = "output"
+    )]
+    pub output_path: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArg,
+}
+
+impl PositionalOutputArg {
+    /// The resolved output, named in messages by the way it was given
+    /// (`OUTPUT` or `-o`).
+    pub fn resolve(&self) -> Result<Output> {
+        match (&self.output_path, &self.output.output) {
+            (Some(p), None) => Output::new("OUTPUT", p),
+            (None, Some(p)) => Output::new("-o", p),
+            _ => anyhow::bail!("give the output once: as OUTPUT or with -o"),
+        }
     }
 }
 

@@ -2,12 +2,16 @@
 //! (sweeps of simulator scenarios) and writes each one's CSV table, PNG
 //! figure and markdown write-up.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use cachepart::experiments::{run_experiment, runner, write_outputs, ExperimentFile};
+use anyhow::{Context, Result};
+use cachepart::experiments::ExperimentOutput;
+use cachepart::experiments::{output_files, run_experiment, runner, ExperimentFile};
 use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::common_args::QuietArg;
+use crate::output::{Output, TempFile};
 
 /// `cachepart experiment ...`
 #[derive(Subcommand)]
@@ -27,9 +31,8 @@ pub struct RunArgs {
     /// Directory of the outputs (NAME.csv, NAME.png, NAME.md).
     #[arg(long, default_value = "docs/experiments")]
     pub out: PathBuf,
-    /// No progress lines on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArg,
 }
 
 /// Arguments of `cachepart experiment plan`.
@@ -48,19 +51,31 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
                 let start = std::time::Instant::now();
                 let n =
                     runner::scenarios(&cachepart::experiments::file::Experiment::load(f)?)?.len();
-                let done = AtomicUsize::new(0);
+                let bar = a.quiet.progress().then(|| {
+                    let pb = ProgressBar::new(n as u64);
+                    pb.set_style(
+                        ProgressStyle::with_template(
+                            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs ({eta}) {msg}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    pb.set_prefix(f.display().to_string());
+                    pb
+                });
                 let progress = |label: &str| {
-                    let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    eprintln!("[{k}/{n}] {label}");
+                    if let Some(pb) = &bar {
+                        pb.set_message(label.to_string());
+                        pb.inc(1);
+                    }
                 };
-                let quiet_progress = |_: &str| {};
-                let p: &(dyn Fn(&str) + Sync) = if a.quiet { &quiet_progress } else { &progress };
-                let out = run_experiment(f, Some(p))?;
-                let written = write_outputs(&out, &a.out)?;
-                for w in written {
+                let out = run_experiment(f, Some(&progress));
+                if let Some(pb) = &bar {
+                    pb.finish_and_clear();
+                }
+                for w in write_all(&out?, &a.out)? {
                     println!("{}", w.display());
                 }
-                if !a.quiet {
+                if !a.quiet.quiet {
                     eprintln!(
                         "{}: {} runs in {:.1} s",
                         f.display(),
@@ -93,4 +108,40 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Writes the experiment's files under `dir` all or nothing: each to a
+/// temporary beside its destination (registered, so that SIGINT and SIGTERM
+/// remove it), renamed into place once all three are written.
+fn write_all(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("--out {}", dir.display()))?;
+    let files = output_files(out);
+    // Every destination is checked (a directory is refused, a symlink
+    // followed) before anything is written.
+    let mut dests = Vec::new();
+    for f in &files {
+        let given = dir.join(&f.name);
+        let o = Output::new("--out", &given)?;
+        let Some(dest) = o.file_path() else {
+            anyhow::bail!(
+                "--out {}: {} is a device or FIFO; an experiment writes regular files",
+                dir.display(),
+                given.display()
+            );
+        };
+        dests.push(dest.to_path_buf());
+    }
+    let mut staged = Vec::new();
+    for (f, dest) in files.iter().zip(dests) {
+        let tmp = TempFile::beside(&dest).with_context(|| format!("--out {}", dir.display()))?;
+        f.write_to(tmp.path())?;
+        staged.push((tmp, dest));
+    }
+    let mut written = Vec::new();
+    for (tmp, dest) in staged {
+        tmp.persist(&dest)
+            .with_context(|| format!("writing {}", dest.display()))?;
+        written.push(dest);
+    }
+    Ok(written)
 }

@@ -86,6 +86,15 @@ impl Output {
         self.given.display()
     }
 
+    /// The regular file this output is written to (a symlink's final
+    /// target), or `None` for standard output, a device or a FIFO.
+    pub fn file_path(&self) -> Option<&Path> {
+        match &self.target {
+            Target::File(p) => Some(p),
+            Target::Stdout | Target::Direct(_) => None,
+        }
+    }
+
     /// True when this output is standard output.
     #[cfg(test)]
     pub fn is_stdout(&self) -> bool {

@@ -170,6 +170,8 @@ pub struct FromTraceArgs {
     seed: u64,
     #[command(flatten)]
     output: OutputArg,
+    #[command(flatten)]
+    quiet: QuietArg,
 }
 
 /// Runs a `profile` subcommand.
@@ -274,7 +276,7 @@ fn eval(a: EvalArgs) -> Result<()> {
         let pb = ProgressBar::new(1);
         pb.set_style(
             ProgressStyle::with_template(
-                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta})",
+                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} subproblems ({eta})",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
@@ -368,6 +370,26 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         instructions: a.instructions,
         seed: a.seed,
     };
-    let csv = cachepart::from_trace::profile_traces(&apps, &opts)?;
+    let bar = a.quiet.progress().then(|| {
+        let pb = ProgressBar::new(1);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "[{elapsed_precise}] {wide_bar} {pos}/{len} alone runs ({eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let progress = |_done: usize, all: usize| {
+        if let Some(pb) = &bar {
+            pb.set_length(all as u64);
+            pb.inc(1);
+        }
+    };
+    let rows = cachepart::from_trace::metrics_rows_with(&apps, &opts, Some(&progress));
+    if let Some(pb) = &bar {
+        pb.finish_and_clear();
+    }
+    let csv = cachepart::from_trace::to_csv(&rows?);
     output.write_bytes(csv.as_bytes())
 }

@@ -1,8 +1,7 @@
 //! `cachepart trace ...`: capture, inspect, convert and generate memory
 //! traces.
 
-use crate::common_args::{csv_field, Format, FormatArg, OutputArg, QuietArg};
-use crate::output::Output;
+use crate::common_args::{csv_field, Format, FormatArg, OutputArg, PositionalOutputArg, QuietArg};
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
 use cachepart::trace::{
@@ -12,7 +11,7 @@ use clap::{Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// Subcommands of `cachepart trace`.
@@ -33,16 +32,9 @@ pub enum TraceCommand {
     Convert {
         /// Input file, or `-` for standard input.
         input: PathBuf,
-        /// Output binary trace, or `-` for standard output (or give it
-        /// with -o).
-        #[arg(
-            value_name = "OUTPUT",
-            required_unless_present = "output",
-            conflicts_with = "output"
-        )]
-        output_path: Option<PathBuf>,
+        /// Output binary trace.
         #[command(flatten)]
-        output: OutputArg,
+        output: PositionalOutputArg,
         /// Input format.
         #[arg(long, value_enum)]
         from: FromFormat,
@@ -51,22 +43,17 @@ pub enum TraceCommand {
         /// instead of failing, and report how many were skipped.
         #[arg(long)]
         lenient: bool,
+        #[command(flatten)]
+        quiet: QuietArg,
     },
     /// Generate a synthetic trace from a generator config (TOML or JSON).
     Generate {
         /// Generator config (`.toml` or `.json`; `-` reads TOML from
         /// standard input).
         config: PathBuf,
-        /// Output binary trace, or `-` for standard output (or give it
-        /// with -o).
-        #[arg(
-            value_name = "OUTPUT",
-            required_unless_present = "output",
-            conflicts_with = "output"
-        )]
-        output_path: Option<PathBuf>,
+        /// Output binary trace.
         #[command(flatten)]
-        output: OutputArg,
+        output: PositionalOutputArg,
         #[command(flatten)]
         quiet: QuietArg,
     },
@@ -187,12 +174,11 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
         }
         TraceCommand::Convert {
             input,
-            output_path,
             output,
             from,
             lenient,
+            quiet,
         } => {
-            let (option, output) = positional_or_o(output_path, output)?;
             if lenient && from != FromFormat::Lackey {
                 bail!("--lenient: for --from lackey only (din and cpt inputs have no foreign lines to skip)");
             }
@@ -204,43 +190,50 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             let header = Header::default()
                 .with_meta("source-format", format.name())
                 .with_meta("source", input.display().to_string());
-            let out = Output::new(option, &output)?;
+            let out = output.resolve()?;
             out.check_not_input([input.as_path()])?;
-            let reader: Box<dyn BufRead> = if input.as_os_str() == "-" {
-                Box::new(BufReader::with_capacity(1 << 20, std::io::stdin().lock()))
+            let (raw, size): (Box<dyn Read>, Option<u64>) = if input.as_os_str() == "-" {
+                (Box::new(std::io::stdin().lock()), None)
             } else {
-                Box::new(BufReader::with_capacity(
-                    1 << 20,
-                    File::open(&input).with_context(|| format!("{}", input.display()))?,
-                ))
+                let f = File::open(&input).with_context(|| format!("{}", input.display()))?;
+                let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                (Box::new(f), size)
             };
-            let (summary, skipped) = out.write_with(|w| {
+            let bar = quiet.progress().then(|| input_bar(size));
+            let raw: Box<dyn Read> = match &bar {
+                Some(pb) => Box::new(pb.wrap_read(raw)),
+                None => raw,
+            };
+            let reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 20, raw));
+            let result = out.write_with(|w| {
                 if lenient {
                     convert_lackey_lenient(reader, w, &header)
                 } else {
                     convert_stream(reader, format, w, &header).map(|s| (s, 0))
                 }
                 .with_context(|| format!("{}", input.display()))
-            })?;
+            });
+            if let Some(pb) = &bar {
+                pb.finish_and_clear();
+            }
+            let (summary, skipped) = result?;
             if lenient {
                 eprintln!(
                     "{}: {} records, {} foreign lines skipped",
-                    output.display(),
+                    out.display(),
                     summary.records,
                     skipped
                 );
             } else {
-                eprintln!("{}: {} records", output.display(), summary.records);
+                eprintln!("{}: {} records", out.display(), summary.records);
             }
             Ok(())
         }
         TraceCommand::Generate {
             config,
-            output_path,
             output,
             quiet,
         } => {
-            let (option, output) = positional_or_o(output_path, output)?;
             let text = cachepart::units::input::read_text(&config)
                 .with_context(|| format!("{}", config.display()))?;
             let stdin = cachepart::units::input::is_stdin(&config);
@@ -261,7 +254,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                     config.display()
                 ),
             };
-            let out = Output::new(option, &output)?;
+            let out = output.resolve()?;
             out.check_not_input([config.as_path()])?;
             // A runaway config (1e15 accesses) is refused before it fills
             // the disk. The bound is loose on purpose: compressed regular
@@ -296,7 +289,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 pb.finish_and_clear();
             }
             let summary = summary?;
-            eprintln!("{}: {} records", output.display(), summary.records);
+            eprintln!("{}: {} records", out.display(), summary.records);
             Ok(())
         }
         TraceCommand::Capture {
@@ -308,14 +301,30 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
     }
 }
 
-/// The output of `trace convert` and `trace generate`: the positional
-/// OUTPUT or `-o` (clap lets exactly one through), with the option that
-/// named it (for messages).
-fn positional_or_o(path: Option<PathBuf>, o: OutputArg) -> Result<(&'static str, PathBuf)> {
-    match (path, o.output) {
-        (Some(p), None) => Ok(("OUTPUT", p)),
-        (None, Some(p)) => Ok(("-o", p)),
-        _ => bail!("give the output trace once: as OUTPUT or with -o"),
+/// A progress bar for reading an input of `size` bytes (a spinner when
+/// the size is unknown, as for a pipe).
+fn input_bar(size: Option<u64>) -> ProgressBar {
+    match size {
+        Some(n) => {
+            let pb = ProgressBar::new(n);
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} read ({bytes_per_sec}, {eta})",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            pb
+        }
+        None => {
+            let pb = ProgressBar::new_spinner();
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bytes} read ({bytes_per_sec})",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            pb
+        }
     }
 }
 

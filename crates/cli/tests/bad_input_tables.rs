@@ -610,7 +610,8 @@ fn generator_configs() {
 }
 
 /// A trace cut at several lengths or with one byte flipped (header,
-/// frames, index, trailer), read by every command that reads traces.
+/// inside the frames' compressed data, index, trailer), read by every
+/// command that reads traces.
 #[test]
 fn broken_traces() {
     let dir = tempfile::tempdir().unwrap();
@@ -624,7 +625,21 @@ fn broken_traces() {
             bytes[..len - cut].to_vec(),
         ));
     }
-    for at in [0, 1, 4, 8, len - 1, len - 4, len - 12, len - 24] {
+    // Header, trailer and index bytes, and bytes inside the frames'
+    // compressed data (zstd's content checksum catches those).
+    for at in [
+        0,
+        1,
+        4,
+        8,
+        len / 4,
+        len / 3,
+        len / 2,
+        len - 1,
+        len - 4,
+        len - 12,
+        len - 24,
+    ] {
         let mut b = bytes.clone();
         b[at] ^= 0xff;
         variants.push((format!("byte {at} of {len} flipped"), b));

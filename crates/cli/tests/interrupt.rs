@@ -1,6 +1,7 @@
 //! Interrupting the long-running commands that write: SIGINT (or SIGTERM)
 //! during `trace generate` (1e11 accesses), `trace convert`, `sim run`,
-//! `profile from-trace` and `profile eval` (an exact solve of 18 apps)
+//! `profile from-trace`, `profile eval` (an exact solve of 18 apps) and
+//! `experiment run`
 //! ends cachepart with 130 (143) and leaves neither the output nor a
 //! temporary file. Each run is made long (a huge trace, a huge
 //! instruction count) and signalled once it is under way: for the trace
@@ -158,6 +159,47 @@ fn sigint_during_sim_run_leaves_nothing() {
     );
     std::thread::sleep(Duration::from_millis(500));
     interrupt_and_check("sim run", child, libc::SIGINT, dir.path(), &["s.toml"]);
+}
+
+#[test]
+fn sigint_during_experiment_run_leaves_the_old_outputs_alone() {
+    // Two runs of 1e12 instructions: the experiment is still running when
+    // the signal comes. The output directory holds an earlier result, which
+    // must survive untouched, with nothing beside it.
+    let experiment = r#"title = "t"
+paper = "p"
+[scenario]
+platform = "power5"
+allocator = "tam"
+seed = 1
+instructions = 1_000_000_000_000
+[program.a]
+synth = { seed = 1, accesses = 10_000, pattern = { class = "streaming", array-bytes = 65_536 } }
+base-cpi = 0.8
+[design]
+kind = "color-sweep"
+programs = ["a"]
+colors = [1, 2]
+"#;
+    let dir = dir_with(&[("e.toml", experiment)]);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("e.csv"), "old\n").unwrap();
+    let child = spawn(
+        dir.path(),
+        &["experiment", "run", "e.toml", "--out", "out"],
+        Stdio::null(),
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    interrupt_and_check(
+        "experiment run",
+        child,
+        libc::SIGINT,
+        dir.path(),
+        &["e.toml", "out"],
+    );
+    assert_eq!(extra_files(&out, &["e.csv"]), Vec::<String>::new());
+    assert_eq!(std::fs::read_to_string(out.join("e.csv")).unwrap(), "old\n");
 }
 
 #[test]

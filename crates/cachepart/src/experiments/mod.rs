@@ -37,4 +37,6 @@ pub mod window;
 pub mod writeup;
 
 pub use file::{Claim, ExperimentFile};
-pub use runner::{run_experiment, write_outputs, Analysis, ExperimentOutput};
+pub use runner::{
+    output_files, run_experiment, write_outputs, Analysis, ExperimentOutput, OutputFile,
+};

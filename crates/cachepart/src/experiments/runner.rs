@@ -208,32 +208,105 @@ pub fn run_experiment(
     })
 }
 
-/// Writes `NAME.csv`, `NAME.png` and `NAME.md` under `dir` and returns
-/// their paths.
+/// One of an experiment's output files, rendered but not yet written.
+#[derive(Clone, Debug)]
+pub struct OutputFile {
+    /// Its file name in the output directory (`NAME.csv`, `NAME.png`,
+    /// `NAME.md`).
+    pub name: String,
+    content: Content,
+}
+
+#[derive(Clone, Debug)]
+enum Content {
+    Text(String),
+    Png(Chart),
+}
+
+impl OutputFile {
+    /// Writes it to `path`. A figure is drawn as PNG, which the drawing
+    /// library picks from the extension: `path` must end in `.png`.
+    pub fn write_to(&self, path: &Path) -> Result<(), Error> {
+        match &self.content {
+            Content::Text(t) => std::fs::write(path, t).map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            }),
+            Content::Png(chart) => chart.write_png(path),
+        }
+    }
+}
+
+/// The experiment's output files, `NAME.csv`, `NAME.png` and `NAME.md`,
+/// in that order, ready to write.
+pub fn output_files(out: &ExperimentOutput) -> Vec<OutputFile> {
+    let name = &out.experiment.name;
+    // The figure carries the experiment's own title (the design's title is
+    // generic: "Run time alone against the number of colors").
+    let mut chart = out.analysis.chart.clone();
+    chart.title = out.experiment.file.title.clone();
+    vec![
+        OutputFile {
+            name: format!("{name}.csv"),
+            content: Content::Text(out.analysis.table.to_csv()),
+        },
+        OutputFile {
+            name: format!("{name}.png"),
+            content: Content::Png(chart),
+        },
+        OutputFile {
+            name: format!("{name}.md"),
+            content: Content::Text(writeup::markdown(
+                out,
+                &format!("{name}.png"),
+                &format!("{name}.csv"),
+            )),
+        },
+    ]
+}
+
+/// Writes `NAME.csv`, `NAME.png` and `NAME.md` under `dir` (created if
+/// missing) and returns their paths. All or nothing: each is written to a
+/// temporary beside its destination, and the three are renamed into place
+/// only once all are written; on an error the temporaries are removed, so
+/// a failed or interrupted write leaves no partial output.
 pub fn write_outputs(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
     })?;
-    let name = &out.experiment.name;
-    let csv = dir.join(format!("{name}.csv"));
-    let png = dir.join(format!("{name}.png"));
-    let md = dir.join(format!("{name}.md"));
-    let write = |p: &Path, text: &str| {
-        std::fs::write(p, text).map_err(|source| Error::Io {
-            path: p.to_path_buf(),
-            source,
-        })
-    };
-    write(&csv, &out.analysis.table.to_csv())?;
-    // The figure carries the experiment's own title (the design's title is
-    // generic: "Run time alone against the number of colors").
-    let mut chart = out.analysis.chart.clone();
-    chart.title = out.experiment.file.title.clone();
-    chart.write_png(&png)?;
-    write(
-        &md,
-        &writeup::markdown(out, &format!("{name}.png"), &format!("{name}.csv")),
-    )?;
-    Ok(vec![csv, png, md])
+    let files = output_files(out);
+    // A destination that cannot be replaced by a rename (a directory) is
+    // refused before anything is written.
+    for f in &files {
+        let dest = dir.join(&f.name);
+        if dest.is_dir() {
+            return Err(Error::Usage(format!(
+                "{}: is a directory; the experiment's output {} cannot replace it",
+                dest.display(),
+                f.name
+            )));
+        }
+    }
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let result = (|| {
+        for f in &files {
+            let tmp = dir.join(format!(".tmp-{}-{}", std::process::id(), f.name));
+            staged.push((tmp.clone(), dir.join(&f.name)));
+            f.write_to(&tmp)?;
+        }
+        for (tmp, dest) in &staged {
+            std::fs::rename(tmp, dest).map_err(|source| Error::Io {
+                path: dest.clone(),
+                source,
+            })?;
+        }
+        Ok(staged.iter().map(|(_, d)| d.clone()).collect())
+    })();
+    if result.is_err() {
+        for (tmp, _) in &staged {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+    result
 }

@@ -18,6 +18,7 @@
 //! ```
 
 mod mix;
+mod pattern;
 mod phases;
 mod streaming;
 mod strided;
@@ -38,6 +39,7 @@ use crate::record::{Record, MAX_SIZE};
 use crate::writer::{WriteSummary, Writer};
 
 pub use mix::Mix;
+pub use pattern::{Distribution, Pattern, Phase};
 
 use phases::Phases;
 use streaming::Streaming;
@@ -74,102 +76,6 @@ fn default_base() -> u64 {
 fn default_line() -> u32 {
     64
 }
-fn default_element() -> u32 {
-    8
-}
-fn default_light() -> u64 {
-    128 << 10
-}
-fn default_zipf() -> f64 {
-    0.99
-}
-
-/// How addresses are drawn.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "class", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Pattern {
-    /// Sequential sweeps over a large array, element by element.
-    #[serde(rename_all = "kebab-case")]
-    Streaming {
-        /// Array size in bytes.
-        array_bytes: u64,
-        /// Element (access) size in bytes.
-        #[serde(default = "default_element")]
-        element_bytes: u32,
-    },
-    /// Accesses spread over a working set of cache lines.
-    #[serde(rename_all = "kebab-case")]
-    CacheSensitive {
-        /// Working set in bytes.
-        working_set_bytes: u64,
-        /// How lines are chosen.
-        #[serde(default)]
-        distribution: Distribution,
-        /// Exponent of the zipf distribution.
-        #[serde(default = "default_zipf")]
-        zipf_exponent: f64,
-    },
-    /// Uniform accesses over a working set that fits in a private L2.
-    #[serde(rename_all = "kebab-case")]
-    Light {
-        /// Working set in bytes (128 KiB by default).
-        #[serde(default = "default_light")]
-        working_set_bytes: u64,
-    },
-    /// Constant-stride accesses over an array, wrapping around.
-    #[serde(rename_all = "kebab-case")]
-    Strided {
-        /// Array size in bytes.
-        array_bytes: u64,
-        /// Stride in bytes.
-        stride_bytes: u64,
-        /// Element (access) size in bytes.
-        #[serde(default = "default_element")]
-        element_bytes: u32,
-    },
-    /// Phases run in order, then again from the first, until the
-    /// configuration's access count is reached.
-    Phases {
-        /// The phases.
-        phases: Vec<Phase>,
-    },
-}
-
-/// One phase of a [`Pattern::Phases`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct Phase {
-    /// Accesses in this phase.
-    pub accesses: u64,
-    /// The phase's pattern.
-    pub pattern: Pattern,
-    /// Where the phase's region starts, in bytes above the generator's
-    /// `base` (0 by default: every phase at `base`). Separate offsets give
-    /// phases disjoint regions, so a hot set and a large random region
-    /// interleaved by short phases model one program's two data
-    /// structures.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub offset_bytes: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-/// How a cache-sensitive pattern picks lines.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Distribution {
-    /// Every line equally likely.
-    #[default]
-    Uniform,
-    /// Line ranks follow a zipf law (hot lines scattered over the set).
-    Zipf,
-    /// A random cyclic permutation of the lines: each access loads the next
-    /// line of the cycle, so every line is visited once per lap.
-    PointerChase,
-}
-
 fn invalid(msg: impl Into<String>) -> TraceError {
     TraceError::Config(msg.into())
 }
