@@ -65,6 +65,7 @@ def profile_from_traces(
     base_cpi: float = 1.0,
     mlp: float = 1.0,
     instructions: int | None = None,
+    warmup: int = 0,
     seed: int = 0,
 ) -> str: ...
 def builtin_metrics_csv(set: str = "debian") -> str: ...

@@ -226,12 +226,14 @@ def from_traces(
     base_cpi: float = 1.0,
     mlp: float = 1.0,
     instructions: int | None = None,
+    warmup: int = 0,
     seed: int = 0,
     path: PathLike | None = None,
 ) -> pd.DataFrame:
     """A PBBCache metrics table made from binary traces: each runs alone on
     the simulated ``platform`` at every way count (as ``cachepart profile
-    from-trace``). Returns one row per (program, way count) with the
+    from-trace``), measured after ``warmup`` instructions (cold misses
+    left out; ``instructions`` are measured after it). Returns one row per (program, way count) with the
     columns ``BENCH, NR_WAYS, ipc, llcrpki, ..., stalls_store_buf``; with
     ``path``, also writes the CSV there (usable as ``metrics=path``)."""
     import io
@@ -244,6 +246,7 @@ def from_traces(
         base_cpi=base_cpi,
         mlp=mlp,
         instructions=instructions,
+        warmup=warmup,
         seed=seed,
     )
     if path is not None:

@@ -40,6 +40,7 @@ pub mod cachegrind;
 pub mod chart;
 pub mod classify;
 pub mod coloring;
+pub mod compare;
 mod curve_job;
 
 mod error;

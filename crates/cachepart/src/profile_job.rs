@@ -35,7 +35,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cachepart_sim::memory::ColorLayout;
-use cachepart_sim::system::{run_alone_at, AloneSize, AppSpec, AppTotals, CptFile, PlatformConfig};
+use cachepart_sim::system::{
+    run_alone_warmed, AloneSize, AppSpec, AppTotals, CptFile, PlatformConfig,
+};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +96,10 @@ pub struct ProfileOptions {
     /// Stop each run after this many instructions, replaying the trace if
     /// it is shorter (`None`: run the trace once).
     pub instructions: Option<u64>,
+    /// Instructions run before the measurement starts (0: none), so that
+    /// the cold misses of a warm-up are left out; `instructions` are
+    /// counted after it. See [`cachepart_sim::system::run_alone_warmed`].
+    pub warmup: u64,
     /// Seed of the simulation (allocator aging, random replacement).
     pub seed: u64,
 }
@@ -105,6 +111,7 @@ impl ProfileOptions {
             platform,
             timing: AppTiming::default(),
             instructions: None,
+            warmup: 0,
             seed: 0,
         }
     }
@@ -147,7 +154,7 @@ impl TraceApp {
         let spec = AppSpec::new(self.name.clone(), Arc::new(CptFile(self.path.clone())))
             .with_timing(opts.timing);
         match opts.instructions {
-            Some(n) => spec.with_limit(n, true),
+            Some(n) => spec.with_limit(n.saturating_add(opts.warmup), true),
             None => spec,
         }
     }
@@ -220,12 +227,13 @@ fn alone_at(
             llc / u64::from(colors.max(1)) * u64::from(size),
         ),
     };
-    let run = run_alone_at(
+    let run = run_alone_warmed(
         platform,
         &spec,
         alone,
         opts.seed,
         Some(OCCUPANCY_INTERVAL_CYCLES),
+        opts.warmup,
     )
     .map_err(|e| app.err(e))?;
     if run.totals.instructions == 0 {

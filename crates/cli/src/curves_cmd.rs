@@ -239,6 +239,7 @@ fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
         platform: cachepart::platforms::resolve(platform, None)?,
         timing: AppTiming::new(args.base_cpi, args.mlp),
         instructions: args.instructions,
+        warmup: 0,
         seed: args.seed,
     };
     let axis = match args.axis {

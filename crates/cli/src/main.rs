@@ -10,6 +10,7 @@ mod interrupt;
 mod output;
 mod platform_cmd;
 mod profile_cmd;
+mod profile_compare;
 mod rdt_cmd;
 mod rdt_manage;
 mod report;

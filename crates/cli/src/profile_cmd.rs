@@ -25,6 +25,10 @@ pub enum ProfileCommand {
     FromTrace(FromTraceArgs),
     /// Print a built-in metrics table (PBBCache CSV format) or its workloads.
     Builtin(BuiltinArgs),
+    /// Put two metrics tables of the same programs side by side (e.g.
+    /// measured on hardware against `from-trace` on the simulator): LLC
+    /// MPKI and normalised IPC at every way count, and each one's LFOC class.
+    Compare(crate::profile_compare::CompareArgs),
 }
 
 /// Arguments of `profile builtin`.
@@ -137,7 +141,7 @@ pub struct ClassifyArgs {
 }
 
 /// An LFOC preset name (the error lists the accepted ones).
-fn parse_preset(s: &str) -> Result<LfocPreset, String> {
+pub(crate) fn parse_preset(s: &str) -> Result<LfocPreset, String> {
     s.parse()
         .map_err(|e: cachepart::policy::UnknownPreset| e.to_string())
 }
@@ -162,9 +166,14 @@ pub struct FromTraceArgs {
     #[arg(long, default_value_t = 1.0)]
     mlp: f64,
     /// Run each trace for this many instructions, replaying it if shorter
-    /// (default: the whole trace once).
+    /// (default: the whole trace once). Counted after the warm-up.
     #[arg(long)]
     instructions: Option<u64>,
+    /// Run this many instructions before measuring, so that the cold
+    /// misses of an empty cache are left out (the measurement starts at
+    /// the first 1 M-cycle interval end after them).
+    #[arg(long, default_value_t = 0)]
+    warmup: u64,
     /// Seed of the simulation.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -180,6 +189,7 @@ pub fn run(cmd: ProfileCommand) -> Result<()> {
         ProfileCommand::Eval(a) => eval(a),
         ProfileCommand::Classify(a) => classify_cmd(a),
         ProfileCommand::FromTrace(a) => from_trace(a),
+        ProfileCommand::Compare(a) => crate::profile_compare::run(a),
         ProfileCommand::Builtin(a) => {
             let output = a.output.resolve()?;
             let set = a.set.builtin.set();
@@ -368,6 +378,7 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         platform,
         timing: AppTiming::new(a.base_cpi, a.mlp),
         instructions: a.instructions,
+        warmup: a.warmup,
         seed: a.seed,
     };
     let bar = a.quiet.progress().then(|| {

@@ -331,6 +331,7 @@ fn profile_options(
         platform: cachepart::platforms::resolve(platform, None)?,
         timing: AppTiming::new(base_cpi, mlp),
         instructions,
+        warmup: 0,
         seed,
     })
 }
@@ -363,7 +364,8 @@ fn stall_curve(
 /// A PBBCache metrics table made from traces (each alone on the simulator
 /// at every way count); returns the CSV text.
 #[pyfunction]
-#[pyo3(signature = (traces, platform, names=None, base_cpi=1.0, mlp=1.0, instructions=None, seed=0))]
+#[pyo3(signature = (traces, platform, names=None, base_cpi=1.0, mlp=1.0, instructions=None, warmup=0, seed=0))]
+#[allow(clippy::too_many_arguments)]
 fn profile_from_traces(
     py: Python<'_>,
     traces: Vec<PathBuf>,
@@ -372,11 +374,15 @@ fn profile_from_traces(
     base_cpi: f64,
     mlp: f64,
     instructions: Option<u64>,
+    warmup: u64,
     seed: u64,
 ) -> PyResult<String> {
     let platform = platform.to_string();
     guarded(py, move || {
-        let opts = profile_options(&platform, base_cpi, mlp, instructions, seed)?;
+        let opts = ProfileOptions {
+            warmup,
+            ..profile_options(&platform, base_cpi, mlp, instructions, seed)?
+        };
         let apps = match names {
             Some(n) if n.len() != traces.len() => {
                 return Err(Error::Usage(format!(

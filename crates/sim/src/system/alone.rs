@@ -24,6 +24,10 @@ use crate::memory::AllocatorKind;
 /// bounds the loop; the totals do not depend on it).
 const ALONE_INTERVAL: u64 = 1 << 40;
 
+/// Interval of an unsampled alone run with a warm-up: how finely the end
+/// of the warm-up is found.
+const WARMUP_INTERVAL: u64 = 1_000_000;
+
 /// How much of the LLC an alone run gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AloneSize {
@@ -69,6 +73,25 @@ pub fn run_alone_at(
     seed: u64,
     sample_cycles: Option<u64>,
 ) -> Result<AloneRun, SystemError> {
+    run_alone_warmed(platform, app, size, seed, sample_cycles, 0)
+}
+
+/// [`run_alone_at`], measured after a warm-up: the counters (and the
+/// sampled occupancy) start at the first interval end at which the app
+/// has retired `warmup` instructions, so cold misses of the warm-up are
+/// left out. The intervals are `sample_cycles` long (1 M cycles when
+/// not sampled), so the measurement starts up to one interval after
+/// `warmup` instructions. An app's instruction limit counts from the
+/// start of the run, warm-up included. Refused when the app ends before
+/// its warm-up does. `warmup = 0` is [`run_alone_at`], bit for bit.
+pub fn run_alone_warmed(
+    platform: &PlatformConfig,
+    app: &AppSpec,
+    size: AloneSize,
+    seed: u64,
+    sample_cycles: Option<u64>,
+    warmup: u64,
+) -> Result<AloneRun, SystemError> {
     let mut spec = app.clone();
     spec.core = 0;
     if spec.instructions.is_none() {
@@ -100,15 +123,49 @@ pub fn run_alone_at(
         sys.set_app_colors(0, set)?;
     }
     let (mut weighted, mut cycles) = (0.0f64, 0.0f64);
-    sys.run_to_end(sample_cycles.unwrap_or(ALONE_INTERVAL), |samples| {
+    let interval = match (sample_cycles, warmup) {
+        (Some(c), _) => c,
+        (None, 0) => ALONE_INTERVAL,
+        (None, _) => WARMUP_INTERVAL,
+    };
+    if interval == 0 {
+        return Err(SystemError::Config {
+            field: "interval-cycles".into(),
+            reason: "must be positive".into(),
+        });
+    }
+    // the totals at the end of the warm-up (none yet while warming)
+    let mut base: Option<AppTotals> = (warmup == 0).then(AppTotals::default);
+    while !sys.is_done() {
+        let samples = sys.run_interval(interval)?;
+        if base.is_none() {
+            let now = sys.totals().remove(0);
+            if now.instructions >= warmup {
+                base = Some(now);
+            }
+            continue;
+        }
         if sample_cycles.is_some() {
-            for s in samples {
+            for s in &samples {
                 weighted += s.llc_occupancy_bytes * s.cycles;
                 cycles += s.cycles;
             }
         }
-    })?;
-    let totals = sys.totals().remove(0);
+    }
+    let end = sys.totals().remove(0);
+    let totals = match base {
+        None => {
+            return Err(SystemError::Config {
+                field: "warmup".into(),
+                reason: format!(
+                    "{} ended after {} instructions, within its warm-up of {warmup}",
+                    end.name, end.instructions
+                ),
+            })
+        }
+        Some(_) if warmup == 0 => end,
+        Some(b) => end.since(&b),
+    };
     let mean_occupancy_bytes = if cycles > 0.0 {
         weighted / cycles
     } else {

@@ -154,6 +154,40 @@ pub struct AppTotals {
 }
 
 impl AppTotals {
+    /// The counters from `base` (an earlier snapshot of the same app) to
+    /// `self`: every count and cycle total is the difference, the IPC is
+    /// recomputed over it; the name, the occupancy and `done` are `self`'s.
+    pub fn since(&self, base: &AppTotals) -> AppTotals {
+        let cycles = self.cycles - base.cycles;
+        let instructions = self.instructions.saturating_sub(base.instructions);
+        AppTotals {
+            name: self.name.clone(),
+            instructions,
+            cycles,
+            ipc: if cycles > 0.0 {
+                instructions as f64 / cycles
+            } else {
+                0.0
+            },
+            llc_references: self.llc_references.saturating_sub(base.llc_references),
+            llc_misses: self.llc_misses.saturating_sub(base.llc_misses),
+            memory_stall_cycles: self.memory_stall_cycles - base.memory_stall_cycles,
+            l2_miss_stall_cycles: self.l2_miss_stall_cycles - base.l2_miss_stall_cycles,
+            stall_cycles: self.stall_cycles - base.stall_cycles,
+            memory_bytes: self.memory_bytes.saturating_sub(base.memory_bytes),
+            tlb_misses: self.tlb_misses.saturating_sub(base.tlb_misses),
+            context_switches: self.context_switches.saturating_sub(base.context_switches),
+            restarts: self.restarts.saturating_sub(base.restarts),
+            llc_occupancy_bytes: self.llc_occupancy_bytes,
+            done: self.done,
+            pages_recolored: self.pages_recolored.saturating_sub(base.pages_recolored),
+            page_outs: self.page_outs.saturating_sub(base.page_outs),
+            page_ins: self.page_ins.saturating_sub(base.page_ins),
+            fallbacks: self.fallbacks.saturating_sub(base.fallbacks),
+            paging_stall_cycles: self.paging_stall_cycles - base.paging_stall_cycles,
+        }
+    }
+
     /// LLC misses per kilo-instruction.
     pub fn llc_mpki(&self) -> f64 {
         per(self.llc_misses as f64 * 1000.0, self.instructions as f64)
