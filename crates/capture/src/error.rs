@@ -50,6 +50,17 @@ pub enum CaptureError {
         /// The compiler's message, or what else went wrong.
         reason: String,
     },
+    /// The program ended within the instructions to skip: the window is
+    /// empty.
+    #[error("{command} ended after {instructions} instructions, within the {skip} to skip: nothing was recorded")]
+    SkippedPastEnd {
+        /// The program.
+        command: String,
+        /// The instructions it ran.
+        instructions: u64,
+        /// The instructions to skip.
+        skip: u64,
+    },
     /// The command to capture does not exist (not a file, not on `PATH`).
     #[error("command not found: {command}")]
     CommandNotFound {

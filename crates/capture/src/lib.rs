@@ -53,6 +53,7 @@ mod process;
 mod qemu;
 mod qemu_stream;
 mod route;
+mod window;
 
 pub use error::{CaptureError, CaptureResult};
 pub use lackey::{capture_lackey, stream_lackey};

@@ -42,6 +42,12 @@ pub struct CaptureOptions {
     /// within a few tens of milliseconds. The library installs no signal
     /// handler itself.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Instructions of the program left out before recording starts (its
+    /// start-up); 0 records from the start.
+    pub skip: u64,
+    /// Instructions to record (after `skip`); the capture then stops the
+    /// program and the trace is complete (`None`: to the program's end).
+    pub instructions: Option<u64>,
 }
 
 impl CaptureOptions {
@@ -65,6 +71,8 @@ impl Default for CaptureOptions {
             level: DEFAULT_LEVEL,
             compress_threads: 0,
             cancel: None,
+            skip: 0,
+            instructions: None,
         }
     }
 }
@@ -83,6 +91,10 @@ pub struct CaptureSummary {
     /// The tool's version: `valgrind --version` (e.g. `valgrind-3.19.0`)
     /// or the first line of `qemu-x86_64 --version`.
     pub tool_version: String,
+    /// Whether the capture stopped the program at the end of its
+    /// instruction window ([`CaptureOptions::instructions`]); `status` is
+    /// then the kill's.
+    pub window_ended: bool,
 }
 
 impl CaptureSummary {
@@ -101,9 +113,10 @@ impl CaptureSummary {
         self.counts.instructions
     }
 
-    /// Whether the program exited with status 0.
+    /// Whether the program exited with status 0, or was stopped at the
+    /// end of its instruction window.
     pub fn success(&self) -> bool {
-        self.status.success()
+        self.window_ended || self.status.success()
     }
 
     /// Accesses captured per wall-clock second.
@@ -123,11 +136,15 @@ pub struct StreamSummary {
     pub seconds: f64,
     /// The tool's version (`valgrind --version`).
     pub tool_version: String,
+    /// Whether the capture stopped the program at the end of its
+    /// instruction window.
+    pub window_ended: bool,
 }
 
 impl StreamSummary {
-    /// Whether the program exited with status 0.
+    /// Whether the program exited with status 0, or was stopped at the
+    /// end of its instruction window.
     pub fn success(&self) -> bool {
-        self.status.success()
+        self.window_ended || self.status.success()
     }
 }

@@ -33,6 +33,7 @@ use crate::fifo::{Counted, Fifo};
 use crate::options::{CaptureOptions, CaptureSummary, StreamSummary};
 use crate::output::TempOutput;
 use crate::process::{Ended, TiedChild};
+use crate::window::{Admit, Window};
 
 /// One capture route: the tool's command line and how to decode what it
 /// writes into the FIFO.
@@ -79,15 +80,16 @@ pub(crate) fn run_route(
         writer = writer.with_threads(opts.compress_threads);
     }
     let start = Instant::now();
-    let (counts, status) = run_tool(route, program, opts, &mut |r| Ok(writer.push(r)?))?;
+    let ran = run_tool(route, program, opts, &mut |r| Ok(writer.push(r)?))?;
     let (_, written) = writer.finish()?;
     out.commit(output)?;
     Ok(CaptureSummary {
-        counts,
+        counts: ran.counts,
         written,
-        status,
+        status: ran.status,
         seconds: start.elapsed().as_secs_f64(),
         tool_version,
+        window_ended: ran.window_ended,
     })
 }
 
@@ -101,25 +103,35 @@ pub(crate) fn run_stream(
     sink: &mut Sink<'_>,
 ) -> CaptureResult<StreamSummary> {
     let start = Instant::now();
-    let (counts, status) = run_tool(route, program, opts, sink)?;
+    let ran = run_tool(route, program, opts, sink)?;
     Ok(StreamSummary {
-        counts,
-        status,
+        counts: ran.counts,
+        status: ran.status,
         seconds: start.elapsed().as_secs_f64(),
         tool_version,
+        window_ended: ran.window_ended,
     })
 }
 
+/// How a tool's run went: the records passed on, how the program ended,
+/// and whether the capture stopped it at its window's end.
+pub(crate) struct Ran {
+    pub(crate) counts: Counts,
+    pub(crate) status: ExitStatus,
+    pub(crate) window_ended: bool,
+}
+
 /// Runs the tool of `route` for `program` and decodes what it writes
-/// into the FIFO into `sink`; returns the counts and how the program
-/// ended. The FIFO's directory is gone when this returns, whatever the
-/// outcome.
+/// into the FIFO into `sink`, through the instruction window of `opts`;
+/// returns the counts passed on and how the program ended (stopped by the
+/// capture when its window ended). The FIFO's directory is gone when this
+/// returns, whatever the outcome.
 pub(crate) fn run_tool(
     route: &dyn Route,
     program: &OsStr,
     opts: &CaptureOptions,
     sink: &mut Sink<'_>,
-) -> CaptureResult<(Counts, ExitStatus)> {
+) -> CaptureResult<Ran> {
     if opts.cancelled() {
         return Err(interrupted(program));
     }
@@ -135,7 +147,12 @@ pub(crate) fn run_tool(
     let cancel = opts.cancel.as_deref();
     // raised when decoding failed: the tool is of no more use
     let failed = AtomicBool::new(false);
-    let stop = || failed.load(Ordering::SeqCst) || opts.cancelled();
+    // raised when the window has ended: the rest of the run is not wanted
+    let window_ended = AtomicBool::new(false);
+    let stop =
+        || failed.load(Ordering::SeqCst) || window_ended.load(Ordering::SeqCst) || opts.cancelled();
+    let mut window = Window::new(opts.skip, opts.instructions);
+    let whole = window.is_whole();
 
     let (streamed, ended, bytes) = std::thread::scope(|scope| {
         let waiter = scope.spawn(|| {
@@ -144,7 +161,21 @@ pub(crate) fn run_tool(
             ended
         });
         let mut input = Counted::new(read_end, cancel);
-        let streamed = route.decode(&mut input, sink);
+        let streamed = if whole {
+            route.decode(&mut input, sink)
+        } else {
+            route
+                .decode(&mut input, &mut |r| match window.admit(r) {
+                    Admit::Before | Admit::After => Ok(()),
+                    Admit::Keep => sink(r),
+                    Admit::Last => {
+                        let done = sink(r);
+                        window_ended.store(true, Ordering::SeqCst);
+                        done
+                    }
+                })
+                .map(|_| window.kept().clone())
+        };
         if streamed.is_err() {
             failed.store(true, Ordering::SeqCst);
         }
@@ -162,14 +193,31 @@ pub(crate) fn run_tool(
         path: PathBuf::from(program),
         source,
     })?;
+    let ended_window = window_ended.load(Ordering::SeqCst);
     let status = match ended {
         Ended::Exited(status) => status,
-        // only a decoding error stops the tool when not cancelled
+        // the capture killed the program at its window's end
+        Ended::Stopped if ended_window && streamed.is_ok() => {
+            use std::os::unix::process::ExitStatusExt;
+            ExitStatus::from_raw(libc::SIGKILL)
+        }
+        // otherwise only a decoding error stops the tool when not cancelled
         Ended::Stopped => return Err(streamed.err().unwrap_or_else(|| interrupted(program))),
     };
     if bytes == 0 && !status.success() {
         // The tool wrote nothing: it could not start the program.
         return Err(route.start_error(program.to_string_lossy().into_owned(), status));
     }
-    Ok((streamed?, status))
+    if !whole && streamed.is_ok() && window.kept().records == 0 {
+        return Err(CaptureError::SkippedPastEnd {
+            command: program.to_string_lossy().into_owned(),
+            instructions: window.seen(),
+            skip: opts.skip,
+        });
+    }
+    Ok(Ran {
+        counts: streamed?,
+        status,
+        window_ended: ended_window,
+    })
 }

@@ -17,15 +17,31 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 
 use crate::trace_cmd::CaptureTool;
 
+/// What `trace capture` records of the program: instruction fetches
+/// (qemu route), and its instruction window.
+pub struct Window {
+    /// `--ifetch`.
+    pub ifetch: bool,
+    /// `--skip`.
+    pub skip: u64,
+    /// `--instructions`.
+    pub instructions: Option<u64>,
+}
+
 /// `trace capture`: exits with the program's status when it failed, and
 /// with 128 + N when interrupted by signal N.
-pub fn capture(tool: CaptureTool, output: &Path, ifetch: bool, command: &[OsString]) -> Result<()> {
-    if matches!(tool, CaptureTool::Lackey) && ifetch {
+pub fn capture(tool: CaptureTool, output: &Path, w: Window, command: &[OsString]) -> Result<()> {
+    if matches!(tool, CaptureTool::Lackey) && w.ifetch {
         bail!("--ifetch is for --tool qemu: lackey always records instruction fetches");
+    }
+    if w.instructions == Some(0) {
+        bail!("--instructions 0: expected a positive count (or leave it out to record to the end)");
     }
     let interrupt = Interrupt::register()?;
     let opts = CaptureOptions {
-        ifetch,
+        ifetch: w.ifetch,
+        skip: w.skip,
+        instructions: w.instructions,
         cancel: Some(Arc::clone(&interrupt.cancel)),
         ..CaptureOptions::default()
     };
@@ -41,6 +57,14 @@ pub fn capture(tool: CaptureTool, output: &Path, ifetch: bool, command: &[OsStri
         r => r?,
     };
     eprintln!("{}", summary_line(output, &s));
+    if s.window_ended {
+        eprintln!(
+            "{}: stopped after its window ({} instructions skipped, {} recorded)",
+            command[0].to_string_lossy(),
+            w.skip,
+            s.instructions()
+        );
+    }
     if !s.success() {
         use std::os::unix::process::ExitStatusExt;
         let code = s

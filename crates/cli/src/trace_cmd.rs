@@ -92,6 +92,14 @@ pub enum TraceCommand {
         /// instruction (lackey always records them).
         #[arg(long)]
         ifetch: bool,
+        /// Leave out the program's first N instructions (its start-up):
+        /// recording starts at the first record past them.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        skip: u64,
+        /// Record N instructions (after --skip), then stop the program;
+        /// the trace is complete and the capture succeeds.
+        #[arg(long, value_name = "N")]
+        instructions: Option<u64>,
         /// The program and its arguments, after `--`.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -297,7 +305,18 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             output,
             ifetch,
             command,
-        } => crate::capture_cmd::capture(tool, &output, ifetch, &command),
+            skip,
+            instructions,
+        } => crate::capture_cmd::capture(
+            tool,
+            &output,
+            crate::capture_cmd::Window {
+                ifetch,
+                skip,
+                instructions,
+            },
+            &command,
+        ),
     }
 }
 

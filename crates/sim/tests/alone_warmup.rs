@@ -64,7 +64,10 @@ fn the_warmup_leaves_out_the_cold_misses() {
     // the counters are the run's after the warm-up: fewer instructions
     // (at most one 100 k-cycle interval past the warm-up) and cycles
     assert!(w.instructions <= c.instructions - warmup, "{w:?}");
-    assert!(w.instructions + 100_000 * 4 >= c.instructions - warmup, "{w:?}");
+    assert!(
+        w.instructions + 100_000 * 4 >= c.instructions - warmup,
+        "{w:?}"
+    );
     assert!(w.cycles < c.cycles && w.cycles > 0.0);
     assert!((w.ipc - w.instructions as f64 / w.cycles).abs() < 1e-12);
     assert!(w.llc_references < c.llc_references);
