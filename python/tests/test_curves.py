@@ -118,6 +118,13 @@ def test_stall_curve_and_from_traces(trace, tmp_path):
     assert (df["stalls_l2_miss"] <= 1).all()
     ev = cp.evaluate(["stock", "lfoc"], metrics=out, mixes=[["ws"]])
     assert set(ev["app"]) == {"ws"}
+    # a warm-up leaves out the cold misses: with every way the 256 KiB set
+    # no longer fits 128 KiB, but fewer misses are counted than cold
+    warm = cp.from_traces([trace], str(plat), names=["ws"], instructions=100000, warmup=200000)
+    assert list(warm["NR_WAYS"]) == list(range(1, 9))
+    assert warm["llcmpki"].iloc[-1] < df["llcmpki"].iloc[-1]
+    with pytest.raises(cachepart.InputError, match="warm-up"):
+        cp.from_traces([trace], str(plat), warmup=10**12)
     with pytest.raises(cachepart.InputError, match="nowhere"):
         cc.stall_curve(trace, "nowhere")
     with pytest.raises(cachepart.UsageError, match="axis"):
