@@ -529,8 +529,7 @@ fn generator_configs() {
         ("DIST", "uniform"),
     ];
     // (placeholder, key, bad values, the word the message must hold):
-    // the pattern is an internally tagged table, whose parse errors name
-    // the file, the line and the [pattern] table but not the key
+    // errors inside [pattern] point at the key itself (its line is shown)
     let bad: &[(&str, &str, &[&str], &str)] = &[
         (
             "SEED",
@@ -556,9 +555,9 @@ fn generator_configs() {
             "WS",
             "working-set-bytes",
             &["-1", "1e30", "\"x\""],
-            "pattern",
+            "working-set-bytes =",
         ),
-        ("DIST", "distribution", &["nope", ""], "pattern"),
+        ("DIST", "distribution", &["nope", ""], "distribution ="),
     ];
     let mut cases = Vec::new();
     for (key, name, values, word) in bad {
