@@ -107,19 +107,51 @@ impl Emulator {
             .is_some_and(|s| !s.guard.is_finished())
     }
 
-    /// Unmounts and waits for the server thread to end.
-    pub fn unmount(mut self) {
-        if let Some(s) = self.session.take() {
-            s.join();
+    /// Unmounts. If the mount is busy (a process has a file or its working
+    /// directory there), it is detached lazily instead and `Ok(false)` is
+    /// returned: it disappears from the tree at once and ends when the
+    /// last user lets go.
+    pub fn unmount(mut self) -> Result<bool> {
+        self.release()
+    }
+
+    fn release(&mut self) -> Result<bool> {
+        let Some(session) = self.session.take() else {
+            return Ok(true);
+        };
+        let path = std::ffi::CString::new(self.mountpoint.as_os_str().as_encoded_bytes()).map_err(
+            |_| Error::Mountpoint {
+                path: self.mountpoint.clone(),
+                why: "the path contains a NUL byte".into(),
+            },
+        )?;
+        // SAFETY: umount2 reads the NUL-terminated path we own.
+        let clean = if unsafe { libc::umount2(path.as_ptr(), 0) } == 0 {
+            true
+        } else {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EBUSY) => {
+                    // SAFETY: as above.
+                    unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
+                    false
+                }
+                // Already unmounted from outside.
+                Some(libc::EINVAL) => true,
+                _ => return Err(Error::io(&self.mountpoint, e)),
+            }
+        };
+        if clean {
+            // The kernel ended the connection: the server thread returns.
+            let _ = session.guard.join();
         }
+        Ok(clean)
     }
 }
 
 impl Drop for Emulator {
     fn drop(&mut self) {
-        if let Some(s) = self.session.take() {
-            s.join();
-        }
+        let _ = self.release();
     }
 }
 
