@@ -6,8 +6,8 @@
 //!
 //! * [`platform`]: the modelled hardware and its `info/` files;
 //! * [`controls`]: a group's schemata, as the kernel prints and parses it;
-//! * [`state`]: groups, CLOSIDs, RMIDs, tasks and CPUs, and the rules for
-//!   changing them;
+//! * [`state`]: groups, CLOSIDs and RMIDs, and the rules for changing
+//!   them; [`tasks`] and [`cpus`]: which group each task and CPU is in;
 //! * [`counters`]: the `mon_data` counters (a documented function of time);
 //! * [`node`]: the directory tree derived from the state;
 //! * [`fuse`]: the FUSE adapter (`fuser`, no libfuse needed: as root it
@@ -20,11 +20,13 @@
 
 pub mod controls;
 pub mod counters;
+pub mod cpus;
 pub mod fuse;
 pub mod node;
 pub mod platform;
 pub mod refusal;
 pub mod state;
+pub mod tasks;
 
 use crate::error::{Error, Result};
 use crate::fake::Preset;

@@ -4,13 +4,14 @@
 //! is in, which CPUs each group owns, and `info/last_cmd_status`.
 //!
 //! Every operation clears `last_cmd_status` where the kernel does and, on
-//! a refusal, appends the kernel's words. Freed RMIDs are reusable at
+//! a refusal, appends the kernel's words. Tasks are in [`super::tasks`],
+//! CPUs in [`super::cpus`]. Freed RMIDs are reusable at
 //! once (the kernel keeps them in limbo while their occupancy drains).
 
 use super::controls::{Controls, Mode, Peer};
 use super::counters;
 use super::platform::Platform;
-use super::refusal::{kstrtoint, Outcome, Refusal};
+use super::refusal::{Outcome, Refusal};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -35,34 +36,36 @@ impl Target {
     }
 }
 
+/// A monitoring group (or a control group's own monitoring).
 #[derive(Clone, Debug)]
-struct MonGroup {
-    rmid: u32,
-    born: Duration,
-    cpus: BTreeSet<u32>,
+pub(super) struct MonGroup {
+    pub(super) rmid: u32,
+    pub(super) born: Duration,
+    pub(super) cpus: BTreeSet<u32>,
 }
 
+/// A control group (or the root).
 #[derive(Clone, Debug)]
-struct CtrlGroup {
-    closid: u32,
-    mon: MonGroup,
-    mode: Mode,
-    controls: Controls,
-    mons: BTreeMap<String, MonGroup>,
+pub(super) struct CtrlGroup {
+    pub(super) closid: u32,
+    pub(super) mon: MonGroup,
+    pub(super) mode: Mode,
+    pub(super) controls: Controls,
+    pub(super) mons: BTreeMap<String, MonGroup>,
 }
 
 /// The emulated kernel state.
 #[derive(Debug)]
 pub struct State {
-    platform: Platform,
-    proc_root: PathBuf,
-    start: Instant,
-    root: CtrlGroup,
-    groups: BTreeMap<String, CtrlGroup>,
+    pub(super) platform: Platform,
+    pub(super) proc_root: PathBuf,
+    pub(super) start: Instant,
+    pub(super) root: CtrlGroup,
+    pub(super) groups: BTreeMap<String, CtrlGroup>,
     /// Thread id to (control group, monitoring group); absent means the
     /// root group and its own RMID.
-    tasks: BTreeMap<u32, Target>,
-    status: String,
+    pub(super) tasks: BTreeMap<u32, Target>,
+    pub(super) status: String,
 }
 
 /// Names that cannot be control groups (they are the root's own dirs).
@@ -108,7 +111,7 @@ impl State {
         }
     }
 
-    fn record<T>(&mut self, r: Outcome<T>) -> Outcome<T> {
+    pub(super) fn record<T>(&mut self, r: Outcome<T>) -> Outcome<T> {
         if let Err(Refusal {
             status: Some(s), ..
         }) = &r
@@ -131,21 +134,21 @@ impl State {
             .unwrap_or_default()
     }
 
-    fn ctrl(&self, ctrl: Option<&str>) -> Option<&CtrlGroup> {
+    pub(super) fn ctrl(&self, ctrl: Option<&str>) -> Option<&CtrlGroup> {
         match ctrl {
             None => Some(&self.root),
             Some(n) => self.groups.get(n),
         }
     }
 
-    fn ctrl_mut(&mut self, ctrl: Option<&str>) -> Option<&mut CtrlGroup> {
+    pub(super) fn ctrl_mut(&mut self, ctrl: Option<&str>) -> Option<&mut CtrlGroup> {
         match ctrl {
             None => Some(&mut self.root),
             Some(n) => self.groups.get_mut(n),
         }
     }
 
-    fn mon(&self, t: &Target) -> Option<&MonGroup> {
+    pub(super) fn mon(&self, t: &Target) -> Option<&MonGroup> {
         let g = self.ctrl(t.ctrl.as_deref())?;
         match &t.mon {
             None => Some(&g.mon),
@@ -267,119 +270,6 @@ impl State {
         Ok(())
     }
 
-    fn alive(&self, tid: u32) -> bool {
-        self.proc_root.join(tid.to_string()).exists()
-    }
-
-    /// The `tasks` file: the threads in the group (a control group lists
-    /// those of its monitoring groups too; the root lists every thread
-    /// not in another control group). Exited threads are dropped.
-    pub fn tasks(&mut self, t: &Target) -> String {
-        let gone: Vec<u32> = self
-            .tasks
-            .keys()
-            .copied()
-            .filter(|&tid| !self.alive(tid))
-            .collect();
-        for tid in gone {
-            self.tasks.remove(&tid);
-        }
-        let mut tids: Vec<u32> = match (&t.ctrl, &t.mon) {
-            (None, None) => {
-                let mut all = self.system_threads();
-                all.retain(|tid| self.tasks.get(tid).is_none_or(|x| x.ctrl.is_none()));
-                all
-            }
-            (c, None) => self
-                .tasks
-                .iter()
-                .filter(|(_, x)| &x.ctrl == c)
-                .map(|(k, _)| *k)
-                .collect(),
-            _ => self
-                .tasks
-                .iter()
-                .filter(|(_, x)| *x == t)
-                .map(|(k, _)| *k)
-                .collect(),
-        };
-        tids.sort_unstable();
-        tids.iter().map(|t| format!("{t}\n")).collect()
-    }
-
-    fn system_threads(&self) -> Vec<u32> {
-        let mut out = Vec::new();
-        let Ok(procs) = std::fs::read_dir(&self.proc_root) else {
-            return out;
-        };
-        for p in procs.flatten() {
-            if p.file_name().to_string_lossy().parse::<u32>().is_err() {
-                continue;
-            }
-            if let Ok(threads) = std::fs::read_dir(p.path().join("task")) {
-                out.extend(
-                    threads
-                        .flatten()
-                        .filter_map(|t| t.file_name().to_string_lossy().parse::<u32>().ok()),
-                );
-            }
-        }
-        out
-    }
-
-    /// A write to `tasks`: comma-separated thread ids (0: the writer),
-    /// moved one by one until one fails.
-    pub fn write_tasks(&mut self, t: &Target, buf: &str, writer: u32) -> Outcome {
-        self.status.clear();
-        let r = self.try_write_tasks(t, buf, writer);
-        self.record(r)
-    }
-
-    fn try_write_tasks(&mut self, t: &Target, buf: &str, writer: u32) -> Outcome {
-        let mut rest = Some(buf);
-        while let Some(b) = rest.filter(|b| !b.is_empty() && !b.starts_with('\n')) {
-            let (item, tail) = match b.split_once(',') {
-                Some((i, tail)) => (i, Some(tail)),
-                None => (b, None),
-            };
-            rest = tail;
-            let item = item.trim();
-            let Some(pid) = kstrtoint(item) else {
-                return Err(Refusal::inval(format!(
-                    "Task list parsing error pid {item}"
-                )));
-            };
-            let Ok(pid) = u32::try_from(pid) else {
-                return Err(Refusal::inval(format!("Invalid pid {pid}")));
-            };
-            let tid = if pid == 0 { writer } else { pid };
-            self.move_task(t, tid).map_err(|e| Refusal {
-                errno: e.errno,
-                status: Some(format!(
-                    "{}Error while processing task {pid}",
-                    e.status.map(|s| s + "\n").unwrap_or_default()
-                )),
-            })?;
-        }
-        Ok(())
-    }
-
-    fn move_task(&mut self, t: &Target, tid: u32) -> Outcome {
-        if !self.alive(tid) {
-            return Err(Refusal::with(libc::ESRCH, format!("No task {tid}")));
-        }
-        let current_ctrl = self.tasks.get(&tid).and_then(|x| x.ctrl.clone());
-        if t.mon.is_some() && current_ctrl != t.ctrl {
-            return Err(Refusal::inval("Can't move task to different control group"));
-        }
-        if t.ctrl.is_none() && t.mon.is_none() {
-            self.tasks.remove(&tid);
-        } else {
-            self.tasks.insert(tid, t.clone());
-        }
-        Ok(())
-    }
-
     /// The `schemata` file of a control group.
     pub fn schemata(&self, ctrl: Option<&str>) -> String {
         self.ctrl(ctrl)
@@ -450,73 +340,6 @@ impl State {
         Ok(())
     }
 
-    /// The `cpus` (hex mask) or `cpus_list` (ranges) file.
-    pub fn cpus(&self, t: &Target, list: bool) -> String {
-        let cpus = self.mon(t).map(|m| m.cpus.clone()).unwrap_or_default();
-        if list {
-            format!("{}\n", format_list(&cpus))
-        } else {
-            let mask: u64 = cpus.iter().map(|c| 1u64 << c).sum();
-            let width = self.platform.cpus.div_ceil(4) as usize;
-            format!("{mask:0width$x}\n")
-        }
-    }
-
-    /// A write to `cpus` or `cpus_list`: the group takes the CPUs given
-    /// (from whichever group had them); CPUs it drops go to its parent.
-    pub fn write_cpus(&mut self, t: &Target, buf: &str, list: bool) -> Outcome {
-        self.status.clear();
-        let r = self.try_write_cpus(t, buf, list);
-        self.record(r)
-    }
-
-    fn try_write_cpus(&mut self, t: &Target, buf: &str, list: bool) -> Outcome {
-        let text = buf.trim_end_matches('\n');
-        let new = if list {
-            parse_list(text)
-        } else {
-            parse_mask(text)
-        }
-        .ok_or_else(|| Refusal::inval("Bad CPU list/mask"))?;
-        if new.iter().any(|&c| c >= self.platform.cpus) {
-            return Err(Refusal::inval("Can only assign online CPUs"));
-        }
-        let ctrl = t.ctrl.as_deref();
-        let g = self.ctrl(ctrl).ok_or(Refusal::bare(libc::ENOENT))?;
-        match &t.mon {
-            None => {
-                let dropped: BTreeSet<u32> = g.mon.cpus.difference(&new).copied().collect();
-                if ctrl.is_none() && !dropped.is_empty() {
-                    return Err(Refusal::inval("Can't drop CPUs from default group"));
-                }
-                for other in std::iter::once(&mut self.root).chain(self.groups.values_mut()) {
-                    other.mon.cpus.retain(|c| !new.contains(c));
-                    for m in other.mons.values_mut() {
-                        m.cpus.retain(|c| !new.contains(c) && !dropped.contains(c));
-                    }
-                }
-                self.root.mon.cpus.extend(dropped);
-                self.ctrl_mut(ctrl).expect("checked").mon.cpus = new;
-            }
-            Some(m) => {
-                if !new.is_subset(&g.mon.cpus) {
-                    return Err(Refusal::inval(
-                        "Can only add CPUs to mongroup that belong to parent",
-                    ));
-                }
-                let g = self.ctrl_mut(ctrl).expect("checked");
-                for (name, other) in g.mons.iter_mut() {
-                    if name == m {
-                        other.cpus = new.clone();
-                    } else {
-                        other.cpus.retain(|c| !new.contains(c));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// A monitoring counter of a group on L3 domain `domain`.
     pub fn counter(&self, t: &Target, domain: u32, event: &str) -> String {
         let (Some(m), Some(g)) = (self.mon(t), self.ctrl(t.ctrl.as_deref())) else {
@@ -537,59 +360,12 @@ impl State {
     }
 }
 
-fn parse_mask(text: &str) -> Option<BTreeSet<u32>> {
-    let hex: String = text.chars().filter(|&c| c != ',').collect();
-    if hex.is_empty() || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    let mut set = BTreeSet::new();
-    for (i, c) in hex.chars().rev().enumerate() {
-        let v = c.to_digit(16)?;
-        for b in 0..4 {
-            if v & (1 << b) != 0 {
-                set.insert(u32::try_from(i * 4 + b).ok()?);
-            }
-        }
-    }
-    Some(set)
-}
-
-fn parse_list(text: &str) -> Option<BTreeSet<u32>> {
-    let mut set = BTreeSet::new();
-    for part in text.split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-        if a > b || b > 4095 {
-            return None;
-        }
-        set.extend(a..=b);
-    }
-    Some(set)
-}
-
-fn format_list(cpus: &BTreeSet<u32>) -> String {
-    let mut parts = Vec::new();
-    let mut it = cpus.iter().copied().peekable();
-    while let Some(a) = it.next() {
-        let mut b = a;
-        while it.peek() == Some(&(b + 1)) {
-            b = it.next().expect("peeked");
-        }
-        parts.push(if a == b {
-            a.to_string()
-        } else {
-            format!("{a}-{b}")
-        });
-    }
-    parts.join(",")
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::fake::Preset;
 
-    fn state(preset: Preset) -> (tempfile::TempDir, State) {
+    pub(crate) fn state(preset: Preset) -> (tempfile::TempDir, State) {
         let t = tempfile::tempdir().unwrap();
         for tid in [10, 11, 12] {
             std::fs::create_dir_all(t.path().join(format!("{tid}/task/{tid}"))).unwrap();
@@ -598,7 +374,7 @@ mod tests {
         (t, s)
     }
 
-    fn g(ctrl: &str, mon: Option<&str>) -> Target {
+    pub(crate) fn g(ctrl: &str, mon: Option<&str>) -> Target {
         Target {
             ctrl: Some(ctrl.into()),
             mon: mon.map(str::to_string),
@@ -628,82 +404,6 @@ mod tests {
             Err(Refusal::with(libc::ENOSPC, "Out of RMIDs"))
         );
         assert_eq!(s.last_cmd_status(), "Out of RMIDs\n");
-    }
-
-    #[test]
-    fn tasks_live_in_one_group_and_return_on_rmdir() {
-        let (t, mut s) = state(Preset::Skylake);
-        s.mkdir_ctrl("a").unwrap();
-        s.mkdir_ctrl("b").unwrap();
-        s.mkdir_mon(Some("a"), "m").unwrap();
-        s.write_tasks(&g("a", None), "10", 1).unwrap();
-        assert_eq!(s.tasks(&g("a", None)), "10\n");
-        assert_eq!(
-            s.write_tasks(&g("b", Some("x")), "10", 1)
-                .map_err(|e| e.errno),
-            Err(libc::EINVAL)
-        );
-        assert_eq!(
-            s.write_tasks(&g("a", None), "99", 1),
-            Err(Refusal::with(
-                libc::ESRCH,
-                "No task 99\nError while processing task 99"
-            ))
-        );
-        assert_eq!(
-            s.last_cmd_status(),
-            "No task 99\nError while processing task 99\n"
-        );
-        s.write_tasks(&g("a", Some("m")), "10,11", 1)
-            .map_err(|e| e.errno)
-            .unwrap_err();
-        s.write_tasks(&g("a", None), "11", 1).unwrap();
-        s.write_tasks(&g("a", Some("m")), "10,11", 1).unwrap();
-        assert_eq!(s.tasks(&g("a", None)), "10\n11\n");
-        assert_eq!(s.tasks(&g("a", Some("m"))), "10\n11\n");
-        s.write_tasks(&g("b", None), "11", 1).unwrap();
-        assert_eq!(s.tasks(&g("a", Some("m"))), "10\n");
-        assert_eq!(s.tasks(&Target::root()), "12\n");
-        s.rmdir_mon(Some("a"), "m").unwrap();
-        assert_eq!(s.tasks(&g("a", None)), "10\n");
-        s.rmdir_ctrl("a").unwrap();
-        assert_eq!(s.tasks(&Target::root()), "10\n12\n");
-        std::fs::remove_dir_all(t.path().join("11")).unwrap();
-        assert_eq!(s.tasks(&g("b", None)), "");
-    }
-
-    #[test]
-    fn cpus_move_between_groups() {
-        let (_t, mut s) = state(Preset::Skylake);
-        s.mkdir_ctrl("a").unwrap();
-        s.mkdir_mon(Some("a"), "m").unwrap();
-        assert_eq!(s.cpus(&Target::root(), false), "ffff\n");
-        assert_eq!(s.cpus(&g("a", None), false), "0000\n");
-        s.write_cpus(&g("a", None), "0-3,8\n", true).unwrap();
-        assert_eq!(s.cpus(&Target::root(), true), "4-7,9-15\n");
-        assert_eq!(s.cpus(&g("a", None), false), "010f\n");
-        assert_eq!(
-            s.write_cpus(&g("a", Some("m")), "10", false),
-            Err(Refusal::inval(
-                "Can only add CPUs to mongroup that belong to parent"
-            ))
-        );
-        s.write_cpus(&g("a", Some("m")), "3", false).unwrap();
-        assert_eq!(s.cpus(&g("a", Some("m")), true), "0-1\n");
-        assert_eq!(
-            s.write_cpus(&Target::root(), "1", false),
-            Err(Refusal::inval("Can't drop CPUs from default group"))
-        );
-        assert_eq!(
-            s.write_cpus(&g("a", None), "10000", false),
-            Err(Refusal::inval("Can only assign online CPUs"))
-        );
-        assert_eq!(
-            s.write_cpus(&g("a", None), "xyz", false),
-            Err(Refusal::inval("Bad CPU list/mask"))
-        );
-        s.rmdir_ctrl("a").unwrap();
-        assert_eq!(s.cpus(&Target::root(), true), "0-15\n");
     }
 
     #[test]
