@@ -12,6 +12,7 @@ mod platform_cmd;
 mod profile_cmd;
 mod profile_compare;
 mod rdt_cmd;
+mod rdt_emulate;
 mod rdt_manage;
 mod report;
 mod sim_cachegrind;
@@ -71,11 +72,13 @@ fn main() {
     }
     let cli = Cli::parse();
     // Every command but the captures (`trace capture`, `sim cachegrind --
-    // CMD`: they stop the traced program first) cleans its temporaries and
-    // exits 130/143 on SIGINT/SIGTERM.
+    // CMD`: they stop the traced program first) and `rdt emulate` (it
+    // unmounts first) cleans its temporaries and exits 130/143 on
+    // SIGINT/SIGTERM.
     let capture = match &cli.command {
         Command::Trace(trace_cmd::TraceCommand::Capture { .. }) => true,
         Command::Sim(sim_cmd::SimCommand::Cachegrind(a)) => a.captures(),
+        Command::Rdt(rdt_cmd::RdtCommand::Emulate { .. }) => true,
         _ => false,
     };
     if !capture {

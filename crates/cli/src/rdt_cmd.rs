@@ -1,6 +1,7 @@
 //! `cachepart rdt`: the subcommands, and `rdt show` (the resctrl mount's
 //! capabilities, groups, schemata and owners); `set`, `reset` and
-//! `monitor` are in [`crate::rdt_manage`].
+//! `monitor` are in [`crate::rdt_manage`], `emulate` in
+//! [`crate::rdt_emulate`].
 
 use anyhow::Result;
 use cachepart::linux::resctrl::{cleanup::owner_of, GroupRef, Resctrl};
@@ -43,6 +44,22 @@ pub enum RdtCommand {
         #[command(flatten)]
         at: crate::rdt_manage::MountArgs,
     },
+    /// Serve an emulated resctrl filesystem (FUSE) at MOUNTPOINT, in the
+    /// foreground, for developing without the hardware: it refuses what the
+    /// kernel refuses, with its words. Needs root and /dev/fuse; Ctrl-C or
+    /// SIGTERM unmounts it.
+    Emulate {
+        /// An empty directory to mount on.
+        mountpoint: std::path::PathBuf,
+        /// The platform to model: skylake (11-way L3, 16 CLOSIDs, MB in
+        /// percent), cdp (L3CODE/L3DATA, 8 CLOSIDs) or amd (16 ways,
+        /// sparse masks, MB in 1/8 GB/s).
+        #[arg(long, default_value = "skylake", value_parser = crate::rdt_emulate::parse_preset)]
+        preset: cachepart::linux::fake::Preset,
+        /// Where processes are looked up (for writes to `tasks`).
+        #[arg(long, default_value = "/proc")]
+        proc_root: std::path::PathBuf,
+    },
     /// Print each cachepart group's LLC occupancy and memory bandwidth.
     Monitor {
         /// Seconds between readings.
@@ -71,6 +88,11 @@ pub fn run(cmd: RdtCommand) -> Result<()> {
             at,
         } => crate::rdt_manage::set(&at, &name, l3.as_deref(), mb.as_deref(), &pids)?,
         RdtCommand::Reset { at } => crate::rdt_manage::reset(&at)?,
+        RdtCommand::Emulate {
+            mountpoint,
+            preset,
+            proc_root,
+        } => crate::rdt_emulate::run(&mountpoint, preset, &proc_root)?,
         RdtCommand::Monitor {
             interval,
             count,

@@ -20,6 +20,14 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// A directory cannot be used to mount the emulated resctrl.
+    #[error("{path}: {why}")]
+    Mountpoint {
+        /// The mountpoint given.
+        path: PathBuf,
+        /// What is wrong with it, and what is expected.
+        why: String,
+    },
     /// A file's contents are not what the kernel writes there.
     #[error("{path}: {what}")]
     Parse {

@@ -6,6 +6,8 @@
 //!   under the owned prefix `cachepart-`, the manager lock and the cleanup
 //!   of groups left by a crashed manager;
 //! * [`doctor`]: what the machine supports and, for what it lacks, the fix;
+//! * [`emulate`]: an emulated resctrl filesystem over FUSE that refuses
+//!   what the kernel refuses, with its words (`cachepart rdt emulate`);
 //! * [`fake`]: plain directory trees shaped like resctrl, `/proc` and `/sys`
 //!   on a few platforms, for tests and development.
 //!
@@ -16,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod doctor;
+pub mod emulate;
 mod error;
 pub mod fake;
 pub mod resctrl;

@@ -91,9 +91,10 @@ fn check_name(name: &str) -> Result<()> {
 
 impl Resctrl {
     /// Opens the resctrl mount at `mount`; `proc_root` is `/proc`. Refuses
-    /// a directory that is not a resctrl filesystem.
+    /// a directory that is not a resctrl filesystem, the kernel's or the
+    /// emulated one ([`crate::emulate`]).
     pub fn open(mount: &Path, proc_root: &Path) -> Result<Self> {
-        if !is_resctrl(mount) {
+        if !is_resctrl(mount) && !crate::emulate::is_emulated(proc_root, mount) {
             return Err(Error::parse(
                 mount,
                 "not a resctrl filesystem; mount it with: mount -t resctrl resctrl /sys/fs/resctrl",
@@ -330,6 +331,18 @@ impl Resctrl {
         let p = group.dir.join("schemata");
         let text = schemata.to_write();
         self.write_file(&p, &text, false)
+    }
+
+    /// Writes schemata lines as given, in resctrl's syntax
+    /// (`L3:0=ff;1=f0`, one line per resource), adding the final newline
+    /// if missing; nothing is checked first, so the kernel decides, and a
+    /// refusal carries `info/last_cmd_status`.
+    pub fn write_schemata_text(&self, group: &GroupRef, text: &str) -> Result<()> {
+        let mut text = text.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        self.write_file(&group.dir.join("schemata"), &text, false)
     }
 
     fn write_file(&self, path: &Path, text: &str, append: bool) -> Result<()> {

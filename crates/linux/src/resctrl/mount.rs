@@ -20,16 +20,20 @@ impl Mount {
     }
 }
 
-/// The first resctrl mount listed in `proc_root/mounts`, if any.
+/// The first resctrl mount listed in `proc_root/mounts`, if any; the
+/// kernel's is preferred to an emulated one (`cachepart rdt emulate`).
 pub fn find(proc_root: &Path) -> Result<Option<Mount>> {
     let text = read(&proc_root.join("mounts"))?;
-    Ok(text.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        (f.len() >= 4 && f[2] == "resctrl").then(|| Mount {
-            path: PathBuf::from(f[1]),
-            options: f[3].split(',').map(str::to_string).collect(),
+    let of_type = |fs_type: &str| {
+        text.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 4 && f[2] == fs_type).then(|| Mount {
+                path: PathBuf::from(f[1]),
+                options: f[3].split(',').map(str::to_string).collect(),
+            })
         })
-    }))
+    };
+    Ok(of_type("resctrl").or_else(|| of_type(crate::emulate::FS_TYPE)))
 }
 
 /// The options of the resctrl mount at `mount`, if `/proc/mounts` lists it.
