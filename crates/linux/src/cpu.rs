@@ -52,7 +52,7 @@ pub struct ModelInfo {
     pub name: &'static str,
     /// The L2-miss stall event, where the model has one.
     pub stall_event: Option<RawEvent>,
-    /// Extended clock modulation (16 duty steps, CPUID.06H:EAX[5]).
+    /// Extended clock modulation (16 duty steps, CPUID.06H:EAX bit 5).
     pub extended_modulation: bool,
 }
 

@@ -5,7 +5,7 @@
 //!   rules of the L3's `cbm_mask`) and sysfs (the LLC's size, ways and line:
 //!   [`Llc`]);
 //! * [`Machine::apply`] writes one owned control group per cluster and
-//!   moves each app's threads there ([`groups`]), after counting the
+//!   moves each app's threads there (the run's groups), after counting the
 //!   CLOSIDs the plan needs;
 //! * [`Machine::run_interval`] waits the interval, notes apps that exited
 //!   (restarting them when the methodology says), moves threads born
