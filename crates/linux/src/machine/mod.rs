@@ -394,6 +394,12 @@ impl LinuxMachine {
                 ..Sample::default()
             });
         }
+        // Apps that exited and were not restarted count no more.
+        for (i, a) in self.apps.iter().enumerate() {
+            if a.proc.is_none() {
+                self.counters.detach(i);
+            }
+        }
         if self.done {
             for (i, a) in self.apps.iter_mut().enumerate() {
                 if let Some(mut p) = a.proc.take() {

@@ -114,7 +114,7 @@ fn nothing(_: &AppEvent) -> Vec<Action> {
 fn runs_a_mix_under_a_plan_restarts_the_short_app_and_cleans_up() {
     let s = Setup::new(Preset::Skylake);
     let apps = vec![
-        app("long", &["sleep", "0.4"], 0, false),
+        app("long", &["sleep", "1"], 0, false),
         app("short", &["sleep", "0.05"], 1, true),
     ];
     let mut m = LinuxMachine::start(s.config(false), apps).unwrap();
@@ -145,9 +145,14 @@ fn runs_a_mix_under_a_plan_restarts_the_short_app_and_cleans_up() {
         let iv = m.run_interval(&mut nothing).unwrap();
         assert_eq!(iv.samples.len(), 2);
         assert_eq!(iv.index, intervals);
-        // Scripted counts: 2 GHz over 40 ms, IPC 1.6 for app 0.
-        assert_eq!(iv.samples[0].cycles, 8e7);
-        assert_eq!(iv.samples[0].instructions, 1.28e8);
+        // Scripted counts: 2 GHz over 40 ms, IPC 1.6 for app 0 while it
+        // runs; nothing once it has exited.
+        let s0 = &iv.samples[0];
+        if m.is_done() {
+            assert!(s0.cycles == 0.0 || s0.cycles == 8e7, "{s0:?}");
+        } else {
+            assert_eq!((s0.cycles, s0.instructions, s0.ran), (8e7, 1.28e8, true));
+        }
         events.extend(iv.events);
         intervals += 1;
         assert!(intervals < 100, "the mix never finished");
@@ -162,12 +167,9 @@ fn runs_a_mix_under_a_plan_restarts_the_short_app_and_cleans_up() {
     assert_eq!(kinds(0), vec![EventKind::Started, EventKind::Finished]);
     let short = kinds(1);
     assert_eq!(short[0], EventKind::Started);
-    assert!(
-        short.iter().filter(|k| **k == EventKind::Restarted).count() >= 2,
-        "{short:?}"
-    );
-    assert!(m.first_run(0).unwrap() >= Duration::from_millis(400));
-    assert!(m.first_run(1).unwrap() < Duration::from_millis(400));
+    assert!(short.contains(&EventKind::Restarted), "{short:?}");
+    assert!(m.first_run(0).unwrap() >= Duration::from_secs(1));
+    assert!(m.first_run(1).unwrap() < Duration::from_secs(1));
     assert!(m.runs(1).len() >= 2);
     // The restarted short app was stopped when the long one finished.
     assert_eq!(m.pid(1), None);
