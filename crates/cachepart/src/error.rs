@@ -36,6 +36,15 @@ pub enum Error {
     /// Drawing a chart failed.
     #[error("chart: {0}")]
     Chart(String),
+    /// The Linux backend failed (resctrl, counters, MSRs, processes).
+    #[error(transparent)]
+    Linux(Box<cachepart_linux::Error>),
+}
+
+impl From<cachepart_linux::Error> for Error {
+    fn from(e: cachepart_linux::Error) -> Self {
+        Error::Linux(Box::new(e))
+    }
 }
 
 impl From<cachepart_profile::ProfileError> for Error {

@@ -47,6 +47,7 @@ mod error;
 mod experiment;
 pub mod experiments;
 pub mod from_trace;
+pub mod linux_run;
 pub mod method;
 pub mod online;
 pub mod platforms;

@@ -15,6 +15,7 @@ mod rdt_cmd;
 mod rdt_emulate;
 mod rdt_manage;
 mod report;
+mod run_cmd;
 mod sim_cachegrind;
 mod sim_cmd;
 mod sim_throttle;
@@ -56,6 +57,8 @@ enum Command {
     Rdt(rdt_cmd::RdtCommand),
     /// What this machine supports for cache management, each lack with its fix.
     Doctor(doctor_cmd::DoctorArgs),
+    /// Run a mix of programs on this Linux machine under a policy (the launcher).
+    Run(run_cmd::RunArgs),
     /// List every algorithm name.
     Algorithms,
 }
@@ -79,6 +82,9 @@ fn main() {
         Command::Trace(trace_cmd::TraceCommand::Capture { .. }) => true,
         Command::Sim(sim_cmd::SimCommand::Cachegrind(a)) => a.captures(),
         Command::Rdt(rdt_cmd::RdtCommand::Emulate { .. }) => true,
+        // The Linux machine handles SIGINT/SIGTERM: it stops the apps and
+        // removes its groups before the command ends.
+        Command::Run(_) => true,
         _ => false,
     };
     if !capture {
@@ -96,6 +102,7 @@ fn main() {
         Command::Experiment(cmd) => experiment_cmd::run(cmd),
         Command::Rdt(cmd) => rdt_cmd::run(cmd),
         Command::Doctor(args) => doctor_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

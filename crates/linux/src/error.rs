@@ -98,6 +98,53 @@ pub enum Error {
         /// The resources the mount has.
         found: String,
     },
+    /// The kernel offers no hardware performance counters.
+    #[error("no hardware performance counters: {what}; fix: run on a host CPU with its PMU exposed, or pass --fake-counters")]
+    NoPmu {
+        /// What is missing.
+        what: String,
+    },
+    /// A perf counter could not be opened or read.
+    #[error("{what}: {source}")]
+    Counter {
+        /// The counter and the process.
+        what: String,
+        /// What the kernel said.
+        #[source]
+        source: io::Error,
+    },
+    /// MSR access refused by cachepart (not allowed, unknown CPU model, a
+    /// setting the model lacks).
+    #[error("MSR {msr:#x}: {why}")]
+    Msr {
+        /// The MSR.
+        msr: u32,
+        /// Why it is refused.
+        why: String,
+    },
+    /// A plan needs more control groups than the mount has CLOSIDs free.
+    #[error("{mount}: the plan has {clusters} clusters but only {free} CLOSIDs are free ({total} in all, {others} held by groups that are not this run's, 1 by the default group); cluster the apps (LFOC and KPart do) or remove groups")]
+    TooManyClusters {
+        /// The resctrl mount.
+        mount: PathBuf,
+        /// Clusters in the plan.
+        clusters: usize,
+        /// CLOSIDs this run may use.
+        free: u32,
+        /// `num_closids`.
+        total: u32,
+        /// Control groups of other managers.
+        others: u32,
+    },
+    /// A process could not be started, placed or waited for.
+    #[error("{what}: {source}")]
+    Process {
+        /// The command or process.
+        what: String,
+        /// What the kernel said.
+        #[source]
+        source: io::Error,
+    },
 }
 
 impl Error {

@@ -194,3 +194,53 @@ pub fn proc_tree(proc_root: &Path, supported: bool, resctrl_mount: &Path) -> io:
     w(&proc_root.join("filesystems"), fss)?;
     w(&proc_root.join("sys/kernel/osrelease"), "6.1.0-fake\n")
 }
+
+/// A fake MSR device for `cpus` CPUs under `dev_root`: a sparse file
+/// `cpu/N/msr` per CPU, read and written at MSR offsets like the kernel's,
+/// holding `values` (MSR, value) and zero elsewhere.
+pub fn msr_device(dev_root: &Path, cpus: u32, values: &[(u32, u64)]) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    for cpu in 0..cpus {
+        let p = dev_root.join(format!("cpu/{cpu}/msr"));
+        w(&p, "")?;
+        let f = fs::OpenOptions::new().write(true).open(&p)?;
+        f.set_len(0x1000)?;
+        for (msr, v) in values {
+            f.write_all_at(&v.to_le_bytes(), u64::from(*msr))?;
+        }
+    }
+    Ok(())
+}
+
+/// A fake `/sys/devices/system/cpu` with `cpus` CPUs sharing one L3 of
+/// `l3_bytes` bytes, `ways` ways and 64-byte lines (each CPU with its own
+/// L1d and L2, as `cache/index0..3` lists them), and a perf PMU when `pmu`.
+pub fn sys_tree(sys_root: &Path, cpus: u32, l3_bytes: u64, ways: u32, pmu: bool) -> io::Result<()> {
+    for cpu in 0..cpus {
+        let base = sys_root.join(format!("devices/system/cpu/cpu{cpu}/cache"));
+        let levels = [
+            (1, "Data", 32 * 1024, 8),
+            (1, "Instruction", 32 * 1024, 8),
+            (2, "Unified", 1024 * 1024, 16),
+            (3, "Unified", l3_bytes, ways),
+        ];
+        for (i, (level, kind, size, w_)) in levels.into_iter().enumerate() {
+            let d = base.join(format!("index{i}"));
+            w(&d.join("level"), &format!("{level}\n"))?;
+            w(&d.join("type"), &format!("{kind}\n"))?;
+            w(&d.join("size"), &format!("{}K\n", size / 1024))?;
+            w(&d.join("ways_of_associativity"), &format!("{w_}\n"))?;
+            w(&d.join("coherency_line_size"), "64\n")?;
+            let shared = if level == 3 {
+                format!("0-{}\n", cpus - 1)
+            } else {
+                format!("{cpu}\n")
+            };
+            w(&d.join("shared_cpu_list"), &shared)?;
+        }
+    }
+    if pmu {
+        fs::create_dir_all(sys_root.join("bus/event_source/devices/cpu"))?;
+    }
+    Ok(())
+}

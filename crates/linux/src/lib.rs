@@ -9,18 +9,25 @@
 //! * [`emulate`]: an emulated resctrl filesystem over FUSE that refuses
 //!   what the kernel refuses, with its words (`cachepart rdt emulate`);
 //! * [`fake`]: plain directory trees shaped like resctrl, `/proc` and `/sys`
-//!   on a few platforms, for tests and development.
+//!   on a few platforms, and a fake MSR device, for tests and development;
+//! * [`cpu`]: the CPU model and what cachepart knows of its events and MSRs;
+//! * [`perf`]: per-process hardware counters (`perf_event_open`, or scripted);
+//! * [`msr`]: duty cycles and prefetcher words through `/dev/cpu/N/msr`;
+//! * [`machine`]: [`machine::LinuxMachine`], the `Machine` every policy runs on.
 //!
 //! Every kernel interface takes its root path (the resctrl mount, `/proc`,
 //! `/sys`, `/dev`) as an argument, so tests point it at a temporary
-//! directory. Nothing here is built yet for perf_event, MSRs or the
-//! `LinuxMachine` (see `docs/linux.md`).
+//! directory (see `docs/linux.md`).
 #![deny(missing_docs)]
 
+pub mod cpu;
 pub mod doctor;
 pub mod emulate;
 mod error;
 pub mod fake;
+pub mod machine;
+pub mod msr;
+pub mod perf;
 pub mod resctrl;
 
 pub use error::{Error, Result};

@@ -103,6 +103,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Policy { .. } => PolicyError::new_err(msg),
         Error::Usage(_) => UsageError::new_err(msg),
         Error::Chart(_) => ChartError::new_err(msg),
+        Error::Linux(_) => ModelError::new_err(msg),
     }
 }
 

@@ -36,6 +36,20 @@ pub fn find(proc_root: &Path) -> Result<Option<Mount>> {
     Ok(of_type("resctrl").or_else(|| of_type(crate::emulate::FS_TYPE)))
 }
 
+/// Whether `proc_root/mounts` lists `mount` as an emulated resctrl
+/// (`cachepart rdt emulate`), whose rules are the kernel's but which runs
+/// on any CPU and kernel.
+pub fn is_emulated(proc_root: &Path, mount: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(proc_root.join("mounts")) else {
+        return false;
+    };
+    let mount = mount.canonicalize().unwrap_or_else(|_| mount.to_path_buf());
+    text.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() >= 3 && f[2] == crate::emulate::FS_TYPE && Path::new(f[1]) == mount
+    })
+}
+
 /// The options of the resctrl mount at `mount`, if `/proc/mounts` lists it.
 pub fn options_of(proc_root: &Path, mount: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(proc_root.join("mounts")) else {

@@ -1,0 +1,457 @@
+//! `cachepart run`: a mix of real programs on this Linux machine under one
+//! controller, as KPart's and LFOC's experiments run them.
+//!
+//! The mix file (TOML) lists the apps: each a command line, optionally a
+//! core to pin it to, `restart = true` to start it again when it finishes
+//! before the slowest app has finished its first run, and the name of its
+//! rows in the profile table (`profile`, default its `name`). The run
+//! checks the machine first ([`preflight`]: resctrl, and the PMU unless
+//! the counters are scripted) and starts nothing when it lacks them; then
+//! it drives the controller on a [`LinuxMachine`] until every app has
+//! finished its first run, and reports each app's first run (wall time,
+//! IPC, slowdown against its IPC alone at every way in the profile table)
+//! with STP, ANTT and unfairness.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cachepart_linux::doctor::{diagnose, Roots, Status};
+use cachepart_linux::machine::{AppSpec, LinuxConfig, LinuxMachine};
+use cachepart_linux::perf::{pmu_dir, CounterSource, FakeCounters, PerfCounters};
+use cachepart_linux::{cpu::CpuModel, msr::MsrControl};
+use cachepart_machine::{Action, AppCurves, EventKind, Machine};
+use cachepart_policy::{drive, Static, Stop};
+use cachepart_profile::{MetricsTable, MixMetrics};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::experiment::{policy_for, RunOptions};
+use crate::samples::SampleRow;
+use crate::Algorithm;
+
+/// One app of a mix file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MixApp {
+    /// Its name in the results.
+    pub name: String,
+    /// The command and its arguments (no shell; use `["sh", "-c", ...]`).
+    pub argv: Vec<String>,
+    /// The core to pin it to.
+    #[serde(default)]
+    pub core: Option<u32>,
+    /// Restart it when it finishes before the slowest app's first run.
+    #[serde(default)]
+    pub restart: bool,
+    /// Its program name in the profile table (default: `name`).
+    #[serde(default)]
+    pub profile: Option<String>,
+}
+
+/// A mix file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MixFile {
+    /// The interval (`500ms`, `1s`), unless the command line gives one.
+    #[serde(default)]
+    pub interval: Option<String>,
+    /// The apps.
+    #[serde(rename = "app", default)]
+    pub apps: Vec<MixApp>,
+}
+
+/// Parses `500ms`, `2s`, `1.5s`.
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        return Err(format!("'{t}': expected a duration such as 500ms or 2s"));
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v * scale >= 0.001 && v * scale <= 3600.0 => {
+            Ok(Duration::from_secs_f64(v * scale))
+        }
+        _ => Err(format!(
+            "'{t}': expected a duration from 1ms to 3600s, such as 500ms"
+        )),
+    }
+}
+
+impl MixFile {
+    /// Reads and checks a mix file.
+    pub fn read(path: &Path) -> Result<MixFile, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let mix: MixFile =
+            toml::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        if mix.apps.is_empty() {
+            return Err(Error::Input(format!(
+                "{}: no [[app]]: a mix lists at least one app",
+                path.display()
+            )));
+        }
+        for (i, a) in mix.apps.iter().enumerate() {
+            if a.argv.is_empty() {
+                return Err(Error::Input(format!(
+                    "{}: app {i} ({}): argv is empty; expected the command and its arguments",
+                    path.display(),
+                    a.name
+                )));
+            }
+        }
+        if let Some(iv) = &mix.interval {
+            parse_interval(iv)
+                .map_err(|e| Error::Input(format!("{}: interval {e}", path.display())))?;
+        }
+        Ok(mix)
+    }
+}
+
+/// How to run a mix.
+#[derive(Clone, Debug)]
+pub struct LinuxRunOptions {
+    /// The policy (a static one: it plans once from the alone curves).
+    pub policy: Algorithm,
+    /// The interval (default: the mix file's, else 500 ms).
+    pub interval: Option<Duration>,
+    /// Where the kernel interfaces are.
+    pub roots: Roots,
+    /// The resctrl mount is a plain directory tree (tests).
+    pub plain_resctrl: bool,
+    /// Scripted counters in place of perf.
+    pub fake_counters: bool,
+    /// Allow MSR writes (throttling).
+    pub allow_msr: bool,
+    /// The profile table giving the apps' alone curves.
+    pub metrics: Option<PathBuf>,
+}
+
+/// One app's first run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinuxAppResult {
+    /// Its name.
+    pub name: String,
+    /// Its core.
+    pub core: Option<u32>,
+    /// Its cluster's way mask in the plan (hex), if the plan had clusters.
+    pub mask: Option<String>,
+    /// Wall time of its first run, seconds.
+    pub first_run_s: f64,
+    /// Runs completed (restarts included).
+    pub runs: usize,
+    /// Instructions of its first run.
+    pub instructions: f64,
+    /// Cycles of its first run.
+    pub cycles: f64,
+    /// IPC of its first run.
+    pub ipc: f64,
+    /// IPC alone with every way, from the profile table.
+    pub ipc_alone: Option<f64>,
+    /// `ipc_alone / ipc`.
+    pub slowdown: Option<f64>,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinuxRunReport {
+    /// The policy.
+    pub policy: String,
+    /// The platform's name.
+    pub platform: String,
+    /// The interval, milliseconds.
+    pub interval_ms: u64,
+    /// Whether the counts were scripted (`--fake-counters`).
+    pub fake_counters: bool,
+    /// Per app, mix order.
+    pub apps: Vec<LinuxAppResult>,
+    /// STP, ANTT, unfairness, when every app has a slowdown.
+    pub metrics: Option<MixMetrics>,
+    /// Intervals run.
+    pub intervals: u64,
+    /// Stale groups of dead managers removed at the start.
+    pub removed_at_start: Vec<String>,
+    /// Every sample, interval-major.
+    #[serde(skip)]
+    pub samples: Vec<SampleRow>,
+}
+
+/// Checks that this machine can run a mix: resctrl, and perf counters
+/// unless `fake_counters`. The error lists what is missing, each with its
+/// fix, as `cachepart doctor` words it.
+pub fn preflight(roots: &Roots, plain_resctrl: bool, fake_counters: bool) -> Result<(), Error> {
+    let report = diagnose(roots);
+    let mut missing: Vec<String> = Vec::new();
+    // a fake tree or an emulated mount: the CPU and kernel checks do not apply
+    let emulated = cachepart_linux::resctrl::mount::is_emulated(&roots.proc_root, &roots.resctrl);
+    for c in &report.checks {
+        let needed = if plain_resctrl || emulated {
+            false
+        } else {
+            c.status == Status::Missing
+        };
+        let pmu = c.name == "perf PMU" && !fake_counters && c.status != Status::Ok;
+        if needed || pmu {
+            missing.push(c.to_string());
+        }
+    }
+    if plain_resctrl && !roots.resctrl.join("info").is_dir() {
+        missing.push(format!(
+            "MISSING  resctrl tree              no {}/info",
+            roots.resctrl.display()
+        ));
+    }
+    if !fake_counters
+        && pmu_dir(&roots.sys).is_none()
+        && !missing.iter().any(|m| m.contains("perf PMU"))
+    {
+        missing.push("absent   perf PMU                   no hardware counters".into());
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Input(format!(
+        "this machine cannot run a mix (nothing was started):\n{}\n(--fake-counters replaces the perf counters with scripted ones; `cachepart doctor` lists every check)",
+        missing.join("\n")
+    )))
+}
+
+fn alone_curves(mix: &MixFile, metrics: &Path) -> Result<Vec<AppCurves>, Error> {
+    let table = MetricsTable::from_path(metrics)?;
+    mix.apps
+        .iter()
+        .map(|a| {
+            let name = a.profile.as_deref().unwrap_or(&a.name);
+            let i = table
+                .apps()
+                .iter()
+                .position(|t| t.name == name)
+                .ok_or_else(|| {
+                    Error::Input(format!(
+                        "{}: no program '{name}' (app {}){}",
+                        metrics.display(),
+                        a.name,
+                        table
+                            .suggest(name)
+                            .map(|s| format!("; did you mean '{s}'?"))
+                            .unwrap_or_default()
+                    ))
+                })?;
+            Ok(table.curves(i))
+        })
+        .collect()
+}
+
+/// Runs the mix in `mix_path` to the end of every app's first run.
+pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport, Error> {
+    let mix = MixFile::read(mix_path)?;
+    if opts.policy.is_online() {
+        return Err(Error::Usage(format!(
+            "--policy {}: online controllers need the simulator's hooks; on Linux use a static policy ({})",
+            opts.policy,
+            "stock, equal-part, ucp, kpart, dunn, lfoc, ..."
+        )));
+    }
+    let interval = match (opts.interval, &mix.interval) {
+        (Some(d), _) => d,
+        (None, Some(t)) => parse_interval(t).map_err(Error::Input)?,
+        (None, None) => Duration::from_millis(500),
+    };
+    let alone = opts
+        .metrics
+        .as_deref()
+        .map(|m| alone_curves(&mix, m))
+        .transpose()?;
+    let policy = policy_for(opts.policy, &RunOptions::default())?;
+    preflight(&opts.roots, opts.plain_resctrl, opts.fake_counters)?;
+    let cpu = CpuModel::read(&opts.roots.proc_root).ok();
+    let counters: Box<dyn CounterSource> = if opts.fake_counters {
+        Box::new(FakeCounters::new(interval))
+    } else {
+        let cpu = cpu.clone().ok_or_else(|| {
+            Error::Input(format!(
+                "{}/cpuinfo: unreadable; perf needs the CPU model",
+                opts.roots.proc_root.display()
+            ))
+        })?;
+        Box::new(PerfCounters::new(&opts.roots.sys, &cpu)?)
+    };
+    let msr = if opts.allow_msr {
+        let cpu = cpu.ok_or_else(|| Error::Input("the CPU model is unknown".into()))?;
+        Some(MsrControl::new(&opts.roots.dev, &cpu, true)?)
+    } else {
+        None
+    };
+    let apps: Vec<AppSpec> = mix
+        .apps
+        .iter()
+        .map(|a| AppSpec {
+            name: a.name.clone(),
+            argv: a.argv.clone(),
+            core: a.core,
+            restart: a.restart,
+        })
+        .collect();
+    let names: Vec<String> = apps.iter().map(|a| a.name.clone()).collect();
+    let n = apps.len();
+    let config = LinuxConfig {
+        roots: opts.roots.clone(),
+        plain_resctrl: opts.plain_resctrl,
+        interval,
+        counters,
+        msr,
+        alone: alone.clone(),
+        interrupt: None,
+    };
+    let mut machine = LinuxMachine::start(config, apps)?;
+    let mut controller = Static::new(policy);
+    let mut samples = Vec::new();
+    let mut first = vec![(0.0f64, 0.0f64); n];
+    let mut finished = vec![false; n];
+    let log = drive(&mut machine, &mut controller, Stop::WhenDone, &mut |iv| {
+        for s in &iv.samples {
+            if !finished[s.app] {
+                first[s.app].0 += s.instructions;
+                first[s.app].1 += s.cycles;
+            }
+            samples.push(SampleRow {
+                interval: iv.index,
+                end_cycles: iv.end_cycles,
+                app: s.app,
+                name: names[s.app].clone(),
+                sample: s.clone(),
+            });
+        }
+        for e in &iv.events {
+            if e.kind == EventKind::Finished {
+                finished[e.app] = true;
+            }
+        }
+        cachepart_policy::Flow::Continue
+    })
+    .map_err(|e| Error::Input(format!("{}: {e}", mix_path.display())))?;
+    let plan = log.actions.iter().rev().find_map(|a| match &a.action {
+        Action::Apply(p) if !p.clusters.is_empty() => Some(p.clone()),
+        _ => None,
+    });
+    let mask_of = |app: usize| {
+        plan.as_ref().and_then(|p| {
+            p.clusters
+                .iter()
+                .find(|c| c.apps.contains(&app))
+                .map(|c| c.mask.to_string())
+        })
+    };
+    let results: Vec<LinuxAppResult> = (0..n)
+        .map(|i| {
+            let (ins, cyc) = first[i];
+            let ipc = if cyc > 0.0 { ins / cyc } else { 0.0 };
+            let ipc_alone = alone.as_ref().and_then(|a| a[i].ipc.last().copied());
+            LinuxAppResult {
+                name: names[i].clone(),
+                core: machine.specs()[i].core,
+                mask: mask_of(i),
+                first_run_s: machine.first_run(i).map_or(0.0, |d| d.as_secs_f64()),
+                runs: machine.runs(i).len(),
+                instructions: ins,
+                cycles: cyc,
+                ipc,
+                slowdown: ipc_alone.filter(|_| ipc > 0.0).map(|a| a / ipc),
+                ipc_alone,
+            }
+        })
+        .collect();
+    let metrics = results
+        .iter()
+        .map(|r| r.slowdown.zip(r.ipc_alone))
+        .collect::<Option<Vec<_>>>()
+        .map(|v| {
+            let (s, a): (Vec<f64>, Vec<f64>) = v.into_iter().unzip();
+            MixMetrics::compute(&s, &a)
+        });
+    let report = LinuxRunReport {
+        policy: opts.policy.to_string(),
+        platform: machine.platform().name.clone(),
+        interval_ms: interval.as_millis() as u64,
+        fake_counters: opts.fake_counters,
+        apps: results,
+        metrics,
+        intervals: log.intervals,
+        removed_at_start: machine.removed_at_start().to_vec(),
+        samples,
+    };
+    machine.shutdown()?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_parse_and_refuse() {
+        assert_eq!(parse_interval("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(
+            parse_interval(" 1.5s").unwrap(),
+            Duration::from_millis(1500)
+        );
+        for bad in ["500", "0ms", "fast", "-1s", "2h"] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(e.contains("expected a duration"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn mix_files_are_checked() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("mix.toml");
+        let bad = [
+            ("", "no [[app]]"),
+            ("[[app]]\nname = \"a\"\nargv = []\n", "argv is empty"),
+            (
+                "[[app]]\nname = \"a\"\nargv = [\"x\"]\ncolour = 1\n",
+                "unknown field `colour`",
+            ),
+            (
+                "interval = \"soon\"\n[[app]]\nname = \"a\"\nargv = [\"x\"]\n",
+                "interval 'soon'",
+            ),
+        ];
+        for (text, words) in bad {
+            std::fs::write(&p, text).unwrap();
+            let e = MixFile::read(&p).unwrap_err().to_string();
+            assert!(e.contains(words) && e.contains("mix.toml"), "{text}: {e}");
+        }
+        std::fs::write(
+            &p,
+            "interval = \"200ms\"\n[[app]]\nname = \"xz\"\nargv = [\"xz\", \"-9\"]\ncore = 1\nrestart = true\n",
+        )
+        .unwrap();
+        let m = MixFile::read(&p).unwrap();
+        assert_eq!((m.apps[0].core, m.apps[0].restart), (Some(1), true));
+    }
+
+    #[test]
+    fn without_resctrl_or_pmu_nothing_starts() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        cachepart_linux::fake::proc_tree(&r.join("proc"), false, &r.join("resctrl")).unwrap();
+        let roots = Roots {
+            proc_root: r.join("proc"),
+            sys: r.join("sys"),
+            dev: r.join("dev"),
+            boot: r.join("boot"),
+            resctrl: r.join("resctrl"),
+        };
+        let e = preflight(&roots, false, false).unwrap_err().to_string();
+        assert!(e.contains("MISSING  resctrl mount"), "{e}");
+        assert!(e.contains("perf PMU"), "{e}");
+        assert!(e.contains("nothing was started"), "{e}");
+        let e = preflight(&roots, false, true).unwrap_err().to_string();
+        assert!(!e.contains("perf PMU"), "{e}");
+    }
+}

@@ -1,0 +1,127 @@
+//! `cachepart run MIX.toml --policy NAME`: the launcher. Glue over
+//! `cachepart::linux_run`: it checks the machine, starts the mix pinned to
+//! its cores, drives the policy on the Linux machine, prints one line per
+//! app and the mix metrics, and with `-o DIR` writes `DIR/results.json`
+//! and `DIR/samples.csv`.
+//!
+//! SIGINT and SIGTERM are the machine's: the run stops at the next
+//! interval, the apps are stopped, the groups removed and the MSRs
+//! restored; nothing is written.
+
+use anyhow::{Context, Result};
+use cachepart::linux::doctor::Roots;
+use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
+use cachepart::linux_run::{parse_interval, run_mix, LinuxRunOptions};
+use cachepart::Algorithm;
+use clap::Args;
+use std::path::PathBuf;
+
+use crate::output::Output;
+
+/// `cachepart run`
+#[derive(Args)]
+pub struct RunArgs {
+    /// The mix file (TOML: [[app]] name, argv, core, restart, profile).
+    mix: PathBuf,
+    /// The policy (a static one: stock, equal-part, ucp, kpart, dunn, lfoc, ...).
+    #[arg(long)]
+    policy: String,
+    /// The interval (`500ms`, `1s`; default: the mix file's, else 500ms).
+    #[arg(long, value_parser = parse_interval)]
+    interval: Option<std::time::Duration>,
+    /// The profile table (PBBCache metrics CSV) with the apps' alone curves.
+    #[arg(short = 'm', long)]
+    metrics: Option<PathBuf>,
+    /// The resctrl mount (default: the one in /proc/mounts, else /sys/fs/resctrl).
+    #[arg(long)]
+    resctrl: Option<PathBuf>,
+    /// The resctrl mount is a plain directory tree laid out like one (tests).
+    #[arg(long)]
+    resctrl_plain: bool,
+    /// Scripted counters in place of perf (machines without a PMU, tests).
+    #[arg(long)]
+    fake_counters: bool,
+    /// Allow MSR writes (duty cycle, prefetchers) on the apps' cores.
+    #[arg(long)]
+    allow_msr: bool,
+    /// Write results.json and samples.csv into this directory.
+    #[arg(short = 'o', long)]
+    output: Option<PathBuf>,
+    /// Where /proc is.
+    #[arg(long, default_value = "/proc")]
+    proc_root: PathBuf,
+    /// Where /sys is.
+    #[arg(long, default_value = "/sys")]
+    sys_root: PathBuf,
+    /// Where /dev is.
+    #[arg(long, default_value = "/dev")]
+    dev_root: PathBuf,
+}
+
+/// Runs `cachepart run`.
+pub fn run(args: RunArgs) -> Result<()> {
+    let policy: Algorithm = args.policy.parse()?;
+    let resctrl = match args.resctrl {
+        Some(p) => p,
+        None => mount::find(&args.proc_root)
+            .ok()
+            .flatten()
+            .map_or(PathBuf::from(DEFAULT_MOUNT), |m| m.path),
+    };
+    let opts = LinuxRunOptions {
+        policy,
+        interval: args.interval,
+        roots: Roots {
+            proc_root: args.proc_root,
+            sys: args.sys_root,
+            dev: args.dev_root,
+            boot: "/boot".into(),
+            resctrl,
+        },
+        plain_resctrl: args.resctrl_plain,
+        fake_counters: args.fake_counters,
+        allow_msr: args.allow_msr,
+        metrics: args.metrics,
+    };
+    let outputs = match &args.output {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("-o {}", dir.display()))?;
+            Some((
+                Output::new("-o", &dir.join("results.json"))?,
+                Output::new("-o", &dir.join("samples.csv"))?,
+            ))
+        }
+        None => None,
+    };
+    let report = run_mix(&args.mix, &opts)?;
+    if report.fake_counters {
+        eprintln!("note: --fake-counters: the counts are scripted, not measured");
+    }
+    println!(
+        "{:<16} {:>4} {:>6} {:>10} {:>5} {:>7} {:>9}",
+        "app", "core", "mask", "first run", "runs", "ipc", "slowdown"
+    );
+    for a in &report.apps {
+        println!(
+            "{:<16} {:>4} {:>6} {:>9.3}s {:>5} {:>7.3} {:>9}",
+            a.name,
+            a.core.map_or("-".into(), |c| c.to_string()),
+            a.mask.as_deref().unwrap_or("-"),
+            a.first_run_s,
+            a.runs,
+            a.ipc,
+            a.slowdown.map_or("-".into(), |s| format!("{s:.3}")),
+        );
+    }
+    if let Some(m) = &report.metrics {
+        println!(
+            "STP {:.3}  ANTT {:.3}  unfairness {:.3}",
+            m.stp, m.antt, m.unfairness
+        );
+    }
+    if let Some((results, samples)) = outputs {
+        results.write_bytes(serde_json::to_string_pretty(&report)?.as_bytes())?;
+        samples.write_bytes(cachepart::samples::to_csv(&report.samples).as_bytes())?;
+    }
+    Ok(())
+}

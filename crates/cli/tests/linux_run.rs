@@ -1,0 +1,241 @@
+//! `cachepart run` start to end: three real programs (xz -9 on generated
+//! data, sort on a generated file, a streaming copy with dd) with scripted
+//! counters and the LFOC policy, on a plain fake resctrl tree and on the
+//! emulated resctrl (`rdt emulate`, FUSE: it refuses what the kernel
+//! refuses); and the refusal on a machine without resctrl or PMU, which
+//! starts nothing.
+
+use cachepart::linux::fake::{self, Preset};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_cachepart")
+}
+
+/// A PBBCache-format table of three programs over 11 ways: `xz`
+/// sensitive, `sort` light, `copy` streaming.
+fn metrics(path: &Path) {
+    let mut f = std::fs::File::create(path).unwrap();
+    writeln!(
+        f,
+        "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps,stalls_l2_miss"
+    )
+    .unwrap();
+    for w in 1..=11u32 {
+        let x = f64::from(w);
+        let rows = [
+            ("xz", 0.5 + 0.1 * x, 8.0 / x, 4.0 / x, 900.0 / x, 0.3 / x),
+            ("sort", 1.5, 0.2, 0.3, 20.0, 0.02),
+            ("copy", 0.4, 30.0, 12.0, 6000.0, 0.6),
+        ];
+        for (name, ipc, mpki, mpkc, bw, st) in rows {
+            writeln!(f, "{name},{w},{ipc},{mpki},{mpkc},{bw},{st}").unwrap();
+        }
+    }
+}
+
+fn owned(mount: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![mount.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.path().is_dir() {
+                if e.file_name().to_string_lossy().starts_with("cachepart-") {
+                    out.push(e.path());
+                }
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn three_programs_under_lfoc_on_a_fake_tree() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let mount = r.join("resctrl");
+    fake::resctrl(&mount, Preset::Skylake).unwrap();
+    three_programs_under_lfoc(r, &mount, true);
+}
+
+#[test]
+fn three_programs_under_lfoc_on_the_emulated_resctrl() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let mount = r.join("resctrl");
+    std::fs::create_dir(&mount).unwrap();
+    let mut emu = Command::new(bin())
+        .args([
+            "rdt",
+            "emulate",
+            mount.to_str().unwrap(),
+            "--preset",
+            "skylake",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !mount.join("info/last_cmd_status").exists() {
+        if let Some(status) = emu.try_wait().unwrap() {
+            let out = emu.wait_with_output().unwrap();
+            panic!(
+                "rdt emulate exited ({status}) before mounting; the emulated resctrl needs \
+                 root and /dev/fuse: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no mount in 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let result = std::panic::catch_unwind(|| three_programs_under_lfoc(r, &mount, false));
+    // SAFETY: kill sends SIGTERM to the emulator we started.
+    unsafe { libc::kill(emu.id() as i32, libc::SIGTERM) };
+    let out = emu.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// Runs the mix on `mount` (`plain`: a fake tree, opened without the
+/// file-system check) and checks the run and its results.
+fn three_programs_under_lfoc(r: &Path, mount: &Path, plain: bool) {
+    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    metrics(&r.join("metrics.csv"));
+    // Generated inputs: compressible text for xz, shuffled lines for sort.
+    let mut data = String::new();
+    let mut x: u64 = 12345;
+    for i in 0..80_000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        data.push_str(&format!("{:016x} line {i}\n", x >> 20));
+    }
+    std::fs::write(r.join("data.txt"), &data).unwrap();
+    let p = |s: &str| r.join(s).to_str().unwrap().to_string();
+    let mix = format!(
+        r#"interval = "100ms"
+[[app]]
+name = "xz"
+argv = ["xz", "-9", "-c", "-k", "{data}"]
+core = 0
+[[app]]
+name = "sort"
+argv = ["sh", "-c", "sort {data} > {sorted}"]
+core = 1
+restart = true
+[[app]]
+name = "copy"
+argv = ["dd", "if={data}", "of={copy}", "bs=4k"]
+restart = true
+"#,
+        data = p("data.txt"),
+        sorted = p("sorted.txt"),
+        copy = p("copy.bin"),
+    );
+    std::fs::write(r.join("mix.toml"), mix).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "run",
+        &p("mix.toml"),
+        "--policy",
+        "lfoc",
+        "-m",
+        &p("metrics.csv"),
+    ])
+    .args(["--resctrl", mount.to_str().unwrap(), "--fake-counters"]);
+    if plain {
+        cmd.arg("--resctrl-plain");
+    }
+    let mut child = cmd
+        .args(["--sys-root", &p("sys"), "-o", &p("out")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it runs, the run's groups hold the apps' threads.
+    let mut seen_tasks = 0;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "cachepart run did not finish");
+        for g in owned(mount) {
+            let tasks = std::fs::read_to_string(g.join("tasks")).unwrap_or_default();
+            seen_tasks = seen_tasks.max(tasks.lines().count());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(seen_tasks >= 1, "no group ever held a task");
+    assert_eq!(owned(mount), Vec::<PathBuf>::new(), "groups left behind");
+    assert!(stdout.contains("STP "), "{stdout}");
+    let res: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("out/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(res["policy"], "lfoc");
+    let apps = res["apps"].as_array().unwrap();
+    assert_eq!(apps.len(), 3);
+    for a in apps {
+        assert!(a["first_run_s"].as_f64().unwrap() > 0.0, "{a}");
+        assert!(a["runs"].as_u64().unwrap() >= 1, "{a}");
+        assert!(a["mask"].is_string(), "{a}");
+        assert!(a["slowdown"].as_f64().unwrap() > 0.0, "{a}");
+    }
+    let stp = res["metrics"]["stp"].as_f64().unwrap();
+    assert!(stp > 0.0 && stp.is_finite(), "{res}");
+    // The copy ran (a restarted copy is stopped when the slowest app
+    // finishes its first run, so the file holds a prefix).
+    let copy = std::fs::read(r.join("copy.bin")).unwrap();
+    assert!(
+        data.as_bytes().starts_with(&copy),
+        "copy.bin is not a prefix of its input"
+    );
+    let samples = std::fs::read_to_string(r.join("out/samples.csv")).unwrap();
+    assert!(samples.lines().count() > 3, "{samples}");
+    assert!(samples.lines().next().unwrap().contains("instructions"));
+}
+
+#[test]
+fn without_resctrl_and_pmu_it_refuses_and_starts_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fake::proc_tree(&r.join("proc"), false, &r.join("resctrl")).unwrap();
+    let marker = r.join("started");
+    std::fs::write(
+        r.join("mix.toml"),
+        format!(
+            "[[app]]\nname = \"touch\"\nargv = [\"touch\", \"{}\"]\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let p = |s: &str| r.join(s).to_str().unwrap().to_string();
+    let out = Command::new(bin())
+        .args(["run", &p("mix.toml"), "--policy", "stock", "-o", &p("out")])
+        .args(["--proc-root", &p("proc"), "--sys-root", &p("sys")])
+        .args(["--dev-root", &p("dev"), "--resctrl", &p("resctrl")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("nothing was started"), "{stderr}");
+    assert!(stderr.contains("MISSING  resctrl mount"), "{stderr}");
+    assert!(stderr.contains("perf PMU"), "{stderr}");
+    assert!(!marker.exists());
+    assert!(!r.join("out/results.json").exists());
+}
