@@ -125,41 +125,26 @@ pub fn compare(
         )));
     }
     let lfoc = Lfoc::preset(preset);
-    let class = |t: &MetricsTable, name: &str| {
-        let idx = t.app_index(name).expect("paired names are in their tables");
-        lfoc.classify_app(&t.curves(idx)).class.name()
+    // the policy view of a paired app (its names were checked above);
+    // the table has refused IPCs outside (0, 1e3], so the IPC with every
+    // way is positive
+    let curves = |t: &MetricsTable, name: &str| {
+        t.curves(t.app_index(name).expect("paired names are in their tables"))
     };
-    let ways = measured.ways();
-    pairs
+    let normalised = |ipc: &[f64]| -> Vec<f64> {
+        let full = ipc[ipc.len() - 1];
+        ipc.iter().map(|x| x / full).collect()
+    };
+    Ok(pairs
         .into_iter()
         .map(|(s, m)| {
-            let col = |t: &MetricsTable, app: &str, c: &str| -> Result<Vec<f64>, Error> {
-                t.column(app, c)
-                    .map(<[f64]>::to_vec)
-                    .ok_or_else(|| Error::Input(format!("{}: no column {c}", t.source().display())))
-            };
-            let (ipc_m, ipc_s) = (col(measured, &m, "ipc")?, col(simulated, &s, "ipc")?);
-            let (mpki_m, mpki_s) = (
-                col(measured, &m, "llcmpki")?,
-                col(simulated, &s, "llcmpki")?,
-            );
-            let norm = |v: &[f64], t: &MetricsTable, app: &str| -> Result<Vec<f64>, Error> {
-                let full = v[ways - 1];
-                if full > 0.0 && full.is_finite() {
-                    Ok(v.iter().map(|x| x / full).collect())
-                } else {
-                    Err(Error::Input(format!(
-                        "{}: {app}'s ipc at {ways} ways is {full}: nothing to normalise by",
-                        t.source().display()
-                    )))
-                }
-            };
-            let (n_m, n_s) = (norm(&ipc_m, measured, &m)?, norm(&ipc_s, simulated, &s)?);
-            let points: Vec<ComparePoint> = (0..ways)
+            let (cm, cs) = (curves(measured, &m), curves(simulated, &s));
+            let (n_m, n_s) = (normalised(&cm.ipc), normalised(&cs.ipc));
+            let points: Vec<ComparePoint> = (0..measured.ways())
                 .map(|w| ComparePoint {
                     ways: w + 1,
-                    llcmpki_measured: mpki_m[w],
-                    llcmpki_simulated: mpki_s[w],
+                    llcmpki_measured: cm.llcmpki[w],
+                    llcmpki_simulated: cs.llcmpki[w],
                     nipc_measured: n_m[w],
                     nipc_simulated: n_s[w],
                 })
@@ -168,17 +153,17 @@ pub fn compare(
                 .iter()
                 .map(|p| (p.nipc_diff().abs(), p.ways))
                 .fold((0.0, 1), |best, x| if x.0 > best.0 { x } else { best });
-            Ok(ComparedApp {
-                class_measured: class(measured, &m),
-                class_simulated: class(simulated, &s),
+            ComparedApp {
+                class_measured: lfoc.classify_app(&cm).class.name(),
+                class_simulated: lfoc.classify_app(&cs).class.name(),
                 simulated: s,
                 measured: m,
                 max_nipc_diff,
                 max_nipc_diff_ways,
                 points,
-            })
+            }
         })
-        .collect()
+        .collect())
 }
 
 /// A block per program (its classes, then a row per way count), and a
