@@ -156,15 +156,3 @@ impl Drop for Emulator {
         let _ = self.release();
     }
 }
-
-/// True when `/proc/mounts` (under `proc_root`) lists an emulated resctrl
-/// at `mount`.
-pub fn is_emulated(proc_root: &Path, mount: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(proc_root.join("mounts")) else {
-        return false;
-    };
-    text.lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        f.len() >= 3 && f[2] == FS_TYPE && Path::new(f[1]) == mount
-    })
-}

@@ -94,7 +94,7 @@ impl Resctrl {
     /// a directory that is not a resctrl filesystem, the kernel's or the
     /// emulated one ([`crate::emulate`]).
     pub fn open(mount: &Path, proc_root: &Path) -> Result<Self> {
-        if !is_resctrl(mount) && !crate::emulate::is_emulated(proc_root, mount) {
+        if !is_resctrl(mount) && !mount::is_emulated(proc_root, mount) {
             return Err(Error::parse(
                 mount,
                 "not a resctrl filesystem; mount it with: mount -t resctrl resctrl /sys/fs/resctrl",
