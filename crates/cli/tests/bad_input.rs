@@ -6,7 +6,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{gen_trace, refused_cleanly};
+use support::{gen_trace, refused_cleanly, EXPERIMENT};
 
 const HDR: &str = "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\n";
 
@@ -510,22 +510,6 @@ fn cases() -> Vec<Case> {
         },
     ]
 }
-
-const EXPERIMENT: &str = r#"title = "t"
-paper = "p"
-[scenario]
-platform = "power5"
-allocator = "tam"
-seed = 1
-instructions = 100_000
-[program.a]
-synth = { seed = 1, accesses = 10_000, pattern = { class = "streaming", array-bytes = 65_536 } }
-base-cpi = 0.8
-[design]
-kind = "color-sweep"
-programs = ["a"]
-colors = [1, 2]
-"#;
 
 fn small_trace(d: &Path) {
     gen_trace(d, "t", 2000);

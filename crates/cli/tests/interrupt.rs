@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+mod support;
+use support::EXPERIMENT;
+
 fn spawn(dir: &Path, args: &[&str], stdin: Stdio) -> Child {
     Command::new(env!("CARGO_BIN_EXE_cachepart"))
         .args(args)
@@ -166,22 +169,10 @@ fn sigint_during_experiment_run_leaves_the_old_outputs_alone() {
     // Two runs of 1e12 instructions: the experiment is still running when
     // the signal comes. The output directory holds an earlier result, which
     // must survive untouched, with nothing beside it.
-    let experiment = r#"title = "t"
-paper = "p"
-[scenario]
-platform = "power5"
-allocator = "tam"
-seed = 1
-instructions = 1_000_000_000_000
-[program.a]
-synth = { seed = 1, accesses = 10_000, pattern = { class = "streaming", array-bytes = 65_536 } }
-base-cpi = 0.8
-[design]
-kind = "color-sweep"
-programs = ["a"]
-colors = [1, 2]
-"#;
-    let dir = dir_with(&[("e.toml", experiment)]);
+    let experiment =
+        EXPERIMENT.replace("instructions = 100_000", "instructions = 1_000_000_000_000");
+    assert_ne!(experiment, EXPERIMENT);
+    let dir = dir_with(&[("e.toml", &experiment)]);
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("e.csv"), "old\n").unwrap();

@@ -5,15 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn cachepart(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cachepart"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run cachepart")
-}
+use tempfile::TempDir;
+
+mod support;
+use support::cachepart;
 
 fn ok(o: Output) -> String {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -35,8 +32,9 @@ fn classes(dir: &Path, metrics: &str) -> BTreeMap<String, String> {
     .collect()
 }
 
-#[test]
-fn a_table_against_itself_and_against_another() {
+/// A directory holding the built-in tables: `deb.csv` (Debian programs)
+/// and `par.csv` (parametric ones).
+fn two_tables() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     ok(cachepart(d, &["profile", "builtin", "-o", "deb.csv"]));
@@ -51,6 +49,13 @@ fn a_table_against_itself_and_against_another() {
             "par.csv",
         ],
     ));
+    dir
+}
+
+#[test]
+fn a_table_against_itself_and_against_another() {
+    let dir = two_tables();
+    let d = dir.path();
 
     // itself: every program paired, no difference, the same class
     let same = ok(cachepart(d, &["profile", "compare", "deb.csv", "deb.csv"]));
@@ -109,20 +114,8 @@ fn a_table_against_itself_and_against_another() {
 
 #[test]
 fn refusals_name_the_option_and_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = two_tables();
     let d = dir.path();
-    ok(cachepart(d, &["profile", "builtin", "-o", "deb.csv"]));
-    ok(cachepart(
-        d,
-        &[
-            "profile",
-            "builtin",
-            "--builtin",
-            "parametric",
-            "-o",
-            "par.csv",
-        ],
-    ));
     for (args, expect) in [
         (
             vec!["profile", "compare", "par.csv", "deb.csv"],

@@ -1,5 +1,6 @@
-//! Shared by the bad-input suites (`bad_input.rs`, `bad_input_tables.rs`):
-//! running the binary in a directory, making small traces, and the check
+//! Shared by the bad-input suites (`bad_input.rs`, `bad_input_tables.rs`)
+//! and the interruption tests (`interrupt.rs`): running the binary in a
+//! directory, making small traces, a small experiment file, and the check
 //! every bad input must pass ([`refused_cleanly`]).
 #![allow(dead_code)] // each test crate uses its own subset
 
@@ -85,3 +86,21 @@ pub fn refused_cleanly(
         failures.push(format!("{what}: {} -- stderr: {err}", why.join(", ")));
     }
 }
+
+/// A small experiment file: one synthetic program over 1 and 2 colors of
+/// `power5`, 100 k instructions a run.
+pub const EXPERIMENT: &str = r#"title = "t"
+paper = "p"
+[scenario]
+platform = "power5"
+allocator = "tam"
+seed = 1
+instructions = 100_000
+[program.a]
+synth = { seed = 1, accesses = 10_000, pattern = { class = "streaming", array-bytes = 65_536 } }
+base-cpi = 0.8
+[design]
+kind = "color-sweep"
+programs = ["a"]
+colors = [1, 2]
+"#;
