@@ -19,6 +19,7 @@ use crate::output::Output;
 use anyhow::Result;
 use cachepart::builtin;
 use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -98,6 +99,21 @@ impl QuietArg {
     /// Whether to draw progress: not quiet, and standard error is a terminal.
     pub fn progress(&self) -> bool {
         !self.quiet && std::io::stderr().is_terminal()
+    }
+
+    /// A progress bar drawn with `template` when [`QuietArg::progress`]:
+    /// of length `len`, or a spinner when the length is unknown (`None`).
+    pub fn bar(&self, len: Option<u64>, template: &str) -> Option<ProgressBar> {
+        self.progress().then(|| match len {
+            Some(n) => ProgressBar::new(n).with_style(
+                ProgressStyle::with_template(template)
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ),
+            None => ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template(template)
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ),
+        })
     }
 }
 

@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 use cachepart::experiments::ExperimentOutput;
 use cachepart::experiments::{output_files, run_experiment, runner, ExperimentFile};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::common_args::QuietArg;
 use crate::output::{Output, TempFile};
@@ -51,17 +50,13 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
                 let start = std::time::Instant::now();
                 let n =
                     runner::scenarios(&cachepart::experiments::file::Experiment::load(f)?)?.len();
-                let bar = a.quiet.progress().then(|| {
-                    let pb = ProgressBar::new(n as u64);
-                    pb.set_style(
-                        ProgressStyle::with_template(
-                            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs ({eta}) {msg}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                    );
+                let bar = a.quiet.bar(
+                    Some(n as u64),
+                    "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs ({eta}) {msg}",
+                );
+                if let Some(pb) = &bar {
                     pb.set_prefix(f.display().to_string());
-                    pb
-                });
+                }
                 let progress = |label: &str| {
                     if let Some(pb) = &bar {
                         pb.set_message(label.to_string());

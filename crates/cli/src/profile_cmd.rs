@@ -9,7 +9,6 @@ use cachepart::profile_job::{AppTiming, ProfileOptions, TraceApp};
 use cachepart::report::{self, ReportOptions};
 use cachepart::{classify, Algorithm, RunOptions};
 use clap::{Args, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -282,16 +281,15 @@ fn eval(a: EvalArgs) -> Result<()> {
     for w in opts.check(&algorithms)? {
         eprintln!("warning: {w}");
     }
-    let bar = (a.quiet.progress() && algorithms.iter().any(|x| x.is_optimal())).then(|| {
-        let pb = ProgressBar::new(1);
-        pb.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} subproblems ({eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        Arc::new(Mutex::new(pb))
-    });
+    let bar = if algorithms.iter().any(|x| x.is_optimal()) {
+        a.quiet.bar(
+            Some(1),
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} subproblems ({eta})",
+        )
+    } else {
+        None
+    }
+    .map(|pb| Arc::new(Mutex::new(pb)));
     if let Some(pb) = &bar {
         let pb = pb.clone();
         opts.progress = Some(Arc::new(move |w: &str, alg: &str, p| {
@@ -381,16 +379,10 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         warmup: a.warmup,
         seed: a.seed,
     };
-    let bar = a.quiet.progress().then(|| {
-        let pb = ProgressBar::new(1);
-        pb.set_style(
-            ProgressStyle::with_template(
-                "[{elapsed_precise}] {wide_bar} {pos}/{len} alone runs ({eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        pb
-    });
+    let bar = a.quiet.bar(
+        Some(1),
+        "[{elapsed_precise}] {wide_bar} {pos}/{len} alone runs ({eta})",
+    );
     let progress = |_done: usize, all: usize| {
         if let Some(pb) = &bar {
             pb.set_length(all as u64);

@@ -10,7 +10,6 @@ use cachepart::samples::SampleFormat;
 use cachepart::scenario::{Overrides, Scenario};
 use cachepart::sim_run::{self, SimReport};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
 use crate::output::{check_distinct, Output};
@@ -105,17 +104,13 @@ fn run_scenario(a: RunArgs) -> Result<()> {
             no_alone: a.no_alone,
         },
     )?;
-    let bar = a.quiet.progress().then(|| {
-        let pb = ProgressBar::new(1);
-        pb.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} Minstr ({eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
+    let bar = a.quiet.bar(
+        Some(1),
+        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} Minstr ({eta})",
+    );
+    if let Some(pb) = &bar {
         pb.set_prefix(scenario.name.clone());
-        pb
-    });
+    }
     let progress = |_: u64, _: u64, done: u64, total: Option<u64>| {
         if let Some(pb) = &bar {
             if let Some(t) = total {

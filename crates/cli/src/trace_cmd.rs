@@ -8,7 +8,6 @@ use cachepart::trace::{
     convert_lackey_lenient, convert_stream, info, Header, TraceError, TraceFormat,
 };
 use clap::{Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -207,7 +206,13 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
                 (Box::new(f), size)
             };
-            let bar = quiet.progress().then(|| input_bar(size));
+            let bar = quiet.bar(
+                size,
+                match size {
+                    Some(_) => "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} read ({bytes_per_sec}, {eta})",
+                    None => "{spinner} [{elapsed_precise}] {bytes} read ({bytes_per_sec})",
+                },
+            );
             let raw: Box<dyn Read> = match &bar {
                 Some(pb) => Box::new(pb.wrap_read(raw)),
                 None => raw,
@@ -272,16 +277,10 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 cfg.accesses / 1024,
                 "one byte per 1024 accesses at the least",
             )?;
-            let bar = quiet.progress().then(|| {
-                let pb = ProgressBar::new_spinner();
-                pb.set_style(
-                    ProgressStyle::with_template(
-                        "{spinner} [{elapsed_precise}] {bytes} written ({bytes_per_sec})",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                );
-                pb
-            });
+            let bar = quiet.bar(
+                None,
+                "{spinner} [{elapsed_precise}] {bytes} written ({bytes_per_sec})",
+            );
             // a config the generator refuses is named by its file
             let named = |e: TraceError| match e {
                 TraceError::Config(_) => {
@@ -317,33 +316,6 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             },
             &command,
         ),
-    }
-}
-
-/// A progress bar for reading an input of `size` bytes (a spinner when
-/// the size is unknown, as for a pipe).
-fn input_bar(size: Option<u64>) -> ProgressBar {
-    match size {
-        Some(n) => {
-            let pb = ProgressBar::new(n);
-            pb.set_style(
-                ProgressStyle::with_template(
-                    "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} read ({bytes_per_sec}, {eta})",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            pb
-        }
-        None => {
-            let pb = ProgressBar::new_spinner();
-            pb.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bytes} read ({bytes_per_sec})",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-            );
-            pb
-        }
     }
 }
 
