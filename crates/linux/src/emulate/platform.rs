@@ -83,22 +83,15 @@ impl Platform {
                 l3_bytes: 11 * 2560 * 1024,
                 cdp_capable: true,
             },
-            Preset::Cdp => Platform {
-                caches: vec![l3("L3CODE", 11, 1, 8, false), l3("L3DATA", 11, 1, 8, false)],
-                mb: Some(MbResource {
-                    gran: 10,
-                    min: 10,
-                    max: 100,
-                    delay_linear: true,
-                    needs_linear: true,
-                    num_closids: 8,
-                }),
-                num_rmids: 224,
-                domains: vec![0, 1],
-                cpus: 16,
-                l3_bytes: 11 * 2560 * 1024,
-                cdp_capable: true,
-            },
+            // Skylake with CDP on: code and data masks, half the CLOSIDs
+            Preset::Cdp => {
+                let mut p = Platform::of(Preset::Skylake);
+                p.caches = vec![l3("L3CODE", 11, 1, 8, false), l3("L3DATA", 11, 1, 8, false)];
+                if let Some(mb) = &mut p.mb {
+                    mb.num_closids = 8;
+                }
+                p
+            }
             Preset::Amd => Platform {
                 caches: vec![l3("L3", 16, 0, 16, true)],
                 mb: Some(MbResource {
