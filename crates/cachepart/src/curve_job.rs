@@ -9,7 +9,7 @@ use cachepart_curves::{
 use cachepart_trace::{Prefetch, Reader};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 /// Which curve.
@@ -197,8 +197,23 @@ impl CurveRequest {
     }
 }
 
+/// Wraps the trace file before it is read, e.g. to count the bytes read
+/// for a progress bar. The wrapped reader runs on the decoding thread.
+pub type ReadHook = Box<dyn FnOnce(File) -> Box<dyn Read + Send>>;
+
 /// Computes the requested curve of the binary trace at `trace`.
 pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Error> {
+    compute_curve_with(trace, req, None)
+}
+
+/// [`compute_curve`], with the trace file read through `hook` when the
+/// curve comes from a pass over its records (a sample index is read
+/// directly).
+pub fn compute_curve_with(
+    trace: &Path,
+    req: &CurveRequest,
+    hook: Option<ReadHook>,
+) -> Result<CurveResult, Error> {
     req.check()?;
     let opts = Options::default()
         .with_line_bytes(req.line_bytes)
@@ -218,7 +233,7 @@ pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Er
             Err(why) => index_skipped = Some(why),
         }
     }
-    pass(trace, req, &opts, index_skipped)
+    pass(trace, req, &opts, index_skipped, hook)
 }
 
 /// A SHARDS estimate's curve at the request's sizes, with its figures.
@@ -271,11 +286,16 @@ fn pass(
     req: &CurveRequest,
     opts: &Options,
     index_skipped: Option<String>,
+    hook: Option<ReadHook>,
 ) -> Result<CurveResult, Error> {
     let ctx = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", trace.display()));
     let opts = *opts;
     let file = File::open(trace).map_err(|e| ctx(&e))?;
-    let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| ctx(&e))?;
+    let raw: Box<dyn Read + Send> = match hook {
+        Some(wrap) => wrap(file),
+        None => Box::new(file),
+    };
+    let reader = Reader::new(BufReader::with_capacity(1 << 20, raw)).map_err(|e| ctx(&e))?;
     // Frames are decoded on another thread while the curve is built; the
     // records and a reader's error come out as the reader gives them.
     let ahead = Prefetch::reader(reader).map_err(|e| ctx(&e))?;

@@ -63,7 +63,8 @@ pub mod throttle_search;
 pub use algorithm::Algorithm;
 pub use cachepart_linux as linux;
 pub use curve_job::{
-    compute_curve, CurveCounts, CurveKind, CurveRequest, CurveResult, SamplingInfo,
+    compute_curve, compute_curve_with, CurveCounts, CurveKind, CurveRequest, CurveResult, ReadHook,
+    SamplingInfo,
 };
 pub use error::Error;
 pub use experiment::{

@@ -391,7 +391,19 @@ pub fn stall_rate_curve(
     axis: Axis,
     opts: &ProfileOptions,
 ) -> Result<StallCurve, Error> {
-    let runs = sweep(app, axis, opts)?;
+    stall_rate_curve_with(app, axis, opts, None)
+}
+
+/// [`stall_rate_curve`], reporting each finished alone run to `progress`.
+pub fn stall_rate_curve_with(
+    app: &TraceApp,
+    axis: Axis,
+    opts: &ProfileOptions,
+    progress: Option<SweepProgress<'_>>,
+) -> Result<StallCurve, Error> {
+    let runs = sweep_many_with(std::slice::from_ref(app), axis, opts, progress)?
+        .pop()
+        .unwrap_or_default();
     Ok(StallCurve {
         app: app.name.clone(),
         platform: opts.platform.name.clone(),

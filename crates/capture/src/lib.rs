@@ -15,7 +15,8 @@
 //!   temporary directory (`fifo.rs`), the temporary output renamed on
 //!   success (`output.rs`), the command's lookup and quoting
 //!   (`command.rs`), and the child processes' lifetime (`process.rs`).
-//! * [`CaptureOptions`], [`CaptureSummary`] and the typed [`CaptureError`].
+//! * [`CaptureOptions`], [`CaptureSummary`] and the typed [`CaptureError`];
+//!   [`CaptureProgress`], the live figures a caller may display.
 //!
 //! Guarantees of both routes:
 //!
@@ -50,6 +51,7 @@ mod options;
 mod output;
 mod plugin;
 mod process;
+mod progress;
 mod qemu;
 mod qemu_stream;
 mod route;
@@ -59,4 +61,5 @@ pub use error::{CaptureError, CaptureResult};
 pub use lackey::{capture_lackey, stream_lackey};
 pub use options::{CaptureOptions, CaptureSummary, StreamSummary};
 pub use plugin::default_plugin_dir;
+pub use progress::CaptureProgress;
 pub use qemu::{capture_qemu, qemu_plugin, QemuPlugin};

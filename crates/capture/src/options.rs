@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use cachepart_trace::{Counts, Header, WriteSummary, DEFAULT_LEVEL};
 
+use crate::progress::CaptureProgress;
+
 /// How to capture (fields of one route are ignored by the other).
 #[derive(Clone, Debug)]
 pub struct CaptureOptions {
@@ -48,6 +50,9 @@ pub struct CaptureOptions {
     /// Instructions to record (after `skip`); the capture then stops the
     /// program and the trace is complete (`None`: to the program's end).
     pub instructions: Option<u64>,
+    /// Live figures (instructions seen, records kept) that the capture
+    /// updates as it decodes, for a progress display on another thread.
+    pub progress: Option<Arc<CaptureProgress>>,
 }
 
 impl CaptureOptions {
@@ -73,6 +78,7 @@ impl Default for CaptureOptions {
             cancel: None,
             skip: 0,
             instructions: None,
+            progress: None,
         }
     }
 }

@@ -33,6 +33,7 @@ use crate::fifo::{Counted, Fifo};
 use crate::options::{CaptureOptions, CaptureSummary, StreamSummary};
 use crate::output::TempOutput;
 use crate::process::{Ended, TiedChild};
+use crate::progress::Tally;
 use crate::window::{Admit, Window};
 
 /// One capture route: the tool's command line and how to decode what it
@@ -161,21 +162,36 @@ pub(crate) fn run_tool(
             ended
         });
         let mut input = Counted::new(read_end, cancel);
-        let streamed = if whole {
+        let mut tally = opts.progress.as_deref().map(Tally::new);
+        let streamed = if whole && tally.is_none() {
             route.decode(&mut input, sink)
+        } else if whole {
+            route.decode(&mut input, &mut |r| {
+                if let Some(t) = &mut tally {
+                    t.note(r, true);
+                }
+                sink(r)
+            })
         } else {
             route
-                .decode(&mut input, &mut |r| match window.admit(r) {
-                    Admit::Before | Admit::After => Ok(()),
-                    Admit::Keep => sink(r),
-                    Admit::Last => {
-                        let done = sink(r);
-                        window_ended.store(true, Ordering::SeqCst);
-                        done
+                .decode(&mut input, &mut |r| {
+                    let admit = window.admit(r);
+                    if let Some(t) = &mut tally {
+                        t.note(r, matches!(admit, Admit::Keep | Admit::Last));
+                    }
+                    match admit {
+                        Admit::Before | Admit::After => Ok(()),
+                        Admit::Keep => sink(r),
+                        Admit::Last => {
+                            let done = sink(r);
+                            window_ended.store(true, Ordering::SeqCst);
+                            done
+                        }
                     }
                 })
                 .map(|_| window.kept().clone())
         };
+        drop(tally);
         if streamed.is_err() {
             failed.store(true, Ordering::SeqCst);
         }

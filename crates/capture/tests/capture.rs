@@ -181,6 +181,31 @@ fn fake_valgrind_output_is_converted() {
 }
 
 #[test]
+fn progress_counts_what_the_capture_saw_and_kept() {
+    use cachepart_capture::CaptureProgress;
+    use std::sync::Arc;
+    let d = tmpdir("fake-progress");
+    // 3 instructions with 4 data accesses, then 2 more instructions
+    let log = r"printf 'I  0400,3\n L 1000,8\n S 1008,4\nI  0403,2\n M 1010,2\n L 1018,8\nI  0405,1\nI  0406,1\n' > $log";
+    for (skip, limit, seen, kept) in [(0, None, 4, 8), (1, Some(1), 4, 1)] {
+        let progress = Arc::new(CaptureProgress::default());
+        let opts = CaptureOptions {
+            valgrind: fake_valgrind(&d, log, 0),
+            progress: Some(Arc::clone(&progress)),
+            skip,
+            instructions: limit,
+            ..CaptureOptions::default()
+        };
+        let cpt = d.join("t.cpt");
+        let s = capture_lackey(&words(&["true"]), &cpt, &opts).unwrap();
+        assert_eq!(progress.records_kept(), s.records(), "skip {skip}");
+        assert_eq!(progress.records_kept(), kept, "skip {skip}");
+        assert_eq!(progress.instructions_seen(), seen, "skip {skip}");
+        std::fs::remove_file(&cpt).unwrap();
+    }
+}
+
+#[test]
 fn malformed_lackey_output_names_the_line_and_leaves_nothing() {
     let d = tmpdir("fake-bad");
     let opts = CaptureOptions {

@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use cachepart_capture::{
-    capture_lackey, capture_qemu, CaptureError, CaptureOptions, CaptureSummary,
+    capture_lackey, capture_qemu, CaptureError, CaptureOptions, CaptureProgress, CaptureSummary,
 };
 use signal_hook::consts::{SIGINT, SIGTERM};
 
+use crate::common_args::QuietArg;
 use crate::trace_cmd::CaptureTool;
 
 /// What `trace capture` records of the program: instruction fetches
@@ -30,7 +31,13 @@ pub struct Window {
 
 /// `trace capture`: exits with the program's status when it failed, and
 /// with 128 + N when interrupted by signal N.
-pub fn capture(tool: CaptureTool, output: &Path, w: Window, command: &[OsString]) -> Result<()> {
+pub fn capture(
+    tool: CaptureTool,
+    output: &Path,
+    w: Window,
+    command: &[OsString],
+    quiet: &QuietArg,
+) -> Result<()> {
     if matches!(tool, CaptureTool::Lackey) && w.ifetch {
         bail!("--ifetch is for --tool qemu: lackey always records instruction fetches");
     }
@@ -43,12 +50,15 @@ pub fn capture(tool: CaptureTool, output: &Path, w: Window, command: &[OsString]
         skip: w.skip,
         instructions: w.instructions,
         cancel: Some(Arc::clone(&interrupt.cancel)),
+        progress: quiet.progress().then(Arc::default),
         ..CaptureOptions::default()
     };
+    let spinner = opts.progress.clone().and_then(|p| Spinner::start(p, quiet));
     let captured = match tool {
         CaptureTool::Lackey => capture_lackey(command, output, &opts),
         CaptureTool::Qemu => capture_qemu(command, output, &opts),
     };
+    drop(spinner);
     let s = match captured {
         Err(e @ CaptureError::Interrupted { .. }) => {
             eprintln!("error: {e}");
@@ -80,6 +90,46 @@ pub fn capture(tool: CaptureTool, output: &Path, w: Window, command: &[OsString]
         std::process::exit(code);
     }
     Ok(())
+}
+
+/// The spinner of a running capture: a thread that shows the capture's
+/// live figures five times a second until dropped.
+struct Spinner {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    fn start(p: Arc<CaptureProgress>, quiet: &QuietArg) -> Option<Spinner> {
+        let bar = quiet.bar(None, "{spinner} [{elapsed_precise}] {msg}")?;
+        let done = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&done);
+        let thread = std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                bar.set_message(format!(
+                    "{:.1} M instructions, {:.1} M records kept",
+                    p.instructions_seen() as f64 / 1e6,
+                    p.records_kept() as f64 / 1e6
+                ));
+                bar.tick();
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            bar.finish_and_clear();
+        });
+        Some(Spinner {
+            done,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// SIGINT and SIGTERM while a capture runs: the flag the capture polls,

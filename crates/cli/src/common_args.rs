@@ -115,6 +115,27 @@ impl QuietArg {
             ),
         })
     }
+
+    /// A bar of `what` done out of a count the work sets with
+    /// `set_length` once it knows it.
+    pub fn runs_bar(&self, what: &str) -> Option<ProgressBar> {
+        self.bar(
+            Some(1),
+            &format!("[{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {what} ({{eta}})"),
+        )
+    }
+
+    /// A bar of bytes read out of `size` (a spinner of bytes read when the
+    /// size is unknown, as for a pipe).
+    pub fn read_bar(&self, size: Option<u64>) -> Option<ProgressBar> {
+        self.bar(
+            size,
+            match size {
+                Some(_) => "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} read ({bytes_per_sec}, {eta})",
+                None => "{spinner} [{elapsed_precise}] {bytes} read ({bytes_per_sec})",
+            },
+        )
+    }
 }
 
 /// `--threads`.

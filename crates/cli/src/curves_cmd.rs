@@ -2,14 +2,14 @@
 //! sampled, or its stall-rate curve on a simulated platform
 //! (`--kind stall-rate --platform NAME`), printed as a table, CSV or JSON.
 
-use crate::common_args::{Format, FormatArg, OutputArg};
+use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
 use crate::output::Output;
 use anyhow::{bail, Result};
 use cachepart::curves::Curve;
 use cachepart::profile_job::{
-    stall_curve_csv, stall_rate_curve, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
+    stall_curve_csv, stall_rate_curve_with, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
 };
-use cachepart::{compute_curve, CurveCounts, CurveKind as Kind, CurveRequest};
+use cachepart::{compute_curve_with, CurveCounts, CurveKind as Kind, CurveRequest, ReadHook};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -85,6 +85,8 @@ pub struct CurvesArgs {
     pub format: FormatArg,
     #[command(flatten)]
     pub output: OutputArg,
+    #[command(flatten)]
+    pub quiet: QuietArg,
 }
 
 /// What a stall-rate curve sweeps.
@@ -143,7 +145,18 @@ pub fn run(args: CurvesArgs) -> Result<()> {
         adjust: !args.no_adjust,
         use_index: !args.no_index,
     };
-    let out = compute_curve(&args.trace, &req)?;
+    // A bar of the trace's bytes read, when the curve comes from a pass
+    // over its records.
+    let size = std::fs::metadata(&args.trace).ok().map(|m| m.len());
+    let bar = args.quiet.read_bar(size);
+    let hook = bar
+        .clone()
+        .map(|pb| -> ReadHook { Box::new(move |f| Box::new(pb.wrap_read(f))) });
+    let out = compute_curve_with(&args.trace, &req, hook);
+    if let Some(pb) = &bar {
+        pb.finish_and_clear();
+    }
+    let out = out?;
     if let Some(s) = out.sampling {
         let source = match (&s.index, &s.index_skipped) {
             (Some(p), _) => format!("from the sample index {}", p.display()),
@@ -247,7 +260,18 @@ fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
         AxisArg::Colors => Axis::Colors,
     };
     let app = TraceApp::from_path(&args.trace)?;
-    let curve = stall_rate_curve(&app, axis, &opts)?;
+    let bar = args.quiet.runs_bar("alone runs");
+    let progress = |_done: usize, all: usize| {
+        if let Some(pb) = &bar {
+            pb.set_length(all as u64);
+            pb.inc(1);
+        }
+    };
+    let curve = stall_rate_curve_with(&app, axis, &opts, Some(&progress));
+    if let Some(pb) = &bar {
+        pb.finish_and_clear();
+    }
+    let curve = curve?;
     output.write_bytes(render_stall(&curve, args.format.format)?.as_bytes())
 }
 

@@ -79,7 +79,8 @@ pub enum TraceCommand {
     /// missing, command not found, malformed tool output) exit with status 1
     /// and leave no output file. SIGINT (Ctrl-C) or SIGTERM stops the
     /// program, removes every temporary and exits with 130 or 143, without
-    /// an output file.
+    /// an output file. On a terminal a spinner shows the instructions seen
+    /// and the records kept (`-q`: none).
     Capture {
         /// The capture route.
         #[arg(long, value_enum, default_value = "lackey")]
@@ -99,6 +100,8 @@ pub enum TraceCommand {
         /// the trace is complete and the capture succeeds.
         #[arg(long, value_name = "N")]
         instructions: Option<u64>,
+        #[command(flatten)]
+        quiet: QuietArg,
         /// The program and its arguments, after `--`.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -206,13 +209,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
                 (Box::new(f), size)
             };
-            let bar = quiet.bar(
-                size,
-                match size {
-                    Some(_) => "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} read ({bytes_per_sec}, {eta})",
-                    None => "{spinner} [{elapsed_precise}] {bytes} read ({bytes_per_sec})",
-                },
-            );
+            let bar = quiet.read_bar(size);
             let raw: Box<dyn Read> = match &bar {
                 Some(pb) => Box::new(pb.wrap_read(raw)),
                 None => raw,
@@ -306,6 +303,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             command,
             skip,
             instructions,
+            quiet,
         } => crate::capture_cmd::capture(
             tool,
             &output,
@@ -315,6 +313,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 instructions,
             },
             &command,
+            &quiet,
         ),
     }
 }
