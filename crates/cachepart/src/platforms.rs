@@ -115,6 +115,16 @@ fn check_parts(p: &PlatformConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// Turns the hardware prefetchers of every run on `platform` on or off,
+/// as a scenario's `prefetchers` key does: `"off"`, `"platform"` (the
+/// platform's default word) or an MSR 0x1A4 word (`"0x5"`). Refused when
+/// the word is malformed or the platform declares no prefetchers.
+pub fn set_prefetchers(platform: &mut PlatformConfig, key: &str) -> Result<(), Error> {
+    platform.prefetchers.run_word = crate::scenario::prefetch_word(key, platform)
+        .map_err(|e| Error::Usage(format!("prefetchers: {e}")))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +158,24 @@ mod tests {
         assert!(e.contains("xeon-e5506") && e.contains("nehalem"), "{e}");
         let e = resolve("missing.toml", None).unwrap_err().to_string();
         assert!(e.contains("missing.toml"), "{e}");
+    }
+
+    #[test]
+    fn prefetchers_are_set_by_name_or_word_and_refused_where_absent() {
+        let mut p = builtin("xeon-gold-6138").unwrap().unwrap();
+        assert_eq!(p.prefetchers.run_word, None);
+        set_prefetchers(&mut p, "platform").unwrap();
+        assert_eq!(p.prefetchers.run_word, p.prefetchers.default_word);
+        assert!(p.prefetchers.run_word.is_some());
+        set_prefetchers(&mut p, "0x5").unwrap();
+        assert_eq!(p.prefetchers.run_word, Some(5));
+        set_prefetchers(&mut p, "off").unwrap();
+        assert_eq!(p.prefetchers.run_word, None);
+        let e = set_prefetchers(&mut p, "lots").unwrap_err().to_string();
+        assert!(e.contains("prefetchers") && e.contains("lots"), "{e}");
+        let mut bare = builtin("power5").unwrap().unwrap();
+        assert!(bare.prefetchers.is_absent());
+        let e = set_prefetchers(&mut bare, "platform").unwrap_err().to_string();
+        assert!(e.contains("declares no prefetchers"), "{e}");
     }
 }

@@ -309,7 +309,7 @@ fn apply_swap(key: &str, platform: &mut PlatformConfig) -> Result<(), String> {
 }
 
 /// The word a scenario's `prefetchers` key asks for (`None`: off).
-fn prefetch_word(key: &str, platform: &PlatformConfig) -> Result<Option<u64>, String> {
+pub(crate) fn prefetch_word(key: &str, platform: &PlatformConfig) -> Result<Option<u64>, String> {
     let word = match key {
         "off" => return Ok(None),
         "platform" => platform.prefetchers.default_word,

@@ -173,6 +173,11 @@ pub struct FromTraceArgs {
     /// the first 1 M-cycle interval end after them).
     #[arg(long, default_value_t = 0)]
     warmup: u64,
+    /// Hardware prefetchers during the runs: `off`, `platform` (the
+    /// platform's default word) or an MSR 0x1A4 word such as `0x5`
+    /// (docs/simulator-prefetchers.md).
+    #[arg(long, default_value = "off")]
+    prefetchers: String,
     /// Seed of the simulation.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -355,7 +360,8 @@ fn classify_cmd(a: ClassifyArgs) -> Result<()> {
 fn from_trace(a: FromTraceArgs) -> Result<()> {
     let output = a.output.resolve()?;
     output.check_not_input(a.traces.iter().map(PathBuf::as_path))?;
-    let platform = cachepart::platforms::resolve(&a.platform, None)?;
+    let mut platform = cachepart::platforms::resolve(&a.platform, None)?;
+    cachepart::platforms::set_prefetchers(&mut platform, &a.prefetchers)?;
     if !a.name.is_empty() && a.name.len() != a.traces.len() {
         bail!(
             "--name gives {} names for {} traces: give one per trace",
@@ -379,10 +385,7 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         warmup: a.warmup,
         seed: a.seed,
     };
-    let bar = a.quiet.bar(
-        Some(1),
-        "[{elapsed_precise}] {wide_bar} {pos}/{len} alone runs ({eta})",
-    );
+    let bar = a.quiet.runs_bar("alone runs");
     let progress = |_done: usize, all: usize| {
         if let Some(pb) = &bar {
             pb.set_length(all as u64);
