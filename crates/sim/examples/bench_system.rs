@@ -38,20 +38,13 @@ const TRACE_ACCESSES: u64 = 20_000_000;
 fn platform() -> PlatformConfig {
     let mut core = HierarchyConfig::split_l1(CacheConfig::lru(32 << 10, 8, 64));
     core.l2 = Some(CacheConfig::lru(256 << 10, 4, 64));
-    PlatformConfig {
-        name: "bench-4c-8m".into(),
-        cores: 4,
+    PlatformConfig::new(
+        "bench-4c-8m",
+        4,
         core,
-        llc: CacheConfig::lru(8 << 20, 16, 64).with_slices(4),
-        tlb: TlbConfig::default(),
-        memory: MemoryConfig::aged(4 << 30, 1),
-        timing: TimingConfig::default(),
-        mask_min_bits: 1,
-        sparse_masks: false,
-        prefetchers: Default::default(),
-        clock_modulation: None,
-        swap: None,
-    }
+        CacheConfig::lru(8 << 20, 16, 64).with_slices(4),
+        MemoryConfig::aged(4 << 30, 1),
+    )
 }
 
 fn apps() -> Vec<(&'static str, &'static str, AppTiming)> {

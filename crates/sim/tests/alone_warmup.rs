@@ -15,20 +15,13 @@ use cachepart_trace::synth::SynthConfig;
 fn platform() -> PlatformConfig {
     let mut core = HierarchyConfig::split_l1(CacheConfig::lru(8 << 10, 4, 64));
     core.l2 = Some(CacheConfig::lru(32 << 10, 4, 64));
-    PlatformConfig {
-        name: "test".into(),
-        cores: 1,
+    PlatformConfig::new(
+        "test",
+        1,
         core,
-        llc: CacheConfig::lru(256 << 10, 8, 64),
-        tlb: TlbConfig::default(),
-        memory: MemoryConfig::aged(64 << 20, 5),
-        timing: TimingConfig::default(),
-        mask_min_bits: 1,
-        sparse_masks: false,
-        prefetchers: Default::default(),
-        clock_modulation: None,
-        swap: None,
-    }
+        CacheConfig::lru(256 << 10, 8, 64),
+        MemoryConfig::aged(64 << 20, 5),
+    )
 }
 
 /// Uniform accesses over 64 KiB: more than the L2, well inside the LLC.

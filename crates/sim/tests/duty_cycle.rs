@@ -17,18 +17,14 @@ fn platform(modulation: Option<ClockModulation>) -> PlatformConfig {
     let mut core = HierarchyConfig::split_l1(CacheConfig::lru(32 << 10, 8, 64));
     core.l2 = Some(CacheConfig::lru(256 << 10, 8, 64));
     PlatformConfig {
-        name: "duty-test".into(),
-        cores: 2,
-        core,
-        llc: CacheConfig::lru(1 << 20, 16, 64),
-        tlb: TlbConfig::default(),
-        memory: MemoryConfig::aged(256 << 20, 5),
-        timing: TimingConfig::default(),
-        mask_min_bits: 1,
-        sparse_masks: false,
-        prefetchers: Default::default(),
         clock_modulation: modulation,
-        swap: None,
+        ..PlatformConfig::new(
+            "duty-test",
+            2,
+            core,
+            CacheConfig::lru(1 << 20, 16, 64),
+            MemoryConfig::aged(256 << 20, 5),
+        )
     }
 }
 

@@ -12,20 +12,13 @@ use cachepart_trace::{Kind, Record};
 fn platform(memory: MemoryConfig) -> PlatformConfig {
     let mut core = HierarchyConfig::split_l1(CacheConfig::lru(8 << 10, 4, 64));
     core.l2 = Some(CacheConfig::lru(32 << 10, 4, 64));
-    PlatformConfig {
-        name: "zeroing".into(),
-        cores: 1,
+    PlatformConfig::new(
+        "zeroing",
+        1,
         core,
-        llc: CacheConfig::lru(256 << 10, 8, 64),
-        tlb: TlbConfig::default(),
+        CacheConfig::lru(256 << 10, 8, 64),
         memory,
-        timing: TimingConfig::default(),
-        mask_min_bits: 1,
-        sparse_masks: false,
-        prefetchers: Default::default(),
-        clock_modulation: None,
-        swap: None,
-    }
+    )
 }
 
 /// Loads of every line of `bytes` bytes from address 0, `passes` times.

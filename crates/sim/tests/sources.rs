@@ -15,20 +15,13 @@ use cachepart_trace::{Header, Record, Writer};
 fn platform() -> PlatformConfig {
     let mut core = HierarchyConfig::split_l1(CacheConfig::lru(8 << 10, 4, 64));
     core.l2 = Some(CacheConfig::lru(32 << 10, 4, 64));
-    PlatformConfig {
-        name: "sources".into(),
-        cores: 2,
+    PlatformConfig::new(
+        "sources",
+        2,
         core,
-        llc: CacheConfig::lru(256 << 10, 8, 64).with_slices(2),
-        tlb: TlbConfig::default(),
-        memory: MemoryConfig::aged(64 << 20, 5),
-        timing: TimingConfig::default(),
-        mask_min_bits: 1,
-        sparse_masks: false,
-        prefetchers: Default::default(),
-        clock_modulation: None,
-        swap: None,
-    }
+        CacheConfig::lru(256 << 10, 8, 64).with_slices(2),
+        MemoryConfig::aged(64 << 20, 5),
+    )
 }
 
 fn synth(seed: u64, pattern: &str) -> SynthConfig {

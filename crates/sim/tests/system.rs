@@ -19,20 +19,7 @@ use proptest::prelude::*;
 fn platform(cores: u32, llc: CacheConfig) -> PlatformConfig {
     let mut core = HierarchyConfig::split_l1(CacheConfig::lru(8 << 10, 4, 64));
     core.l2 = Some(CacheConfig::lru(32 << 10, 4, 64));
-    PlatformConfig {
-        name: "test".into(),
-        cores,
-        core,
-        llc,
-        tlb: TlbConfig::default(),
-        memory: MemoryConfig::aged(64 << 20, 5),
-        timing: TimingConfig::default(),
-        mask_min_bits: 1,
-        sparse_masks: false,
-        prefetchers: Default::default(),
-        clock_modulation: None,
-        swap: None,
-    }
+    PlatformConfig::new("test", cores, core, llc, MemoryConfig::aged(64 << 20, 5))
 }
 
 fn small_llc() -> CacheConfig {

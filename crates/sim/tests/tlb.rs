@@ -240,22 +240,19 @@ fn platform(tlb: TlbConfig) -> PlatformConfig {
     let mut core = HierarchyConfig::split_l1(CacheConfig::lru(32 << 10, 8, 64));
     core.l2 = Some(CacheConfig::lru(256 << 10, 8, 64));
     PlatformConfig {
-        name: "tlb-test".into(),
-        cores: 1,
-        core,
-        llc: CacheConfig::lru(8 << 20, 16, 64),
         tlb,
-        memory: MemoryConfig::aged(256 << 20, 5),
         timing: TimingConfig {
             // Constant DRAM latency: time shifts change nothing else.
             dram_queue_factor: 0.0,
             ..TimingConfig::default()
         },
-        mask_min_bits: 1,
-        sparse_masks: false,
-        prefetchers: Default::default(),
-        clock_modulation: None,
-        swap: None,
+        ..PlatformConfig::new(
+            "tlb-test",
+            1,
+            core,
+            CacheConfig::lru(8 << 20, 16, 64),
+            MemoryConfig::aged(256 << 20, 5),
+        )
     }
 }
 

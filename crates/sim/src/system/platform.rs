@@ -93,6 +93,34 @@ fn one() -> u32 {
 }
 
 impl PlatformConfig {
+    /// A platform of `cores` cores with these caches and memory, and every
+    /// other section at its platform-file default: default TLBs and
+    /// timing, one-way minimum CAT masks, contiguous masks only, no
+    /// prefetchers, no duty-cycle modulation, no SWAP. Change the rest
+    /// with struct update syntax (`PlatformConfig { tlb, ..PlatformConfig::new(..) }`).
+    pub fn new(
+        name: impl Into<String>,
+        cores: u32,
+        core: HierarchyConfig,
+        llc: CacheConfig,
+        memory: MemoryConfig,
+    ) -> PlatformConfig {
+        PlatformConfig {
+            name: name.into(),
+            cores,
+            core,
+            llc,
+            tlb: TlbConfig::default(),
+            memory,
+            timing: TimingConfig::default(),
+            mask_min_bits: one(),
+            sparse_masks: false,
+            prefetchers: PrefetchPlatform::default(),
+            clock_modulation: None,
+            swap: None,
+        }
+    }
+
     /// Parses a platform from TOML text.
     pub fn from_toml_str(text: &str) -> Result<PlatformConfig, SystemError> {
         toml::from_str(text).map_err(|e| SystemError::Parse {
