@@ -110,9 +110,10 @@ impl Loaded {
     }
 
     /// Every target's processes now, target order then pid order; a
-    /// process two targets name belongs to the first.
+    /// process two targets name belongs to the first. The daemon never
+    /// adopts itself (a cgroup target may hold it).
     fn scan(&self, opts: &DaemonOptions) -> Result<Vec<Adopted>, Error> {
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = std::collections::BTreeSet::from([std::process::id()]);
         let mut apps = Vec::new();
         for (t, curves) in self.config.targets.iter().zip(&self.curves) {
             for pid in t.selector.find(&opts.roots.proc_root, &opts.cgroup_root)? {

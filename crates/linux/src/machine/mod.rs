@@ -16,6 +16,10 @@
 //! * alone curves come from a profile table the caller gives (PBBCache's
 //!   metrics, as `profile eval` reads them).
 //!
+//! [`Adopter`] is the same machine for processes cachepart did not start
+//! (`cachepart daemon`): the same groups, for a set of processes that
+//! changes.
+//!
 //! Every kernel path comes from [`Roots`]. On drop, and after SIGINT or
 //! SIGTERM (the next interval returns an error and the caller drops the
 //! machine), the apps still running are stopped, the owned groups removed
