@@ -276,3 +276,58 @@ fn configuration_errors_name_the_file_line_and_field() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn threads_a_target_starts_later_join_its_group() {
+    use std::io::{BufRead, BufReader, Write};
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let emu = Emulated::start(dir, "skylake");
+    fake::sys_tree(&dir.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    // python3 starts 3 threads when told to, then says so.
+    let script = "import sys,threading,time\nsys.stdin.readline()\n\
+                  ts=[threading.Thread(target=time.sleep,args=(600,),daemon=True) for _ in range(3)]\n\
+                  [t.start() for t in ts]\nprint('started',flush=True)\nsys.stdin.readline()\n";
+    let mut py = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 is needed to start a process with threads");
+    let pid = py.id();
+    let config = dir.join("daemon.toml");
+    std::fs::write(
+        &config,
+        format!("policy = \"equal-part\"\ninterval = \"100ms\"\n[[target]]\nname = \"py\"\npid = {pid}\n"),
+    )
+    .unwrap();
+    let log = dir.join("daemon.log");
+    let mut daemon = start_daemon(dir, &emu, &config, &log);
+    wait_for(20, "the plan", || !events(&log, "plan").is_empty());
+    let group = group_of(&emu.mount, pid).expect("the process is in a group");
+    let mut stdin = py.stdin.take().unwrap();
+    stdin.write_all(b"go\n").unwrap();
+    let mut line = String::new();
+    BufReader::new(py.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "started\n");
+    let all: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap())
+        .collect();
+    assert_eq!(all.len(), 4, "{all:?}");
+    wait_for(5, "every thread in the group", || {
+        let in_group = tasks(&group);
+        all.iter().all(|t| in_group.contains(t))
+    });
+    signal(&daemon, libc::SIGTERM);
+    assert_eq!(daemon.wait().unwrap().code(), Some(0));
+    let root = emu.root_tasks();
+    assert!(
+        all.iter().all(|t| root.contains(t)),
+        "threads not back in the default group"
+    );
+    drop(stdin);
+    py.wait().unwrap();
+}
