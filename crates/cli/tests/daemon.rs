@@ -331,3 +331,48 @@ fn threads_a_target_starts_later_join_its_group() {
     drop(stdin);
     py.wait().unwrap();
 }
+
+#[test]
+fn a_plan_that_fails_is_logged_once_and_the_daemon_goes_on() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let emu = Emulated::start(dir, "skylake");
+    fake::sys_tree(&dir.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    support::three_program_metrics(&dir.join("metrics.csv"));
+    // UCP gives each process its own ways: 12 processes do not fit 11.
+    let sleeper = dir.join("cpd-many");
+    std::fs::copy("/bin/sleep", &sleeper).unwrap();
+    let mut many: Vec<Sleeper> = (0..12)
+        .map(|_| Sleeper(Command::new(&sleeper).arg("600").spawn().unwrap()))
+        .collect();
+    let config = dir.join("daemon.toml");
+    std::fs::write(
+        &config,
+        "policy = \"ucp\"\ninterval = \"100ms\"\nmetrics = \"metrics.csv\"\n\
+         [[target]]\nname = \"m\"\ncomm = \"cpd-many\"\nprofile = \"xz\"\n",
+    )
+    .unwrap();
+    let log = dir.join("daemon.log");
+    let mut daemon = start_daemon(dir, &emu, &config, &log);
+    wait_for(20, "the refused plan", || !events(&log, "error").is_empty());
+    let e = events(&log, "error")[0]["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("ucp") && e.contains("12"), "{e}");
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(events(&log, "error").len(), 1, "said more than once");
+    assert!(events(&log, "plan").is_empty());
+    // One fewer process: the plan fits.
+    many.pop();
+    wait_for(20, "the plan for 11", || !events(&log, "plan").is_empty());
+    let plan = &events(&log, "plan")[0];
+    assert_eq!(plan_apps(plan).len(), 11, "{plan}");
+    assert_eq!(plan["clusters"].as_array().unwrap().len(), 11, "{plan}");
+    for s in &many {
+        assert!(group_of(&emu.mount, s.pid()).is_some());
+    }
+    signal(&daemon, libc::SIGTERM);
+    assert_eq!(daemon.wait().unwrap().code(), Some(0));
+    assert_eq!(owned(&emu.mount), Vec::<PathBuf>::new());
+}
