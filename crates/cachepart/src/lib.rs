@@ -21,6 +21,9 @@
 //! * [`from_trace`]: PBBCache metrics tables made from traces that way.
 //! * [`experiments`]: sweeps of simulator scenarios that reproduce the
 //!   papers' figures (table, plot and write-up per experiment file).
+//! * [`linux_run`] and [`daemon`]: a policy on this Linux machine, over a
+//!   mix it launches (`cachepart run`) or over processes it adopts
+//!   (`cachepart daemon`).
 //!
 //! ```no_run
 //! use cachepart::{run_profile, Algorithm, RunOptions};
@@ -42,7 +45,7 @@ pub mod classify;
 pub mod coloring;
 pub mod compare;
 mod curve_job;
-
+pub mod daemon;
 mod error;
 mod experiment;
 pub mod experiments;

@@ -129,6 +129,10 @@ pub struct LinuxRunOptions {
     pub allow_msr: bool,
     /// The profile table giving the apps' alone curves.
     pub metrics: Option<PathBuf>,
+    /// Raised by the caller's SIGINT/SIGTERM handler: the run stops at
+    /// the next interval check, cleaning up, and fails. `None`: the
+    /// machine registers its own.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// One app's first run.
@@ -305,7 +309,7 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
         counters,
         msr,
         alone: alone.clone(),
-        interrupt: None,
+        interrupt: opts.interrupt.clone(),
     };
     let mut machine = LinuxMachine::start(config, apps)?;
     let mut controller = Static::new(policy);

@@ -4,6 +4,7 @@
 mod capture_cmd;
 mod common_args;
 mod curves_cmd;
+mod daemon_cmd;
 mod doctor_cmd;
 mod experiment_cmd;
 mod interrupt;
@@ -59,6 +60,9 @@ enum Command {
     Doctor(doctor_cmd::DoctorArgs),
     /// Run a mix of programs on this Linux machine under a policy (the launcher).
     Run(run_cmd::RunArgs),
+    /// Manage running processes (by pid, command name or cgroup) under a
+    /// policy; SIGHUP reloads the configuration.
+    Daemon(daemon_cmd::DaemonArgs),
     /// List every algorithm name.
     Algorithms,
 }
@@ -85,6 +89,9 @@ fn main() {
         // The Linux machine handles SIGINT/SIGTERM: it stops the apps and
         // removes its groups before the command ends.
         Command::Run(_) => true,
+        // The daemon removes its groups on SIGINT/SIGTERM and reloads on
+        // SIGHUP.
+        Command::Daemon(_) => true,
         _ => false,
     };
     if !capture {
@@ -103,6 +110,7 @@ fn main() {
         Command::Rdt(cmd) => rdt_cmd::run(cmd),
         Command::Doctor(args) => doctor_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Daemon(args) => daemon_cmd::run(args),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

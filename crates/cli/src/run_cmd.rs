@@ -4,9 +4,10 @@
 //! app and the mix metrics, and with `-o DIR` writes `DIR/results.json`
 //! and `DIR/samples.csv`.
 //!
-//! SIGINT and SIGTERM are the machine's: the run stops at the next
-//! interval, the apps are stopped, the groups removed and the MSRs
-//! restored; nothing is written.
+//! SIGINT and SIGTERM raise the machine's interrupt flag: the run stops
+//! at the next check (10 ms), the apps are stopped, the groups removed
+//! and the MSRs restored; nothing is written, and the command exits with
+//! 128 + the signal (130, 143) like every other command.
 
 use anyhow::{Context, Result};
 use cachepart::linux::doctor::Roots;
@@ -14,7 +15,10 @@ use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
 use cachepart::linux_run::{parse_interval, run_mix, LinuxRunOptions};
 use cachepart::Algorithm;
 use clap::Args;
+use signal_hook::consts::{SIGINT, SIGTERM};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use crate::output::Output;
 
@@ -58,8 +62,21 @@ pub struct RunArgs {
     dev_root: PathBuf,
 }
 
+/// The interrupt flag the machine polls, and which signal raised it.
+fn interrupt_flag() -> Result<(Arc<AtomicBool>, Arc<AtomicUsize>)> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let which = Arc::new(AtomicUsize::new(0));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize)
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&flag)))
+            .context("installing the SIGINT/SIGTERM handler")?;
+    }
+    Ok((flag, which))
+}
+
 /// Runs `cachepart run`.
 pub fn run(args: RunArgs) -> Result<()> {
+    let (flag, which) = interrupt_flag()?;
     let policy: Algorithm = args.policy.parse()?;
     let resctrl = match args.resctrl {
         Some(p) => p,
@@ -82,7 +99,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         fake_counters: args.fake_counters,
         allow_msr: args.allow_msr,
         metrics: args.metrics,
+        interrupt: Some(flag),
     };
+    // A directory this run makes is removed again if it is interrupted.
+    let made_dir = args.output.as_ref().filter(|d| !d.exists()).cloned();
     let outputs = match &args.output {
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("-o {}", dir.display()))?;
@@ -93,7 +113,21 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
         None => None,
     };
-    let report = run_mix(&args.mix, &opts)?;
+    let report = run_mix(&args.mix, &opts);
+    // The machine is gone (apps stopped, groups removed, MSRs restored)
+    // whether the run failed on the flag or ended as the signal came.
+    let sig = which.load(Ordering::Relaxed) as i32;
+    if sig != 0 {
+        let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
+        if let Some(d) = made_dir {
+            let _ = std::fs::remove_dir(d);
+        }
+        eprintln!(
+            "interrupted by {name}: apps stopped, groups removed, MSRs restored; no output written"
+        );
+        std::process::exit(128 + sig);
+    }
+    let report = report?;
     if report.fake_counters {
         eprintln!("note: --fake-counters: the counts are scripted, not measured");
     }

@@ -5,52 +5,16 @@
 //! refuses); and the refusal on a machine without resctrl or PMU, which
 //! starts nothing.
 
+mod support;
+
 use cachepart::linux::fake::{self, Preset};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::emulated::{owned, Emulated};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_cachepart")
-}
-
-/// A PBBCache-format table of three programs over 11 ways: `xz`
-/// sensitive, `sort` light, `copy` streaming.
-fn metrics(path: &Path) {
-    let mut f = std::fs::File::create(path).unwrap();
-    writeln!(
-        f,
-        "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps,stalls_l2_miss"
-    )
-    .unwrap();
-    for w in 1..=11u32 {
-        let x = f64::from(w);
-        let rows = [
-            ("xz", 0.5 + 0.1 * x, 8.0 / x, 4.0 / x, 900.0 / x, 0.3 / x),
-            ("sort", 1.5, 0.2, 0.3, 20.0, 0.02),
-            ("copy", 0.4, 30.0, 12.0, 6000.0, 0.6),
-        ];
-        for (name, ipc, mpki, mpkc, bw, st) in rows {
-            writeln!(f, "{name},{w},{ipc},{mpki},{mpkc},{bw},{st}").unwrap();
-        }
-    }
-}
-
-fn owned(mount: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![mount.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            if e.path().is_dir() {
-                if e.file_name().to_string_lossy().starts_with("cachepart-") {
-                    out.push(e.path());
-                }
-                stack.push(e.path());
-            }
-        }
-    }
-    out
 }
 
 #[test]
@@ -66,55 +30,15 @@ fn three_programs_under_lfoc_on_a_fake_tree() {
 fn three_programs_under_lfoc_on_the_emulated_resctrl() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
-    let mount = r.join("resctrl");
-    std::fs::create_dir(&mount).unwrap();
-    let mut emu = Command::new(bin())
-        .args([
-            "rdt",
-            "emulate",
-            mount.to_str().unwrap(),
-            "--preset",
-            "skylake",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !mount.join("info/last_cmd_status").exists() {
-        if let Some(status) = emu.try_wait().unwrap() {
-            let out = emu.wait_with_output().unwrap();
-            panic!(
-                "rdt emulate exited ({status}) before mounting; the emulated resctrl needs \
-                 root and /dev/fuse: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "no mount in 20 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let result = std::panic::catch_unwind(|| three_programs_under_lfoc(r, &mount, false));
-    // SAFETY: kill sends SIGTERM to the emulator we started.
-    unsafe { libc::kill(emu.id() as i32, libc::SIGTERM) };
-    let out = emu.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    let emu = Emulated::start(r, "skylake");
+    three_programs_under_lfoc(r, &emu.mount, false);
 }
 
 /// Runs the mix on `mount` (`plain`: a fake tree, opened without the
 /// file-system check) and checks the run and its results.
 fn three_programs_under_lfoc(r: &Path, mount: &Path, plain: bool) {
     fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
-    metrics(&r.join("metrics.csv"));
+    support::three_program_metrics(&r.join("metrics.csv"));
     // Generated inputs: compressible text for xz, shuffled lines for sort.
     let mut data = String::new();
     let mut x: u64 = 12345;

@@ -13,7 +13,10 @@
 //! * [`cpu`]: the CPU model and what cachepart knows of its events and MSRs;
 //! * [`perf`]: per-process hardware counters (`perf_event_open`, or scripted);
 //! * [`msr`]: duty cycles and prefetcher words through `/dev/cpu/N/msr`;
-//! * [`machine`]: [`machine::LinuxMachine`], the `Machine` every policy runs on.
+//! * [`machine`]: [`machine::LinuxMachine`], the `Machine` every policy runs on,
+//!   and [`machine::Adopter`], the same for processes it did not start;
+//! * [`targets`]: the processes a manager is told about (pid, command name,
+//!   cgroup).
 //!
 //! Every kernel interface takes its root path (the resctrl mount, `/proc`,
 //! `/sys`, `/dev`) as an argument, so tests point it at a temporary
@@ -29,5 +32,6 @@ pub mod machine;
 pub mod msr;
 pub mod perf;
 pub mod resctrl;
+pub mod targets;
 
 pub use error::{Error, Result};

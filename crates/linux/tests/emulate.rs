@@ -6,7 +6,7 @@
 use cachepart_linux::emulate::Emulator;
 use cachepart_linux::fake::{self, Preset};
 use cachepart_linux::resctrl::{
-    Capabilities, GroupRef, ManagerLock, Resctrl, Resource, Schemata, Value,
+    mount, Capabilities, GroupRef, ManagerLock, Resctrl, Resource, Schemata, Value,
 };
 use cachepart_linux::Error;
 use std::collections::BTreeSet;
@@ -91,13 +91,30 @@ fn the_mount_is_recognised_and_matches_the_fake_presets() {
             "{name}"
         );
         let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+        let source = if preset == Preset::Cdp {
+            "resctrl:cdp"
+        } else {
+            "resctrl"
+        };
         assert!(
             mounts.contains(&format!(
-                "resctrl {} fuse.cachepart-resctrl ",
+                "{source} {} fuse.cachepart-resctrl ",
                 m.path.display()
             )),
             "{mounts}"
         );
+        // The options the emulated mount stands for, as on the kernel's.
+        let opts = mount::options_of(Path::new("/proc"), &m.path);
+        assert!(opts.iter().any(|o| o == "rw"), "{name}: {opts:?}");
+        assert_eq!(
+            opts.iter().any(|o| o == "cdp"),
+            preset == Preset::Cdp,
+            "{name}: {opts:?}"
+        );
+        let found = mount::find(Path::new("/proc")).unwrap().unwrap();
+        if found.path == m.path {
+            assert_eq!(found.options, opts, "{name}");
+        }
     }
 }
 
@@ -365,4 +382,110 @@ fn counters_move_and_stale_groups_are_cleaned() {
     let removed = cachepart_linux::resctrl::remove_stale_groups(&rdt).unwrap();
     assert_eq!(removed, vec!["cachepart-999999999-old".to_string()]);
     assert!(!gone.dir.exists());
+}
+
+#[test]
+fn the_adopter_follows_its_processes_and_returns_them() {
+    use cachepart_linux::doctor::Roots;
+    use cachepart_linux::machine::{Adopted, Adopter};
+    use cachepart_machine::{Cluster, Machine, Plan};
+    use cachepart_units::WayMask;
+
+    let m = mount(Preset::Skylake);
+    let t = tempfile::tempdir().unwrap();
+    fake::sys_tree(t.path(), 2, 11264 * 1024, 11, false).unwrap();
+    let roots = Roots {
+        proc_root: "/proc".into(),
+        sys: t.path().into(),
+        dev: t.path().join("dev"),
+        boot: t.path().join("boot"),
+        resctrl: m.path.clone(),
+    };
+    let rdt = open(&m);
+    let root_has = |pid: u32| rdt.tasks(&rdt.root()).unwrap().contains(&pid);
+    let (a, b, c) = (Sleeper::new(), Sleeper::new(), Sleeper::new());
+    let app = |s: &Sleeper| Adopted {
+        name: format!("s{}", s.pid()),
+        pid: s.pid(),
+        curves: None,
+    };
+    let mut ad = Adopter::start(&roots, false).unwrap();
+    assert_eq!(ad.platform().ways, 11);
+    ad.adopt(vec![app(&a), app(&b)]).unwrap();
+    // Adopted: in the default group, each with a monitoring group.
+    assert!(root_has(a.pid()) && root_has(b.pid()));
+    let mon = ad.mon_group(0).unwrap().clone();
+    assert!(
+        mon.name.ends_with(&format!("-p{}", a.pid())),
+        "{}",
+        mon.name
+    );
+    assert!(rdt.tasks(&mon).unwrap().contains(&a.pid()));
+    let e = ad.alone_curves().unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("no profile for s{}, s{}", a.pid(), b.pid())),
+        "{e}"
+    );
+
+    let mask = WayMask;
+    let two = Plan {
+        clusters: vec![
+            Cluster {
+                mask: mask(0x7),
+                apps: vec![0],
+            },
+            Cluster {
+                mask: mask(0x7f8),
+                apps: vec![1],
+            },
+        ],
+        ..Plan::default()
+    };
+    ad.apply(&two).unwrap();
+    let groups = ad.cluster_groups().to_vec();
+    assert_eq!(groups.len(), 2);
+    assert!(rdt.tasks(&groups[0]).unwrap().contains(&a.pid()));
+    assert!(rdt.tasks(&groups[1]).unwrap().contains(&b.pid()));
+    assert_eq!(
+        std::fs::read_to_string(groups[1].dir.join("schemata")).unwrap(),
+        "    L3:0=7f8;1=7f8\n    MB:0=100;1=100\n"
+    );
+
+    // a leaves (back to the default group), c joins, b keeps its place.
+    ad.adopt(vec![app(&b), app(&c)]).unwrap();
+    assert!(root_has(a.pid()) && root_has(c.pid()));
+    assert!(!rdt.tasks(&groups[0]).unwrap().contains(&a.pid()));
+    assert_eq!(ad.control_group(0), groups[1]);
+    let one = Plan {
+        clusters: vec![Cluster {
+            mask: mask(0x7ff),
+            apps: vec![0, 1],
+        }],
+        ..Plan::default()
+    };
+    ad.apply(&one).unwrap();
+    let g0 = ad.cluster_groups()[0].clone();
+    let in_g0 = rdt.tasks(&g0).unwrap();
+    assert!(in_g0.contains(&b.pid()) && in_g0.contains(&c.pid()));
+    assert!(!groups[1].dir.exists(), "the second cluster's group stays");
+
+    // No process left: the plan without clusters removes the groups.
+    ad.adopt(Vec::new()).unwrap();
+    ad.apply(&Plan::default()).unwrap();
+    assert!(ad.cluster_groups().is_empty() && !g0.dir.exists());
+    assert!(root_has(b.pid()) && root_has(c.pid()));
+    ad.adopt(vec![app(&c)]).unwrap();
+    assert!(rdt
+        .tasks(ad.mon_group(0).unwrap())
+        .unwrap()
+        .contains(&c.pid()));
+    drop(ad);
+    let left: Vec<String> = rdt
+        .control_groups()
+        .unwrap()
+        .into_iter()
+        .chain(rdt.mon_groups(&rdt.root()).unwrap())
+        .map(|g| g.name)
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -1,8 +1,11 @@
 //! Shared by the bad-input suites (`bad_input.rs`, `bad_input_tables.rs`)
 //! and the interruption tests (`interrupt.rs`): running the binary in a
 //! directory, making small traces, a small experiment file, and the check
-//! every bad input must pass ([`refused_cleanly`]).
+//! every bad input must pass ([`refused_cleanly`]); and, for the Linux
+//! tests, an emulated resctrl mount ([`emulated`]).
 #![allow(dead_code)] // each test crate uses its own subset
+
+pub mod emulated;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -104,3 +107,22 @@ kind = "color-sweep"
 programs = ["a"]
 colors = [1, 2]
 "#;
+
+/// A PBBCache-format table of three programs over 11 ways at `path`:
+/// `xz` sensitive, `sort` light, `copy` streaming.
+pub fn three_program_metrics(path: &Path) {
+    let mut text =
+        String::from("BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps,stalls_l2_miss\n");
+    for w in 1..=11u32 {
+        let x = f64::from(w);
+        let rows = [
+            ("xz", 0.5 + 0.1 * x, 8.0 / x, 4.0 / x, 900.0 / x, 0.3 / x),
+            ("sort", 1.5, 0.2, 0.3, 20.0, 0.02),
+            ("copy", 0.4, 30.0, 12.0, 6000.0, 0.6),
+        ];
+        for (name, ipc, mpki, mpkc, bw, st) in rows {
+            text.push_str(&format!("{name},{w},{ipc},{mpki},{mpkc},{bw},{st}\n"));
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}

@@ -15,7 +15,8 @@
 //!
 //! [`Emulator::mount`] mounts one in the background; dropping it unmounts.
 //! The mount is listed in `/proc/mounts` as `resctrl MOUNTPOINT
-//! fuse.cachepart-resctrl ...`, and [`crate::resctrl::Resctrl::open`]
+//! fuse.cachepart-resctrl ...` (`resctrl:cdp` with CDP: see
+//! [`mount_source`]), and [`crate::resctrl::Resctrl::open`]
 //! accepts it as it accepts the kernel's.
 
 pub mod controls;
@@ -34,6 +35,18 @@ use std::path::{Path, PathBuf};
 
 /// The filesystem type `/proc/mounts` lists for an emulated mount.
 pub const FS_TYPE: &str = "fuse.cachepart-resctrl";
+
+/// The source name of an emulated mount with resctrl mount `options`:
+/// `resctrl`, or `resctrl:cdp` (FUSE accepts no foreign mount options, so
+/// the options the emulated mount stands for follow the source name in
+/// `/proc/mounts`, where [`crate::resctrl::mount`] reads them).
+pub fn mount_source(options: &[&str]) -> String {
+    if options.is_empty() {
+        "resctrl".into()
+    } else {
+        format!("resctrl:{}", options.join(","))
+    }
+}
 
 /// A mounted emulator; dropping it unmounts.
 pub struct Emulator {
@@ -76,9 +89,11 @@ impl Emulator {
     /// Needs root (or `fusermount3`) and `/dev/fuse`.
     pub fn mount(mountpoint: &Path, preset: Preset, proc_root: &Path) -> Result<Self> {
         check_mountpoint(mountpoint)?;
-        let state = state::State::new(platform::Platform::of(preset), proc_root.to_path_buf());
+        let platform = platform::Platform::of(preset);
+        let source = mount_source(&platform.mount_options());
+        let state = state::State::new(platform, proc_root.to_path_buf());
         let options = [
-            ::fuser::MountOption::FSName("resctrl".into()),
+            ::fuser::MountOption::FSName(source),
             // A kernel option (fuser passes its Subtype only to fusermount).
             ::fuser::MountOption::CUSTOM("subtype=cachepart-resctrl".into()),
             ::fuser::MountOption::DefaultPermissions,

@@ -134,6 +134,20 @@ impl Platform {
             .unwrap_or(0)
     }
 
+    /// The resctrl mount options this platform stands for, as the kernel
+    /// lists them in `/proc/mounts`: `cdp` when L3 has `L3CODE`/`L3DATA`,
+    /// `cdpl2` when L2 has `L2CODE`/`L2DATA`.
+    pub fn mount_options(&self) -> Vec<&'static str> {
+        let mut o = Vec::new();
+        if self.caches.iter().any(|c| c.name == "L3CODE") {
+            o.push("cdp");
+        }
+        if self.caches.iter().any(|c| c.name == "L2CODE") {
+            o.push("cdpl2");
+        }
+        o
+    }
+
     /// The L3 domain of a CPU.
     pub fn domain_of_cpu(&self, cpu: u32) -> u32 {
         let per = (self.cpus / self.domains.len().max(1) as u32).max(1);

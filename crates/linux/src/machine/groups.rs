@@ -28,6 +28,18 @@ struct Place {
     mbm: ByteCounter,
     /// The process whose threads are in the groups.
     pid: Option<u32>,
+    /// Its monitoring group's name (`aN` for a launched app, `pPID` for
+    /// an adopted process, whose index changes as processes come and go).
+    label: String,
+}
+
+impl Place {
+    fn new(label: String) -> Place {
+        Place {
+            label,
+            ..Place::default()
+        }
+    }
 }
 
 /// The groups of one run on one mount; dropping them removes them.
@@ -51,7 +63,7 @@ impl Groups {
             rdt,
             _lock: lock,
             clusters: Vec::new(),
-            places: (0..apps).map(|_| Place::default()).collect(),
+            places: (0..apps).map(|i| Place::new(format!("a{i}"))).collect(),
             removed_at_start,
         })
     }
@@ -86,17 +98,83 @@ impl Groups {
             self.rdt.remove(&m)?;
         }
         self.rdt.move_process(&ctrl, pid)?;
-        let mon = if self.rdt.capabilities().mon.is_some() {
-            let m = self.rdt.create_mon_group(&ctrl, &format!("a{app}"))?;
-            self.rdt.move_process(&m, pid)?;
-            Some(m)
-        } else {
-            None
-        };
         let p = &mut self.places[app];
-        p.mon = mon;
         p.mbm = ByteCounter::default();
         p.pid = Some(pid);
+        if self.rdt.capabilities().mon.is_some() {
+            let m = self.rdt.create_mon_group(&ctrl, &self.places[app].label)?;
+            // Recorded before the move, so that a failed move leaves
+            // nothing that `remove_all` does not find.
+            self.places[app].mon = Some(m.clone());
+            self.rdt.move_process(&m, pid)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the apps the processes `pids`, in this order (the adopted
+    /// processes of `cachepart daemon`): a process already placed keeps
+    /// its groups, a new one goes into the default group with a
+    /// monitoring group of its own (`cachepart-PID-pN`), and one no longer
+    /// listed is moved back to the default group if it still runs, its
+    /// monitoring group removed. The clusters stay until the next
+    /// [`Groups::apply`].
+    pub fn retarget(&mut self, pids: &[u32]) -> Result<()> {
+        let mut old: BTreeMap<u32, Place> = std::mem::take(&mut self.places)
+            .into_iter()
+            .filter_map(|p| p.pid.map(|pid| (pid, p)))
+            .collect();
+        self.places = pids
+            .iter()
+            .map(|&pid| {
+                old.remove(&pid)
+                    .unwrap_or_else(|| Place::new(format!("p{pid}")))
+            })
+            .collect();
+        let mut first = None;
+        for (pid, gone) in old {
+            // Out of its groups first: removing a monitoring group would
+            // leave the process in the cluster's control group.
+            if self.rdt.proc_root().join(pid.to_string()).exists() {
+                let root = self.rdt.root();
+                match self.rdt.move_process(&root, pid) {
+                    // It exited meanwhile.
+                    Err(Error::Io { .. })
+                        if !self.rdt.proc_root().join(pid.to_string()).exists() => {}
+                    Err(e) => {
+                        first.get_or_insert(e);
+                    }
+                    Ok(_) => {}
+                }
+            }
+            if let Some(m) = gone.mon {
+                if let Err(e) = self.rdt.remove(&m) {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        for (app, &pid) in pids.iter().enumerate() {
+            if self.places[app].pid.is_some() {
+                continue;
+            }
+            match self.place(app, pid) {
+                // It exited since it was found: the next scan drops it.
+                Err(Error::Io { .. }) if !self.rdt.proc_root().join(pid.to_string()).exists() => {}
+                r => r?,
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Puts every app back into the default group (a plan without
+    /// clusters) and removes the run's control groups.
+    pub fn unclustered(&mut self) -> Result<()> {
+        let pids: Vec<Option<u32>> = self.places.iter().map(|p| p.pid).collect();
+        self.remove_all()?;
+        for (app, pid) in pids.into_iter().enumerate() {
+            if let Some(pid) = pid {
+                self.place(app, pid)?;
+            }
+        }
         Ok(())
     }
 

@@ -16,32 +16,39 @@
 //! * alone curves come from a profile table the caller gives (PBBCache's
 //!   metrics, as `profile eval` reads them).
 //!
+//! [`Adopter`] is the same machine for processes cachepart did not start
+//! (`cachepart daemon`): the same groups, for a set of processes that
+//! changes.
+//!
 //! Every kernel path comes from [`Roots`]. On drop, and after SIGINT or
 //! SIGTERM (the next interval returns an error and the caller drops the
 //! machine), the apps still running are stopped, the owned groups removed
 //! (their tasks return to the default group) and the MSRs restored.
 
+mod adopt;
 mod apps;
 mod groups;
+mod host;
 mod llc;
 #[cfg(test)]
 mod tests;
 
+pub use adopt::{Adopted, Adopter};
 pub use apps::AppSpec;
 pub use llc::Llc;
 
-use crate::cpu::CpuModel;
 use crate::doctor::Roots;
 use crate::error::{Error, Result};
 use crate::msr::MsrControl;
 use crate::perf::CounterSource;
-use crate::resctrl::{GroupRef, Resctrl, Resource};
+use crate::resctrl::{GroupRef, Resctrl};
 use apps::Proc;
 use cachepart_machine::{
     Action, AppCurves, AppEvent, Axis, Effect, EventKind, Interval, Machine, MachineError, Plan,
     Platform, Responder, Sample,
 };
 use groups::Groups;
+use host::Host;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,26 +123,12 @@ impl LinuxMachine {
         } else {
             Resctrl::open(&roots.resctrl, &roots.proc_root)?
         };
-        let caps = rdt.capabilities();
-        let cache = caps
-            .caches
-            .get(&Resource::L3)
-            .or(caps.caches.get(&Resource::L3Code))
-            .ok_or_else(|| Error::Unsupported {
-                mount: roots.resctrl.clone(),
-                what: "L3 cache allocation".into(),
-                found: caps.resource_names(),
-            })?;
-        let llc = Llc::read(&roots.sys)?;
-        let cores = std::fs::read_dir(roots.sys.join("devices/system/cpu"))
-            .map_err(|e| Error::io(roots.sys.join("devices/system/cpu"), e))?
-            .filter_map(|e| e.ok())
-            .filter(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n.strip_prefix("cpu")
-                    .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit()))
-            })
-            .count() as u32;
+        let Host {
+            platform,
+            llc,
+            mhz,
+            cores,
+        } = Host::read(&rdt, roots)?;
         for (i, a) in apps.iter().enumerate() {
             a.check(i, cores)?;
         }
@@ -147,17 +140,6 @@ impl LinuxMachine {
                 ));
             }
         }
-        let cpu = CpuModel::read(&roots.proc_root).ok();
-        let platform = Platform {
-            name: format!(
-                "linux {}",
-                cpu.as_ref().map_or("cpu", |c| c.model_name.as_str())
-            ),
-            ways: cache.ways(),
-            mask_rules: cache.rules(),
-            max_bandwidth_mbps: None,
-        };
-        let mhz = cpu.as_ref().and_then(|c| c.mhz).unwrap_or(1000.0);
         let interrupt = match config.interrupt {
             Some(f) => f,
             None => {

@@ -2,6 +2,7 @@
 //! processes (so the real `/proc`) and scripted counters.
 
 use super::*;
+use crate::cpu::CpuModel;
 use crate::fake::{self, Preset};
 use crate::msr::{IA32_CLOCK_MODULATION, MISC_FEATURE_CONTROL};
 use crate::perf::FakeCounters;

@@ -22,6 +22,7 @@ impl Mount {
 
 /// One line of `/proc/mounts`: where, which file system, which options.
 struct Entry<'a> {
+    source: &'a str,
     path: &'a Path,
     fs_type: &'a str,
     options: &'a str,
@@ -32,6 +33,7 @@ fn entries(text: &str) -> impl Iterator<Item = Entry<'_>> {
     text.lines().filter_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f.len() >= 4).then(|| Entry {
+            source: f[0],
             path: Path::new(f[1]),
             fs_type: f[2],
             options: f[3],
@@ -40,10 +42,19 @@ fn entries(text: &str) -> impl Iterator<Item = Entry<'_>> {
 }
 
 impl Entry<'_> {
+    /// The mount; an emulated one's options are FUSE's followed by the
+    /// resctrl options its source names (`resctrl:cdp`, see
+    /// [`crate::emulate::mount_source`]).
     fn mount(&self) -> Mount {
+        let mut options: Vec<String> = self.options.split(',').map(str::to_string).collect();
+        if self.fs_type == crate::emulate::FS_TYPE {
+            if let Some((_, rest)) = self.source.split_once(':') {
+                options.extend(rest.split(',').map(str::to_string));
+            }
+        }
         Mount {
             path: self.path.to_path_buf(),
-            options: self.options.split(',').map(str::to_string).collect(),
+            options,
         }
     }
 }
@@ -77,9 +88,44 @@ pub fn is_emulated(proc_root: &Path, mount: &Path) -> bool {
     mounted_at(proc_root, mount, crate::emulate::FS_TYPE).is_some()
 }
 
-/// The options of the resctrl mount at `mount`, if `/proc/mounts` lists it.
+/// The options of the resctrl mount at `mount`, the kernel's or an
+/// emulated one, if `/proc/mounts` lists it.
 pub fn options_of(proc_root: &Path, mount: &Path) -> Vec<String> {
     mounted_at(proc_root, mount, "resctrl")
+        .or_else(|| mounted_at(proc_root, mount, crate::emulate::FS_TYPE))
         .map(|m| m.options)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_and_emulated_mounts_give_their_options() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join("mounts"),
+            "proc /proc proc rw 0 0\n\
+             resctrl /emu fuse.cachepart-resctrl rw,nosuid,user_id=0,group_id=0 0 0\n\
+             resctrl:cdp /emu-cdp fuse.cachepart-resctrl rw,nosuid,user_id=0,group_id=0 0 0\n\
+             resctrl /sys/fs/resctrl resctrl rw,relatime,cdp,mba_MBps 0 0\n",
+        )
+        .unwrap();
+        let opts = |m: &str| options_of(t.path(), Path::new(m));
+        assert_eq!(
+            opts("/sys/fs/resctrl"),
+            ["rw", "relatime", "cdp", "mba_MBps"]
+        );
+        assert!(
+            !opts("/emu").iter().any(|o| o == "cdp"),
+            "{:?}",
+            opts("/emu")
+        );
+        assert_eq!(opts("/emu-cdp").last().map(String::as_str), Some("cdp"));
+        assert!(opts("/elsewhere").is_empty());
+        let found = find(t.path()).unwrap().unwrap();
+        assert!(found.has("mba_MBps") && found.path == Path::new("/sys/fs/resctrl"));
+        assert!(is_emulated(t.path(), Path::new("/emu-cdp")));
+    }
 }

@@ -1,0 +1,210 @@
+//! [`Adopter`]: the [`Machine`] of processes cachepart did not start
+//! (`cachepart daemon`). It takes the mount as [`super::LinuxMachine`]
+//! does (the manager lock, stale groups of dead managers removed), and
+//! its apps are whatever processes the caller adopts now: each interval
+//! the caller finds its targets again and calls [`Adopter::adopt`], which
+//! keeps the groups of processes still there, gives new ones a
+//! monitoring group in the default group, and returns processes no longer
+//! adopted to the default group. A policy then plans for the new set and
+//! [`Machine::apply`] enforces it with the same groups code as the
+//! launcher (one owned control group per cluster, CLOSIDs counted first).
+//!
+//! It starts, pins and stops nothing, and writes no MSR: a plan that
+//! throttles is refused (throttling acts on a pinned app's core). The
+//! daemon drives time itself, so [`Machine::run_interval`] is refused.
+//! On drop, and so after SIGINT or SIGTERM, the owned groups are removed
+//! and their tasks return to the default group.
+
+use super::groups::Groups;
+use super::host::Host;
+use super::Llc;
+use crate::doctor::Roots;
+use crate::error::Result;
+use crate::resctrl::{GroupRef, Resctrl};
+use cachepart_machine::{
+    AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder,
+};
+
+/// One adopted process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Adopted {
+    /// Its name in plans and logs.
+    pub name: String,
+    /// The process.
+    pub pid: u32,
+    /// Its alone curves over ways (from a profile table), if known.
+    pub curves: Option<AppCurves>,
+}
+
+/// A machine whose apps are processes it adopted.
+pub struct Adopter {
+    host: Host,
+    groups: Groups,
+    apps: Vec<Adopted>,
+    /// The apps' curves, when every app has them.
+    alone: Option<Vec<AppCurves>>,
+}
+
+impl std::fmt::Debug for Adopter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Adopter")
+            .field("mount", &self.groups.rdt().mount())
+            .field("apps", &self.apps.len())
+            .finish()
+    }
+}
+
+impl Adopter {
+    /// Opens the mount under `roots` (`plain`: a fake tree), reads the
+    /// host, takes the manager lock and removes the stale groups of dead
+    /// managers. Adopts nothing yet.
+    pub fn start(roots: &Roots, plain: bool) -> Result<Adopter> {
+        let rdt = if plain {
+            Resctrl::open_plain(&roots.resctrl, &roots.proc_root)?
+        } else {
+            Resctrl::open(&roots.resctrl, &roots.proc_root)?
+        };
+        let host = Host::read(&rdt, roots)?;
+        let groups = Groups::new(rdt, 0)?;
+        Ok(Adopter {
+            host,
+            groups,
+            apps: Vec::new(),
+            alone: Some(Vec::new()),
+        })
+    }
+
+    /// Makes `apps` the machine's apps, in this order (see the module
+    /// docs). The clusters of the last plan stay until the next
+    /// [`Machine::apply`]; an app that joined is in the default group
+    /// until then.
+    pub fn adopt(&mut self, apps: Vec<Adopted>) -> Result<()> {
+        let pids: Vec<u32> = apps.iter().map(|a| a.pid).collect();
+        self.alone = apps.iter().map(|a| a.curves.clone()).collect();
+        self.apps = apps;
+        self.groups.retarget(&pids)
+    }
+
+    /// The adopted processes, in order.
+    pub fn apps(&self) -> &[Adopted] {
+        &self.apps
+    }
+
+    /// Moves the threads that the adopted processes started since the
+    /// last call into their groups.
+    pub fn resync(&mut self) -> Result<()> {
+        for app in 0..self.apps.len() {
+            self.groups.resync(app)?;
+        }
+        Ok(())
+    }
+
+    /// The resctrl mount in use.
+    pub fn resctrl(&self) -> &Resctrl {
+        self.groups.rdt()
+    }
+
+    /// The LLC as sysfs describes it.
+    pub fn llc(&self) -> &Llc {
+        &self.host.llc
+    }
+
+    /// Stale groups of dead managers removed at the start.
+    pub fn removed_at_start(&self) -> &[String] {
+        &self.groups.removed_at_start
+    }
+
+    /// App `app`'s control group now.
+    pub fn control_group(&self, app: usize) -> GroupRef {
+        self.groups.control_group(app)
+    }
+
+    /// App `app`'s monitoring group now.
+    pub fn mon_group(&self, app: usize) -> Option<&GroupRef> {
+        self.groups.mon_group(app)
+    }
+
+    /// The owned control groups, cluster order.
+    pub fn cluster_groups(&self) -> &[GroupRef] {
+        self.groups.clusters()
+    }
+
+    /// Removes every owned group; the tasks return to the default group.
+    /// The first failure is returned after trying all.
+    pub fn shutdown(&mut self) -> Result<()> {
+        self.groups.remove_all()
+    }
+}
+
+impl Drop for Adopter {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+impl Machine for Adopter {
+    fn platform(&self) -> &Platform {
+        &self.host.platform
+    }
+
+    fn alone_curves_on(&mut self, axis: &Axis) -> std::result::Result<&[AppCurves], MachineError> {
+        if *axis != Axis::Ways {
+            return Err(MachineError::Unsupported(
+                "page colors: Linux has no page-coloring allocator".into(),
+            ));
+        }
+        match &self.alone {
+            Some(a) => Ok(a),
+            None => {
+                let missing: Vec<&str> = self
+                    .apps
+                    .iter()
+                    .filter(|a| a.curves.is_none())
+                    .map(|a| a.name.as_str())
+                    .collect();
+                Err(MachineError::Unsupported(format!(
+                    "alone curves: no profile for {}; name each target's rows in the profile table (PBBCache metrics CSV)",
+                    missing.join(", ")
+                )))
+            }
+        }
+    }
+
+    fn app_count(&mut self) -> std::result::Result<usize, MachineError> {
+        Ok(self.apps.len())
+    }
+
+    fn apply(&mut self, plan: &Plan) -> std::result::Result<(), MachineError> {
+        plan.validate(self.apps.len(), &self.host.platform.mask_rules)?;
+        if !plan.colors.is_empty() {
+            return Err(MachineError::Unsupported(
+                "page colors: Linux has no page-coloring allocator".into(),
+            ));
+        }
+        if !plan.throttle.is_empty() {
+            return Err(MachineError::Unsupported(
+                "throttling: adopted processes are not pinned to a core, and MSR throttling acts on a core".into(),
+            ));
+        }
+        let r = if plan.clusters.is_empty() {
+            if self.groups.clusters().is_empty() {
+                Ok(())
+            } else {
+                self.groups.unclustered()
+            }
+        } else {
+            self.groups.apply(plan)
+        };
+        r.map_err(MachineError::backend)
+    }
+
+    fn run_interval(
+        &mut self,
+        _respond: Responder<'_>,
+    ) -> std::result::Result<Interval, MachineError> {
+        Err(MachineError::Unsupported(
+            "intervals: the adopter's caller finds its processes again each interval and re-plans"
+                .into(),
+        ))
+    }
+}
