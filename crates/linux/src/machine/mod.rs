@@ -483,6 +483,11 @@ impl Machine for LinuxMachine {
         self.ensure_started().map_err(backend)?;
         if !plan.clusters.is_empty() {
             self.groups.apply(plan).map_err(backend)?;
+            for c in &plan.clusters {
+                for &app in &c.apps {
+                    self.counters.set_ways(app, c.mask.count());
+                }
+            }
         }
         for t in &plan.throttle {
             self.throttle(t).map_err(backend)?;

@@ -8,13 +8,16 @@
 //! event, inherited by every thread the process starts, scaled by
 //! `time_enabled / time_running` when the kernel multiplexed it);
 //! [`FakeCounters`] returns scripted, deterministic counts for tests and
-//! for machines without a PMU.
+//! for machines without a PMU; [`TableCounters`] returns an app's rates
+//! from a profile table at the way count its current plan gives it.
 
 mod fake;
 mod real;
+mod table;
 
 pub use fake::{FakeCounters, FakeRates};
 pub use real::{pmu_dir, PerfCounters};
+pub use table::TableCounters;
 
 use crate::error::Result;
 use std::time::Duration;
@@ -51,6 +54,11 @@ pub trait CounterSource: Send {
 
     /// The event counting L2-miss stalls, if any (`CYCLE_ACTIVITY.STALLS_L2_MISS`).
     fn stall_event(&self) -> Option<&str>;
+
+    /// App `app` may now fill `ways` LLC ways (the machine applied a
+    /// plan). Sources that measure ignore it; [`TableCounters`] switches
+    /// the app to its table's row for that way count.
+    fn set_ways(&mut self, _app: usize, _ways: u32) {}
 }
 
 /// A counter's value scaled for multiplexing: `count * enabled / running`
