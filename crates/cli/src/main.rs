@@ -11,6 +11,7 @@ mod output;
 mod platform_cmd;
 mod profile_cmd;
 mod profile_compare;
+mod profile_measure;
 mod rdt_cmd;
 mod rdt_emulate;
 mod rdt_manage;

@@ -104,3 +104,104 @@ kind = "color-sweep"
 programs = ["a"]
 colors = [1, 2]
 "#;
+
+/// Runs `f` with `rdt emulate` serving `preset` at `mount` (an empty
+/// directory), then stops the emulator with SIGTERM and checks it exited
+/// cleanly. Needs root and /dev/fuse; without them it fails and says so.
+pub fn with_emulated_resctrl<T>(mount: &Path, preset: &str, f: impl FnOnce() -> T) -> T {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut emu = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args([
+            "rdt",
+            "emulate",
+            mount.to_str().unwrap(),
+            "--preset",
+            preset,
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !mount.join("info/last_cmd_status").exists() {
+        if let Some(status) = emu.try_wait().unwrap() {
+            let out = emu.wait_with_output().unwrap();
+            panic!(
+                "rdt emulate exited ({status}) before mounting; the emulated resctrl needs \
+                 root and /dev/fuse: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no mount in 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    // SAFETY: kill sends SIGTERM to the emulator we started.
+    unsafe { libc::kill(emu.id() as i32, libc::SIGTERM) };
+    let out = emu.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    match result {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e),
+    }
+}
+
+/// The L3 masks in the `schemata` of the owned (`cachepart-`) control
+/// groups under `mount` now, as written (`7ff`).
+pub fn owned_masks(mount: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(mount).into_iter().flatten().flatten() {
+        if !e.file_name().to_string_lossy().starts_with("cachepart-") {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path().join("schemata")).unwrap_or_default();
+        for line in text.lines() {
+            if let Some(rest) = line.trim().strip_prefix("L3:") {
+                for d in rest.split(';') {
+                    if let Some((_, m)) = d.split_once('=') {
+                        out.push(m.trim().to_string());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A PBBCache-format table of three programs over 11 ways: `xz`
+/// cache-sensitive (its IPC grows and its misses fall with every way),
+/// `sort` light, `copy` streaming.
+pub fn three_program_table() -> String {
+    let mut s =
+        String::from("BENCH,NR_WAYS,ipc,llcrpki,llcmpki,llcmpkc,bandwidth_mbps,stalls_l2_miss\n");
+    for w in 1..=11u32 {
+        let x = f64::from(w);
+        let rows = [
+            (
+                "xz",
+                0.5 + 0.1 * x,
+                12.0,
+                8.0 / x,
+                4.0 / x,
+                900.0 / x,
+                0.3 / x,
+            ),
+            ("sort", 1.5, 1.0, 0.2, 0.3, 20.0, 0.02),
+            ("copy", 0.4, 31.0, 30.0, 12.0, 6000.0, 0.6),
+        ];
+        for (name, ipc, rpki, mpki, mpkc, bw, st) in rows {
+            s.push_str(&format!(
+                "{name},{w},{ipc},{rpki},{mpki},{mpkc},{bw},{st}\n"
+            ));
+        }
+    }
+    s
+}

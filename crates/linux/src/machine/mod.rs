@@ -76,6 +76,8 @@ struct App {
     first_run: Option<Duration>,
     /// Every run's length (first, then restarts).
     runs: Vec<Duration>,
+    /// How its last run ended.
+    status: Option<std::process::ExitStatus>,
     started: bool,
 }
 
@@ -157,7 +159,7 @@ impl LinuxMachine {
             mask_rules: cache.rules(),
             max_bandwidth_mbps: None,
         };
-        let mhz = cpu.as_ref().and_then(|c| c.mhz).unwrap_or(1000.0);
+        let mhz = CpuModel::clock_mhz(&roots.proc_root);
         let interrupt = match config.interrupt {
             Some(f) => f,
             None => {
@@ -191,6 +193,7 @@ impl LinuxMachine {
                     proc: None,
                     first_run: None,
                     runs: Vec::new(),
+                    status: None,
                     started: false,
                 })
                 .collect(),
@@ -244,6 +247,16 @@ impl LinuxMachine {
     /// Every completed run of app `app`.
     pub fn runs(&self, app: usize) -> &[Duration] {
         &self.apps[app].runs
+    }
+
+    /// The clock cycles are counted at, MHz ([`CpuModel::clock_mhz`]).
+    pub fn clock_mhz(&self) -> f64 {
+        self.mhz
+    }
+
+    /// How app `app`'s last run ended, once it has.
+    pub fn exit_status(&self, app: usize) -> Option<std::process::ExitStatus> {
+        self.apps[app].status
     }
 
     /// The apps' specs, mix order.
@@ -324,17 +337,18 @@ impl LinuxMachine {
             let Some(p) = self.apps[app].proc.as_mut() else {
                 continue;
             };
-            let Some(took) = p.exited()? else {
+            let Some((took, status)) = p.exited()? else {
                 continue;
             };
             let a = &mut self.apps[app];
             a.runs.push(took);
+            a.status = Some(status);
             let first = a.first_run.is_none();
             if first {
                 a.first_run = Some(took);
             }
             a.proc = None;
-            self.groups.exited(app);
+            self.groups.exited(app)?;
             events.push(self.event(app, EventKind::Finished));
             if self.apps[app].spec.restart && !all_first_done(&self.apps) {
                 self.counters.detach(app);
@@ -405,7 +419,7 @@ impl LinuxMachine {
                 if let Some(mut p) = a.proc.take() {
                     p.stop();
                     self.counters.detach(i);
-                    self.groups.exited(i);
+                    self.groups.exited(i)?;
                 }
             }
         }

@@ -58,7 +58,10 @@ impl CounterSource for TableCounters {
         if app >= self.rates.len() {
             return Err(Error::parse(
                 "profile table",
-                format!("app {app}: the table gives rows for {} apps", self.rates.len()),
+                format!(
+                    "app {app}: the table gives rows for {} apps",
+                    self.rates.len()
+                ),
             ));
         }
         self.attached.insert(app);
