@@ -5,9 +5,10 @@
 //! the interval and the mix file's `[lfoc-online]`, `[kpart-dynaway]` and
 //! `[dunn-dynamic]` sections.
 //!
-//! `ucp-online` reads utility monitors (per-app shadow tags) that only the
-//! simulator models: no Intel or AMD part exposes them, so a Linux run
-//! refuses it before anything starts.
+//! `ucp-online` reads utility monitors (per-app shadow tags, UMON) that no
+//! Intel or AMD part exposes: a Linux run takes it only with table-driven
+//! counters (`--fake-counters-from`), which derive the monitors from the
+//! table, and refuses it otherwise before anything starts.
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,17 +18,19 @@ use cachepart_policy::{Controller, Static};
 
 use crate::error::Error;
 use crate::experiment::{lfoc, policy_for, RunOptions};
+use crate::linux_counters::CounterChoice;
 use crate::linux_run::MixFile;
-use crate::online::{dunn_dynamic, kpart_dynaway, lfoc_online, OnlineSetup};
+use crate::online::{dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup};
 use crate::Algorithm;
 
-/// Refuses, before anything starts, a policy a Linux machine cannot run.
-pub fn check_policy(policy: Algorithm) -> Result<(), Error> {
-    if policy == Algorithm::UcpOnline {
+/// Refuses, before anything starts, a policy a Linux machine cannot run
+/// with these counters.
+pub fn check_policy(policy: Algorithm, counters: CounterChoice<'_>) -> Result<(), Error> {
+    if policy == Algorithm::UcpOnline && !matches!(counters, CounterChoice::Table(_)) {
         return Err(Error::Usage(
             "--policy ucp-online: it reads utility monitors (UMON shadow tags per app), which \
-             only the simulator models; no Intel or AMD part exposes them. On Linux use \
-             lfoc-online, dunn-dynamic or kpart-dynaway, or the static ucp"
+             no Intel or AMD part exposes (table-driven counters, --fake-counters-from, model \
+             them). On Linux use lfoc-online, dunn-dynamic or kpart-dynaway, or the static ucp"
                 .into(),
         ));
     }
@@ -55,13 +58,13 @@ pub fn linux_controller(
     setup: &OnlineSetup,
     opts: &RunOptions,
 ) -> Result<Box<dyn Controller>, Error> {
-    check_policy(policy)?;
     Ok(match policy {
         Algorithm::LfocOnline => {
             Box::new(lfoc_online(mix.lfoc_online.as_ref(), lfoc(opts), setup)?)
         }
         Algorithm::DunnDynamic => Box::new(dunn_dynamic(mix.dunn_dynamic.as_ref(), setup)?),
         Algorithm::KpartDynaway => Box::new(kpart_dynaway(mix.kpart_dynaway.as_ref(), setup)?),
+        Algorithm::UcpOnline => Box::new(ucp_online(mix.ucp_online.as_ref(), setup)?.0),
         p => Box::new(Static::new(policy_for(p, opts)?)),
     })
 }

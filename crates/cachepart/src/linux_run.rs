@@ -29,7 +29,7 @@ use crate::error::Error;
 use crate::experiment::RunOptions;
 use crate::linux_control::{check_policy, linux_controller, linux_setup};
 use crate::linux_counters::{counter_source, find_program, CounterChoice};
-use crate::online::{DunnDynamicFile, KpartDynawayFile, LfocOnlineFile};
+use crate::online::{DunnDynamicFile, KpartDynawayFile, LfocOnlineFile, UcpOnlineFile};
 use crate::samples::SampleRow;
 use crate::Algorithm;
 
@@ -71,6 +71,10 @@ pub struct MixFile {
     /// Dynamic Dunn's parameters (`--policy dunn-dynamic`).
     #[serde(default)]
     pub dunn_dynamic: Option<DunnDynamicFile>,
+    /// UCP on utility monitors (`--policy ucp-online`; `sampled-sets` has
+    /// no effect on Linux).
+    #[serde(default)]
+    pub ucp_online: Option<UcpOnlineFile>,
 }
 
 /// Parses `500ms`, `2s`, `1.5s`.
@@ -273,7 +277,7 @@ fn alone_curves(mix: &MixFile, metrics: &Path) -> Result<Vec<AppCurves>, Error> 
 /// Runs the mix in `mix_path` to the end of every app's first run.
 pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport, Error> {
     let mix = MixFile::read(mix_path)?;
-    check_policy(opts.policy)?;
+    check_policy(opts.policy, opts.counters())?;
     let interval = match (opts.interval, &mix.interval) {
         (Some(d), _) => d,
         (None, Some(t)) => parse_interval(t).map_err(Error::Input)?,

@@ -3,9 +3,9 @@
 //! (`--fake-counters-from`): the counts follow each app's row at the ways
 //! its plan gives it, so the controllers see partitioning act. LFOC's
 //! online algorithm runs a three-program mix to the end on the emulated
-//! resctrl and re-plans; the static LFOC plans once; `ucp-online`, which
-//! needs utility monitors no hardware has, is refused before anything
-//! starts.
+//! resctrl and re-plans; the static LFOC plans once; `ucp-online` runs on
+//! the utility monitors the table gives, and without them (scripted
+//! counters, like hardware) is refused before anything starts.
 
 mod support;
 
@@ -107,13 +107,13 @@ fn lfoc_online_replans_on_the_emulated_resctrl_and_static_lfoc_plans_once() {
 }
 
 #[test]
-fn dunn_dynamic_and_kpart_dynaway_run_to_the_end() {
+fn dunn_dynamic_kpart_dynaway_and_ucp_online_run_to_the_end() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
     let mount = r.join("resctrl");
     fake::resctrl(&mount, Preset::Skylake).unwrap();
     setup(r, 1.5);
-    for policy in ["dunn-dynamic", "kpart-dynaway"] {
+    for policy in ["dunn-dynamic", "kpart-dynaway", "ucp-online"] {
         let res = run(r, &mount, true, policy);
         ran_to_the_end(&res);
         assert!(!plans(&res).is_empty(), "{policy}: {res}");
@@ -121,7 +121,7 @@ fn dunn_dynamic_and_kpart_dynaway_run_to_the_end() {
 }
 
 #[test]
-fn ucp_online_is_refused_before_anything_starts() {
+fn ucp_online_without_utility_monitors_is_refused_before_anything_starts() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
     let mount = r.join("resctrl");

@@ -395,6 +395,7 @@ impl LinuxMachine {
             self.groups.resync(app)?;
             let c = self.counters.read(app, elapsed)?;
             let (occupancy, bytes) = self.groups.monitor(app)?;
+            let (umon_hits, umon_misses) = self.counters.utility(app).unwrap_or_default();
             samples.push(Sample {
                 app,
                 instructions: c.instructions,
@@ -405,6 +406,8 @@ impl LinuxMachine {
                 llc_occupancy_bytes: occupancy.unwrap_or(0) as f64,
                 memory_bytes: bytes.unwrap_or(0) as f64,
                 ran: c.cycles > 0.0,
+                umon_hits,
+                umon_misses,
                 ..Sample::default()
             });
         }

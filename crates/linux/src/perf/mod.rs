@@ -59,6 +59,16 @@ pub trait CounterSource: Send {
     /// plan). Sources that measure ignore it; [`TableCounters`] switches
     /// the app to its table's row for that way count.
     fn set_ways(&mut self, _app: usize, _ways: u32) {}
+
+    /// App `app`'s utility monitor over its last read (UCP's UMON): the
+    /// LLC references that would hit at each LRU stack position of a
+    /// private directory with every way (most recently used first), and
+    /// those that would hit at none. No hardware has one (`None`);
+    /// [`TableCounters`] derives it from the table's misses at every way
+    /// count.
+    fn utility(&self, _app: usize) -> Option<(Vec<f64>, f64)> {
+        None
+    }
 }
 
 /// A counter's value scaled for multiplexing: `count * enabled / running`

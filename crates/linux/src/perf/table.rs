@@ -10,6 +10,12 @@
 //! reads give the same counts whatever the wall clock did. This is what
 //! lets online controllers and `cachepart profile measure` be tested on a
 //! machine without a PMU: the counts respond to partitioning.
+//!
+//! The table also gives what a utility monitor would have counted
+//! ([`CounterSource::utility`]): with `m(w)` the fraction of references
+//! that miss with `w` ways (`llcmpki / llcrpki` of row `w`, `m(0) = 1`,
+//! made non-increasing), the last read's `R` references hit at stack
+//! position `p` in `R x (m(p-1) - m(p))` and at none in `R x m(W)`.
 
 use super::{CounterSource, Counts, FakeRates};
 use crate::error::{Error, Result};
@@ -25,6 +31,8 @@ pub struct TableCounters {
     /// Per app: the ways it may fill now.
     ways: Vec<u32>,
     attached: BTreeSet<usize>,
+    /// Per app: the references of its last read.
+    last_refs: Vec<f64>,
 }
 
 impl TableCounters {
@@ -41,6 +49,7 @@ impl TableCounters {
         let ways = rates.iter().map(|r| r.len() as u32).collect();
         Ok(TableCounters {
             interval,
+            last_refs: vec![0.0; rates.len()],
             rates,
             ways,
             attached: BTreeSet::new(),
@@ -85,12 +94,33 @@ impl CounterSource for TableCounters {
         };
         let r = rates[self.ways[app] as usize - 1];
         if !self.attached.contains(&app) {
+            self.last_refs[app] = 0.0;
             return Ok(Counts {
                 l2_miss_stall_cycles: r.stall_fraction.map(|_| 0.0),
                 ..Counts::default()
             });
         }
-        Ok(r.counts_over(self.interval))
+        let c = r.counts_over(self.interval);
+        self.last_refs[app] = c.llc_references;
+        Ok(c)
+    }
+
+    fn utility(&self, app: usize) -> Option<(Vec<f64>, f64)> {
+        let rates = self.rates.get(app)?;
+        let refs = self.last_refs[app];
+        let mut prev = 1.0f64;
+        let mut hits = Vec::with_capacity(rates.len());
+        for r in rates {
+            let m = if r.llc_refs_pki > 0.0 {
+                (r.llc_mpki / r.llc_refs_pki).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+            .min(prev);
+            hits.push(refs * (prev - m));
+            prev = m;
+        }
+        Some((hits, refs * prev))
     }
 
     fn stall_event(&self) -> Option<&str> {
@@ -147,5 +177,26 @@ mod tests {
         assert_eq!(t.stall_event(), None);
         assert!(t.attach(2, 1).is_err());
         assert!(TableCounters::new(ms, vec![vec![]]).is_err());
+    }
+
+    #[test]
+    fn the_utility_monitor_splits_the_last_references_by_stack_position() {
+        // misses per reference: 1/2 with one way, 1/8 with two (and a
+        // row that would miss more with more ways counts as no change)
+        let row = |mpki| FakeRates {
+            llc_refs_pki: 8.0,
+            ..rates(1.0, mpki, None)
+        };
+        let table = vec![vec![row(4.0), row(1.0), row(1.5)]];
+        let mut t = TableCounters::new(Duration::from_millis(1), table).unwrap();
+        assert_eq!(t.utility(0), Some((vec![0.0, 0.0, 0.0], 0.0)));
+        t.attach(0, 1).unwrap();
+        let c = t.read(0, Duration::from_millis(1)).unwrap();
+        let (hits, misses) = t.utility(0).unwrap();
+        let r = c.llc_references;
+        assert_eq!(hits, vec![r * 0.5, r * 0.375, 0.0]);
+        assert_eq!(misses, r * 0.125);
+        assert_eq!(hits.iter().sum::<f64>() + misses, r);
+        assert_eq!(t.utility(5), None);
     }
 }
