@@ -17,9 +17,14 @@
 //! and `stalls_store_buf` are not counted and are written as 0.
 //!
 //! A limit is checked at interval ends, so a run counts whole intervals.
-//! A program that exits with a failure status fails the measurement.
+//! A program that exits with a failure status fails the measurement. So
+//! does SIGINT or SIGTERM (through [`MeasureOptions::interrupt`]): the
+//! run in progress stops its program and removes its group, and no later
+//! run starts.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cachepart_linux::doctor::Roots;
@@ -49,6 +54,9 @@ pub struct MeasureOptions<'a> {
     pub seconds: Option<f64>,
     /// Runs per program and way count (the median is kept).
     pub repeat: u32,
+    /// Raised by SIGINT/SIGTERM, registered once by the caller; `None`:
+    /// each run's machine registers its own.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// What one run counted.
@@ -131,6 +139,16 @@ pub fn measure(
         while ways.is_none_or(|all| w <= all) {
             let mut runs = Vec::with_capacity(opts.repeat as usize);
             for _ in 0..opts.repeat {
+                if opts
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|f| f.load(Ordering::Relaxed))
+                {
+                    return Err(Error::Input(
+                        "interrupted by SIGINT/SIGTERM: the measure stopped, nothing written"
+                            .into(),
+                    ));
+                }
                 let (row, all) = run_once(app, w, opts)?;
                 ways.get_or_insert(all);
                 runs.push(row);
@@ -166,7 +184,7 @@ fn run_once(
         counters,
         msr: None,
         alone: None,
-        interrupt: None,
+        interrupt: opts.interrupt.clone(),
     };
     let spec = AppSpec {
         name: app.name.clone(),

@@ -86,6 +86,7 @@ fn main() {
         // The Linux machine handles SIGINT/SIGTERM: it stops the apps and
         // removes its groups before the command ends.
         Command::Run(_) => true,
+        Command::Profile(profile_cmd::ProfileCommand::Measure(_)) => true,
         _ => false,
     };
     if !capture {

@@ -2,11 +2,13 @@
 //! reads the apps (`--app NAME=COMMAND`, or a mix file), checks the
 //! machine and that the output can be written before anything starts,
 //! runs the CAT sweep with a progress bar (runs done), and writes the
-//! PBBCache metrics CSV atomically: on any failure, no file.
+//! PBBCache metrics CSV atomically: on any failure, no file. SIGINT and
+//! SIGTERM raise one flag that every run's machine polls: the program
+//! running is stopped, its group removed, and the command fails.
 
 use crate::common_args::{OutputArg, QuietArg};
 use crate::output::TempFile;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use cachepart::linux::doctor::Roots;
 use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
 use cachepart::linux_counters::CounterChoice;
@@ -14,6 +16,8 @@ use cachepart::linux_measure::{apps_of_mix, measure, parse_app, MeasureOptions};
 use cachepart::linux_run::parse_interval;
 use clap::Args;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Arguments of `profile measure`.
 #[derive(Args)]
@@ -96,6 +100,11 @@ pub fn run(a: MeasureArgs) -> Result<()> {
             .flatten()
             .map_or(PathBuf::from(DEFAULT_MOUNT), |m| m.path),
     };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&interrupt))
+            .context("registering the SIGINT/SIGTERM handler")?;
+    }
     let opts = MeasureOptions {
         roots: Roots {
             proc_root: a.proc_root,
@@ -110,6 +119,7 @@ pub fn run(a: MeasureArgs) -> Result<()> {
         instructions: a.instructions,
         seconds: a.seconds,
         repeat: a.repeat,
+        interrupt: Some(interrupt),
     };
     let bar = a.quiet.bar(
         Some(1),

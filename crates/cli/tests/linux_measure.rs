@@ -9,6 +9,7 @@ mod support;
 
 use cachepart::linux::fake::{self, Preset};
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::{cachepart, owned_masks, three_program_table, with_emulated_resctrl};
@@ -207,4 +208,61 @@ fn without_resctrl_and_pmu_it_refuses_and_starts_nothing() {
     );
     assert!(!marker.exists());
     assert!(!r.join("m.csv").exists());
+}
+
+#[test]
+fn an_interrupt_stops_the_program_removes_its_group_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let mount = r.join("resctrl");
+    fake::resctrl(&mount, Preset::Skylake).unwrap();
+    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args([
+            "profile",
+            "measure",
+            "--app",
+            "a=sleep 30",
+            "--fake-counters",
+        ])
+        .args(["--resctrl", mount.to_str().unwrap(), "--resctrl-plain"])
+        .args(["--sys-root", r.join("sys").to_str().unwrap()])
+        .args(["-o", r.join("m.csv").to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the program to be in its group.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid = loop {
+        assert!(
+            Instant::now() < deadline,
+            "the program never reached its group"
+        );
+        let tasks = std::fs::read_dir(&mount)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("cachepart-"))
+            .filter_map(|e| std::fs::read_to_string(e.path().join("tasks")).ok())
+            .find_map(|t| t.lines().next().map(str::to_string));
+        if let Some(p) = tasks {
+            break p;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: kill sends SIGINT to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "{pid} still runs"
+    );
+    assert!(owned_masks(&mount).is_empty());
+    assert!(!r.join("m.csv").exists());
+    assert!(support::list(r).iter().all(|n| !n.starts_with(".tmp")));
 }
