@@ -114,7 +114,8 @@ impl Algorithm {
     }
 
     /// True for controllers that measure the mix as it runs (they need a
-    /// machine with time: the simulator, not the table-driven model).
+    /// machine with time: the simulator or Linux, not the table-driven
+    /// model).
     pub fn is_online(self) -> bool {
         matches!(
             self,
