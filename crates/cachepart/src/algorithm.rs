@@ -32,7 +32,7 @@ pub enum Algorithm {
     /// LFOC with pair clustering of the sensitive apps (PBBCache's `lfoc+`).
     LfocPlus,
     /// LFOC's online algorithm (sampling, class-change heuristics): a
-    /// controller for machines that run in time (the simulator).
+    /// controller for machines that run in time (the simulator, Linux).
     LfocOnline,
     /// KPart's dynamic version: periodic full way sweeps of each app, then
     /// KPart's clustering (a controller, like `lfoc-online`).
@@ -114,7 +114,8 @@ impl Algorithm {
     }
 
     /// True for controllers that measure the mix as it runs (they need a
-    /// machine with time: the simulator, not the table-driven model).
+    /// machine with time: the simulator or Linux, not the table-driven
+    /// model).
     pub fn is_online(self) -> bool {
         matches!(
             self,

@@ -121,6 +121,17 @@ pub fn metrics_row(bench: &str, run: &AloneRun, freq_ghz: f64, line_bytes: u32) 
     }
 }
 
+/// Checks a program name for the table's `BENCH` column: non-empty,
+/// without commas, quotes or newlines.
+pub fn check_bench_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.contains([',', '"', '\n', '\r']) {
+        return Err(format!(
+            "program name {name:?} must be non-empty, without commas, quotes or newlines"
+        ));
+    }
+    Ok(())
+}
+
 /// Profiles every trace of `apps` at every way count of
 /// `opts.platform` (in parallel); rows are program-major in `apps`
 /// order, then by way count. Names must be unique.
@@ -139,13 +150,8 @@ pub fn metrics_rows_with(
     }
     let mut seen = BTreeSet::new();
     for a in apps {
-        if a.name.is_empty() || a.name.contains([',', '"', '\n', '\r']) {
-            return Err(Error::Usage(format!(
-                "trace {}: program name {:?} must be non-empty, without commas, quotes or newlines",
-                a.path.display(),
-                a.name
-            )));
-        }
+        check_bench_name(&a.name)
+            .map_err(|e| Error::Usage(format!("trace {}: {e}", a.path.display())))?;
         if !seen.insert(a.name.as_str()) {
             return Err(Error::Usage(format!(
                 "trace {}: program name {:?} is used twice (name the traces with --name)",

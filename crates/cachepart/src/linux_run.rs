@@ -7,7 +7,8 @@
 //! rows in the profile table (`profile`, default its `name`). The run
 //! checks the machine first ([`preflight`]: resctrl, and the PMU unless
 //! the counters are scripted) and starts nothing when it lacks them; then
-//! it drives the controller on a [`LinuxMachine`] until every app has
+//! it drives the controller ([`crate::linux_control`]: a static policy or
+//! an online controller) on a [`LinuxMachine`] until every app has
 //! finished its first run, and reports each app's first run (wall time,
 //! IPC, slowdown against its IPC alone at every way in the profile table)
 //! with STP, ANTT and unfairness.
@@ -17,15 +18,18 @@ use std::time::Duration;
 
 use cachepart_linux::doctor::{diagnose, Roots, Status};
 use cachepart_linux::machine::{AppSpec, LinuxConfig, LinuxMachine};
-use cachepart_linux::perf::{pmu_dir, CounterSource, FakeCounters, PerfCounters};
+use cachepart_linux::perf::pmu_dir;
 use cachepart_linux::{cpu::CpuModel, msr::MsrControl};
 use cachepart_machine::{Action, AppCurves, EventKind, Machine};
-use cachepart_policy::{drive, Static, Stop};
+use cachepart_policy::{drive, Stop};
 use cachepart_profile::{MetricsTable, MixMetrics};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::experiment::{policy_for, RunOptions};
+use crate::experiment::RunOptions;
+use crate::linux_control::{check_policy, linux_controller, linux_setup};
+use crate::linux_counters::{counter_source, find_program, CounterChoice};
+use crate::online::{DunnDynamicFile, KpartDynawayFile, LfocOnlineFile, UcpOnlineFile};
 use crate::samples::SampleRow;
 use crate::Algorithm;
 
@@ -58,6 +62,19 @@ pub struct MixFile {
     /// The apps.
     #[serde(rename = "app", default)]
     pub apps: Vec<MixApp>,
+    /// Online LFOC's parameters (`--policy lfoc-online`).
+    #[serde(default)]
+    pub lfoc_online: Option<LfocOnlineFile>,
+    /// KPart-Dynaway's parameters (`--policy kpart-dynaway`).
+    #[serde(default)]
+    pub kpart_dynaway: Option<KpartDynawayFile>,
+    /// Dynamic Dunn's parameters (`--policy dunn-dynamic`).
+    #[serde(default)]
+    pub dunn_dynamic: Option<DunnDynamicFile>,
+    /// UCP on utility monitors (`--policy ucp-online`; `sampled-sets` has
+    /// no effect on Linux).
+    #[serde(default)]
+    pub ucp_online: Option<UcpOnlineFile>,
 }
 
 /// Parses `500ms`, `2s`, `1.5s`.
@@ -125,6 +142,9 @@ pub struct LinuxRunOptions {
     pub plain_resctrl: bool,
     /// Scripted counters in place of perf.
     pub fake_counters: bool,
+    /// Counters from this profile table's rows at each app's way count in
+    /// place of perf (and of `fake_counters`).
+    pub fake_table: Option<PathBuf>,
     /// Allow MSR writes (throttling).
     pub allow_msr: bool,
     /// The profile table giving the apps' alone curves.
@@ -160,6 +180,15 @@ pub struct LinuxAppResult {
     pub slowdown: Option<f64>,
 }
 
+/// A plan the controller applied.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppliedPlan {
+    /// The interval it followed (0: at the start).
+    pub interval: u64,
+    /// The plan, as `Plan` prints it.
+    pub plan: String,
+}
+
 /// The result of a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct LinuxRunReport {
@@ -177,6 +206,9 @@ pub struct LinuxRunReport {
     pub metrics: Option<MixMetrics>,
     /// Intervals run.
     pub intervals: u64,
+    /// Every cluster plan applied, in order (a static policy applies one;
+    /// an online controller re-plans).
+    pub plans: Vec<AppliedPlan>,
     /// Stale groups of dead managers removed at the start.
     pub removed_at_start: Vec<String>,
     /// Every sample, interval-major.
@@ -224,42 +256,32 @@ pub fn preflight(roots: &Roots, plain_resctrl: bool, fake_counters: bool) -> Res
     )))
 }
 
+impl MixApp {
+    /// Its program's name in a profile table.
+    pub fn program(&self) -> &str {
+        self.profile.as_deref().unwrap_or(&self.name)
+    }
+}
+
+impl LinuxRunOptions {
+    /// Where the counts come from.
+    pub fn counters(&self) -> CounterChoice<'_> {
+        CounterChoice::from_flags(self.fake_counters, self.fake_table.as_deref())
+    }
+}
+
 fn alone_curves(mix: &MixFile, metrics: &Path) -> Result<Vec<AppCurves>, Error> {
     let table = MetricsTable::from_path(metrics)?;
     mix.apps
         .iter()
-        .map(|a| {
-            let name = a.profile.as_deref().unwrap_or(&a.name);
-            let i = table
-                .apps()
-                .iter()
-                .position(|t| t.name == name)
-                .ok_or_else(|| {
-                    Error::Input(format!(
-                        "{}: no program '{name}' (app {}){}",
-                        metrics.display(),
-                        a.name,
-                        table
-                            .suggest(name)
-                            .map(|s| format!("; did you mean '{s}'?"))
-                            .unwrap_or_default()
-                    ))
-                })?;
-            Ok(table.curves(i))
-        })
+        .map(|a| Ok(table.curves(find_program(&table, a.program(), &a.name)?)))
         .collect()
 }
 
 /// Runs the mix in `mix_path` to the end of every app's first run.
 pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport, Error> {
     let mix = MixFile::read(mix_path)?;
-    if opts.policy.is_online() {
-        return Err(Error::Usage(format!(
-            "--policy {}: online controllers need the simulator's hooks; on Linux use a static policy ({})",
-            opts.policy,
-            "stock, equal-part, ucp, kpart, dunn, lfoc, ..."
-        )));
-    }
+    check_policy(opts.policy, opts.counters())?;
     let interval = match (opts.interval, &mix.interval) {
         (Some(d), _) => d,
         (None, Some(t)) => parse_interval(t).map_err(Error::Input)?,
@@ -270,20 +292,14 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
         .as_deref()
         .map(|m| alone_curves(&mix, m))
         .transpose()?;
-    let policy = policy_for(opts.policy, &RunOptions::default())?;
-    preflight(&opts.roots, opts.plain_resctrl, opts.fake_counters)?;
+    preflight(&opts.roots, opts.plain_resctrl, opts.counters().is_fake())?;
     let cpu = CpuModel::read(&opts.roots.proc_root).ok();
-    let counters: Box<dyn CounterSource> = if opts.fake_counters {
-        Box::new(FakeCounters::new(interval))
-    } else {
-        let cpu = cpu.clone().ok_or_else(|| {
-            Error::Input(format!(
-                "{}/cpuinfo: unreadable; perf needs the CPU model",
-                opts.roots.proc_root.display()
-            ))
-        })?;
-        Box::new(PerfCounters::new(&opts.roots.sys, &cpu)?)
-    };
+    let programs: Vec<(&str, &str)> = mix
+        .apps
+        .iter()
+        .map(|a| (a.name.as_str(), a.program()))
+        .collect();
+    let counters = counter_source(opts.counters(), &programs, interval, &opts.roots)?;
     let msr = if opts.allow_msr {
         let cpu = cpu.ok_or_else(|| Error::Input("the CPU model is unknown".into()))?;
         Some(MsrControl::new(&opts.roots.dev, &cpu, true)?)
@@ -312,31 +328,37 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
         interrupt: opts.interrupt.clone(),
     };
     let mut machine = LinuxMachine::start(config, apps)?;
-    let mut controller = Static::new(policy);
+    let setup = linux_setup(&machine, interval, mix_path);
+    let mut controller = linux_controller(opts.policy, &mix, &setup, &RunOptions::default())?;
     let mut samples = Vec::new();
     let mut first = vec![(0.0f64, 0.0f64); n];
     let mut finished = vec![false; n];
-    let log = drive(&mut machine, &mut controller, Stop::WhenDone, &mut |iv| {
-        for s in &iv.samples {
-            if !finished[s.app] {
-                first[s.app].0 += s.instructions;
-                first[s.app].1 += s.cycles;
+    let log = drive(
+        &mut machine,
+        controller.as_mut(),
+        Stop::WhenDone,
+        &mut |iv| {
+            for s in &iv.samples {
+                if !finished[s.app] {
+                    first[s.app].0 += s.instructions;
+                    first[s.app].1 += s.cycles;
+                }
+                samples.push(SampleRow {
+                    interval: iv.index,
+                    end_cycles: iv.end_cycles,
+                    app: s.app,
+                    name: names[s.app].clone(),
+                    sample: s.clone(),
+                });
             }
-            samples.push(SampleRow {
-                interval: iv.index,
-                end_cycles: iv.end_cycles,
-                app: s.app,
-                name: names[s.app].clone(),
-                sample: s.clone(),
-            });
-        }
-        for e in &iv.events {
-            if e.kind == EventKind::Finished {
-                finished[e.app] = true;
+            for e in &iv.events {
+                if e.kind == EventKind::Finished {
+                    finished[e.app] = true;
+                }
             }
-        }
-        cachepart_policy::Flow::Continue
-    })
+            cachepart_policy::Flow::Continue
+        },
+    )
     .map_err(|e| Error::Input(format!("{}: {e}", mix_path.display())))?;
     let plan = log.actions.iter().rev().find_map(|a| match &a.action {
         Action::Apply(p) if !p.clusters.is_empty() => Some(p.clone()),
@@ -381,10 +403,21 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
         policy: opts.policy.to_string(),
         platform: machine.platform().name.clone(),
         interval_ms: interval.as_millis() as u64,
-        fake_counters: opts.fake_counters,
+        fake_counters: opts.counters().is_fake(),
         apps: results,
         metrics,
         intervals: log.intervals,
+        plans: log
+            .actions
+            .iter()
+            .filter_map(|a| match &a.action {
+                Action::Apply(p) if !p.clusters.is_empty() => Some(AppliedPlan {
+                    interval: a.interval,
+                    plan: p.to_string(),
+                }),
+                _ => None,
+            })
+            .collect(),
         removed_at_start: machine.removed_at_start().to_vec(),
         samples,
     };

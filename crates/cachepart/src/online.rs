@@ -1,5 +1,13 @@
-//! Online controllers a scenario can run as its policy (`policy =
-//! "lfoc-online"`), and the scenario section that sets their parameters.
+//! Online controllers a scenario or a Linux mix can run as its policy
+//! (`policy = "lfoc-online"`, `cachepart run --policy lfoc-online`), and
+//! the file sections that set their parameters (`[lfoc-online]`,
+//! `[kpart-dynaway]`, `[dunn-dynamic]`, `[ucp-online]`, the same in both
+//! files).
+//!
+//! One constructor per controller takes an [`OnlineSetup`]: the app count,
+//! the clock, the interval and the LLC's way size. A scenario's setup comes
+//! from its platform ([`OnlineSetup::of_scenario`]); a Linux run's from the
+//! machine's platform, its clock and the interval.
 
 use serde::{Deserialize, Serialize};
 
@@ -36,30 +44,77 @@ pub struct LfocOnlineFile {
     pub repartition_cycles: Option<u64>,
 }
 
-/// Online LFOC for `scenario`: the preset's clustering, the file's
-/// periods, LLC way size and clock from the platform.
-pub fn lfoc_online_for(scenario: &Scenario, lfoc: Lfoc) -> Result<LfocOnline, Error> {
-    let file = &scenario.file;
-    let f = file.lfoc_online.clone().unwrap_or_default();
-    let llc = &scenario.platform.llc;
+/// What every online controller is built from, whatever the machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnlineSetup {
+    /// Apps in the mix.
+    pub apps: usize,
+    /// The clock, GHz: periods given in time become cycles with it.
+    pub freq_ghz: f64,
+    /// The machine's interval, cycles.
+    pub interval_cycles: u64,
+    /// Bytes per LLC way, when the machine knows them.
+    pub way_bytes: Option<f64>,
+    /// The file the parameters come from, for errors.
+    pub whence: String,
+}
+
+impl OnlineSetup {
+    /// The setup of `scenario`: its platform's clock and LLC, its
+    /// interval.
+    pub fn of_scenario(scenario: &Scenario) -> OnlineSetup {
+        let llc = &scenario.platform.llc;
+        OnlineSetup {
+            apps: scenario.apps.len(),
+            freq_ghz: scenario.platform.timing.freq_ghz,
+            interval_cycles: scenario.file.interval_cycles,
+            way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
+            whence: scenario
+                .path
+                .as_ref()
+                .map_or(scenario.name.clone(), |p| p.display().to_string()),
+        }
+    }
+
+    /// 500 ms of the clock, LFOC's period (and the default of the others).
+    fn half_second(&self) -> u64 {
+        (self.freq_ghz * 0.5e9) as u64
+    }
+
+    fn err(&self, policy: &str, e: impl std::fmt::Display) -> Error {
+        Error::Input(format!("{}: {policy}: {e}", self.whence))
+    }
+}
+
+/// Online LFOC: the preset's clustering, the section's periods (`None`:
+/// the paper's defaults), LLC way size and clock from the setup.
+pub fn lfoc_online(
+    section: Option<&LfocOnlineFile>,
+    lfoc: Lfoc,
+    setup: &OnlineSetup,
+) -> Result<LfocOnline, Error> {
+    let f = section.cloned().unwrap_or_default();
     let d: LfocOnlineParams = with_lfoc(lfoc);
     let params = LfocOnlineParams {
         warmup_windows: f.warmup_windows.unwrap_or(d.warmup_windows),
         window_instructions: f.window_instructions.unwrap_or(d.window_instructions),
         period_instructions: f.period_instructions.unwrap_or(d.period_instructions),
         history: f.history.unwrap_or(d.history),
-        repartition_cycles: f
-            .repartition_cycles
-            .unwrap_or((scenario.platform.timing.freq_ghz * 0.5e9) as u64),
-        way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
+        repartition_cycles: f.repartition_cycles.unwrap_or(setup.half_second()),
+        way_bytes: setup.way_bytes,
         ..d
     };
-    let whence = scenario
-        .path
-        .as_ref()
-        .map_or(scenario.name.clone(), |p| p.display().to_string());
-    LfocOnline::new(params, scenario.apps.len(), Some(file.interval_cycles))
-        .map_err(|e| Error::Input(format!("{whence}: lfoc-online: {e}")))
+    LfocOnline::new(params, setup.apps, Some(setup.interval_cycles))
+        .map_err(|e| setup.err("lfoc-online", e))
+}
+
+/// Online LFOC for `scenario` ([`lfoc_online`] on its setup).
+pub fn lfoc_online_for(scenario: &Scenario, lfoc: Lfoc) -> Result<LfocOnline, Error> {
+    lfoc_online(
+        scenario.file.lfoc_online.as_ref(),
+        lfoc,
+        &OnlineSetup::of_scenario(scenario),
+    )
 }
 
 /// The `[kpart-dynaway]` section of a scenario.
@@ -76,22 +131,26 @@ pub struct KpartDynawayFile {
     pub reprofile_cycles: Option<u64>,
 }
 
-/// KPart-Dynaway for `scenario`.
-pub fn kpart_dynaway_for(scenario: &Scenario) -> Result<KpartDynaway, Error> {
-    let f = scenario.file.kpart_dynaway.clone().unwrap_or_default();
+/// KPart-Dynaway from its section (`None`: the defaults).
+pub fn kpart_dynaway(
+    section: Option<&KpartDynawayFile>,
+    setup: &OnlineSetup,
+) -> Result<KpartDynaway, Error> {
+    let f = section.cloned().unwrap_or_default();
     let d = DynawayParams::default();
     let params = DynawayParams {
         window_instructions: f.window_instructions.unwrap_or(d.window_instructions),
-        reprofile_cycles: f
-            .reprofile_cycles
-            .unwrap_or((scenario.platform.timing.freq_ghz * 0.5e9) as u64),
+        reprofile_cycles: f.reprofile_cycles.unwrap_or(setup.half_second()),
     };
-    let whence = scenario
-        .path
-        .as_ref()
-        .map_or(scenario.name.clone(), |p| p.display().to_string());
-    KpartDynaway::new(params, scenario.apps.len())
-        .map_err(|e| Error::Input(format!("{whence}: kpart-dynaway: {e}")))
+    KpartDynaway::new(params, setup.apps).map_err(|e| setup.err("kpart-dynaway", e))
+}
+
+/// KPart-Dynaway for `scenario`.
+pub fn kpart_dynaway_for(scenario: &Scenario) -> Result<KpartDynaway, Error> {
+    kpart_dynaway(
+        scenario.file.kpart_dynaway.as_ref(),
+        &OnlineSetup::of_scenario(scenario),
+    )
 }
 
 /// The `[dunn-dynamic]` section of a scenario.
@@ -107,18 +166,23 @@ pub struct DunnDynamicFile {
     pub max_clusters: Option<usize>,
 }
 
+/// Dynamic Dunn from its section (`None`: the defaults).
+pub fn dunn_dynamic(
+    section: Option<&DunnDynamicFile>,
+    setup: &OnlineSetup,
+) -> Result<DunnDynamic, Error> {
+    let f = section.cloned().unwrap_or_default();
+    let period = f.period_cycles.unwrap_or(setup.half_second());
+    DunnDynamic::new(setup.apps, period, f.max_clusters.unwrap_or(8))
+        .map_err(|e| setup.err("dunn-dynamic", e))
+}
+
 /// Dynamic Dunn for `scenario`.
 pub fn dunn_dynamic_for(scenario: &Scenario) -> Result<DunnDynamic, Error> {
-    let f = scenario.file.dunn_dynamic.clone().unwrap_or_default();
-    let period = f
-        .period_cycles
-        .unwrap_or((scenario.platform.timing.freq_ghz * 0.5e9) as u64);
-    let whence = scenario
-        .path
-        .as_ref()
-        .map_or(scenario.name.clone(), |p| p.display().to_string());
-    DunnDynamic::new(scenario.apps.len(), period, f.max_clusters.unwrap_or(8))
-        .map_err(|e| Error::Input(format!("{whence}: dunn-dynamic: {e}")))
+    dunn_dynamic(
+        scenario.file.dunn_dynamic.as_ref(),
+        &OnlineSetup::of_scenario(scenario),
+    )
 }
 
 /// The `[ucp-online]` section of a scenario.
@@ -134,14 +198,22 @@ pub struct UcpOnlineFile {
     pub sampled_sets: Option<u32>,
 }
 
+/// UCP on utility monitors from its section (`None`: the defaults), and
+/// the monitors' set sample.
+pub fn ucp_online(
+    section: Option<&UcpOnlineFile>,
+    setup: &OnlineSetup,
+) -> Result<(UcpOnline, u32), Error> {
+    let f = section.cloned().unwrap_or_default();
+    let c = UcpOnline::new(setup.apps, f.period_cycles.unwrap_or(5_000_000))
+        .map_err(|e| setup.err("ucp-online", e))?;
+    Ok((c, f.sampled_sets.unwrap_or(32)))
+}
+
 /// UCP on utility monitors for `scenario`, and the monitors' set sample.
 pub fn ucp_online_for(scenario: &Scenario) -> Result<(UcpOnline, u32), Error> {
-    let f = scenario.file.ucp_online.clone().unwrap_or_default();
-    let whence = scenario
-        .path
-        .as_ref()
-        .map_or(scenario.name.clone(), |p| p.display().to_string());
-    let c = UcpOnline::new(scenario.apps.len(), f.period_cycles.unwrap_or(5_000_000))
-        .map_err(|e| Error::Input(format!("{whence}: ucp-online: {e}")))?;
-    Ok((c, f.sampled_sets.unwrap_or(32)))
+    ucp_online(
+        scenario.file.ucp_online.as_ref(),
+        &OnlineSetup::of_scenario(scenario),
+    )
 }

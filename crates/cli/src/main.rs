@@ -12,6 +12,7 @@ mod output;
 mod platform_cmd;
 mod profile_cmd;
 mod profile_compare;
+mod profile_measure;
 mod rdt_cmd;
 mod rdt_emulate;
 mod rdt_manage;
@@ -92,6 +93,8 @@ fn main() {
         // The daemon removes its groups on SIGINT/SIGTERM and reloads on
         // SIGHUP.
         Command::Daemon(_) => true,
+        // `profile measure` stops its program and removes its group.
+        Command::Profile(profile_cmd::ProfileCommand::Measure(_)) => true,
         _ => false,
     };
     if !capture {

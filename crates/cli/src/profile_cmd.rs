@@ -28,6 +28,9 @@ pub enum ProfileCommand {
     /// measured on hardware against `from-trace` on the simulator): LLC
     /// MPKI and normalised IPC at every way count, and each one's LFOC class.
     Compare(crate::profile_compare::CompareArgs),
+    /// Measure real programs on this machine: each runs alone at every way
+    /// count 1..W (a CAT sweep), written in PBBCache's metrics format.
+    Measure(crate::profile_measure::MeasureArgs),
 }
 
 /// Arguments of `profile builtin`.
@@ -194,6 +197,7 @@ pub fn run(cmd: ProfileCommand) -> Result<()> {
         ProfileCommand::Classify(a) => classify_cmd(a),
         ProfileCommand::FromTrace(a) => from_trace(a),
         ProfileCommand::Compare(a) => crate::profile_compare::run(a),
+        ProfileCommand::Measure(a) => crate::profile_measure::run(a),
         ProfileCommand::Builtin(a) => {
             let output = a.output.resolve()?;
             let set = a.set.builtin.set();

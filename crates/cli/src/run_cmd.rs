@@ -27,7 +27,9 @@ use crate::output::Output;
 pub struct RunArgs {
     /// The mix file (TOML: [[app]] name, argv, core, restart, profile).
     mix: PathBuf,
-    /// The policy (a static one: stock, equal-part, ucp, kpart, dunn, lfoc, ...).
+    /// The policy: a static one (stock, equal-part, ucp, kpart, dunn,
+    /// lfoc, ...) or an online controller (lfoc-online, dunn-dynamic,
+    /// kpart-dynaway).
     #[arg(long)]
     policy: String,
     /// The interval (`500ms`, `1s`; default: the mix file's, else 500ms).
@@ -45,6 +47,10 @@ pub struct RunArgs {
     /// Scripted counters in place of perf (machines without a PMU, tests).
     #[arg(long)]
     fake_counters: bool,
+    /// Counters from this profile table (PBBCache metrics CSV) in place of
+    /// perf: each app at its program's row for the ways its plan gives it.
+    #[arg(long, value_name = "TABLE")]
+    fake_counters_from: Option<PathBuf>,
     /// Allow MSR writes (duty cycle, prefetchers) on the apps' cores.
     #[arg(long)]
     allow_msr: bool,
@@ -97,6 +103,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         },
         plain_resctrl: args.resctrl_plain,
         fake_counters: args.fake_counters,
+        fake_table: args.fake_counters_from,
         allow_msr: args.allow_msr,
         metrics: args.metrics,
         interrupt: Some(flag),
@@ -129,7 +136,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let report = report?;
     if report.fake_counters {
-        eprintln!("note: --fake-counters: the counts are scripted, not measured");
+        eprintln!("note: fake counters: the counts are scripted, not measured");
     }
     println!(
         "{:<16} {:>4} {:>6} {:>10} {:>5} {:>7} {:>9}",

@@ -133,6 +133,16 @@ pub struct CpuModel {
 }
 
 impl CpuModel {
+    /// The clock the Linux machine converts wall time to cycles with (its
+    /// intervals' `end_cycles`, the controllers' periods): the first
+    /// processor's MHz under `proc_root`, else 1000.
+    pub fn clock_mhz(proc_root: &Path) -> f64 {
+        CpuModel::read(proc_root)
+            .ok()
+            .and_then(|c| c.mhz)
+            .unwrap_or(1000.0)
+    }
+
     /// Reads `proc_root/cpuinfo`.
     pub fn read(proc_root: &Path) -> Result<CpuModel> {
         let path = proc_root.join("cpuinfo");

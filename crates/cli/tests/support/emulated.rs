@@ -19,6 +19,12 @@ impl Emulated {
     pub fn start(dir: &Path, preset: &str) -> Emulated {
         let mount = dir.join("resctrl");
         std::fs::create_dir(&mount).unwrap();
+        Emulated::at(&mount, preset)
+    }
+
+    /// Mounts an emulator of `preset` at `mount`, an empty directory.
+    pub fn at(mount: &Path, preset: &str) -> Emulated {
+        let mount = mount.to_path_buf();
         let mut child = Command::new(env!("CARGO_BIN_EXE_cachepart"))
             .args([
                 "rdt",
@@ -50,6 +56,21 @@ impl Emulated {
             child: Some(child),
             mount,
         }
+    }
+
+    /// Stops the emulator (SIGTERM) and checks that it unmounted and
+    /// exited with status 0.
+    pub fn stop(mut self) {
+        let c = self.child.take().expect("running");
+        // SAFETY: kill sends SIGTERM to the emulator we started.
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// The mount as an argument.

@@ -105,10 +105,10 @@ impl AppSpec {
 }
 
 impl Proc {
-    /// The run's length if it has exited (any exit status).
-    pub fn exited(&mut self) -> Result<Option<Duration>> {
+    /// The run's length and exit status if it has exited.
+    pub fn exited(&mut self) -> Result<Option<(Duration, std::process::ExitStatus)>> {
         match self.child.try_wait() {
-            Ok(Some(_)) => Ok(Some(self.started.elapsed())),
+            Ok(Some(status)) => Ok(Some((self.started.elapsed(), status))),
             Ok(None) => Ok(None),
             Err(e) => Err(Error::Process {
                 what: format!("waiting for pid {}", self.pid),

@@ -179,9 +179,17 @@ impl Groups {
     }
 
     /// Forgets app `app`'s process (it exited: the kernel dropped its
-    /// threads from the groups).
-    pub fn exited(&mut self, app: usize) {
-        self.places[app].pid = None;
+    /// threads from the groups) and removes its monitoring group, which
+    /// counts nothing more and would hold its RMID (and, once a re-plan
+    /// removes the control group it is in, would be gone under it).
+    pub fn exited(&mut self, app: usize) -> Result<()> {
+        let p = &mut self.places[app];
+        p.pid = None;
+        p.mbm = ByteCounter::default();
+        match p.mon.take() {
+            Some(m) => self.rdt.remove(&m),
+            None => Ok(()),
+        }
     }
 
     /// Moves threads of app `app` born since the last move.

@@ -83,6 +83,8 @@ struct App {
     first_run: Option<Duration>,
     /// Every run's length (first, then restarts).
     runs: Vec<Duration>,
+    /// How its last run ended.
+    status: Option<std::process::ExitStatus>,
     started: bool,
 }
 
@@ -173,6 +175,7 @@ impl LinuxMachine {
                     proc: None,
                     first_run: None,
                     runs: Vec::new(),
+                    status: None,
                     started: false,
                 })
                 .collect(),
@@ -226,6 +229,16 @@ impl LinuxMachine {
     /// Every completed run of app `app`.
     pub fn runs(&self, app: usize) -> &[Duration] {
         &self.apps[app].runs
+    }
+
+    /// The clock cycles are counted at, MHz ([`crate::cpu::CpuModel::clock_mhz`]).
+    pub fn clock_mhz(&self) -> f64 {
+        self.mhz
+    }
+
+    /// How app `app`'s last run ended, once it has.
+    pub fn exit_status(&self, app: usize) -> Option<std::process::ExitStatus> {
+        self.apps[app].status
     }
 
     /// The apps' specs, mix order.
@@ -306,17 +319,18 @@ impl LinuxMachine {
             let Some(p) = self.apps[app].proc.as_mut() else {
                 continue;
             };
-            let Some(took) = p.exited()? else {
+            let Some((took, status)) = p.exited()? else {
                 continue;
             };
             let a = &mut self.apps[app];
             a.runs.push(took);
+            a.status = Some(status);
             let first = a.first_run.is_none();
             if first {
                 a.first_run = Some(took);
             }
             a.proc = None;
-            self.groups.exited(app);
+            self.groups.exited(app)?;
             events.push(self.event(app, EventKind::Finished));
             if self.apps[app].spec.restart && !all_first_done(&self.apps) {
                 self.counters.detach(app);
@@ -363,6 +377,7 @@ impl LinuxMachine {
             self.groups.resync(app)?;
             let c = self.counters.read(app, elapsed)?;
             let (occupancy, bytes) = self.groups.monitor(app)?;
+            let (umon_hits, umon_misses) = self.counters.utility(app).unwrap_or_default();
             samples.push(Sample {
                 app,
                 instructions: c.instructions,
@@ -373,6 +388,8 @@ impl LinuxMachine {
                 llc_occupancy_bytes: occupancy.unwrap_or(0) as f64,
                 memory_bytes: bytes.unwrap_or(0) as f64,
                 ran: c.cycles > 0.0,
+                umon_hits,
+                umon_misses,
                 ..Sample::default()
             });
         }
@@ -387,7 +404,7 @@ impl LinuxMachine {
                 if let Some(mut p) = a.proc.take() {
                     p.stop();
                     self.counters.detach(i);
-                    self.groups.exited(i);
+                    self.groups.exited(i)?;
                 }
             }
         }
@@ -465,6 +482,11 @@ impl Machine for LinuxMachine {
         self.ensure_started().map_err(backend)?;
         if !plan.clusters.is_empty() {
             self.groups.apply(plan).map_err(backend)?;
+            for c in &plan.clusters {
+                for &app in &c.apps {
+                    self.counters.set_ways(app, c.mask.count());
+                }
+            }
         }
         for t in &plan.throttle {
             self.throttle(t).map_err(backend)?;

@@ -283,3 +283,33 @@ fn bad_apps_are_refused_before_anything_starts() {
     assert!(e.contains("nowhere"), "{e}");
     assert_eq!(s.owned_left(), Vec::<String>::new());
 }
+
+#[test]
+fn an_exited_app_loses_its_monitoring_group_and_a_replan_still_works() {
+    let s = Setup::new(Preset::Skylake);
+    let apps = vec![
+        app("long", &["sleep", "1"], 0, false),
+        app("short", &["sleep", "0.01"], 1, false),
+    ];
+    let mut m = LinuxMachine::start(s.config(false), apps).unwrap();
+    m.apply(&two_clusters()).unwrap();
+    assert!(m.mon_group(1).is_some());
+    while m.pid(1).is_some() {
+        m.run_interval(&mut nothing).unwrap();
+    }
+    assert!(m.mon_group(1).is_none());
+    // One cluster now: the short app's old group goes; its counters
+    // read nothing, and the next interval reads without error.
+    let one = Plan {
+        clusters: vec![Cluster {
+            mask: WayMask(0x7ff),
+            apps: vec![0, 1],
+        }],
+        ..Plan::default()
+    };
+    m.apply(&one).unwrap();
+    let iv = m.run_interval(&mut nothing).unwrap();
+    assert_eq!(iv.samples[1].llc_occupancy_bytes, 0.0);
+    m.shutdown().unwrap();
+    assert_eq!(s.owned_left(), Vec::<String>::new());
+}

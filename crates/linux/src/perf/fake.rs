@@ -42,6 +42,22 @@ impl FakeRates {
     }
 }
 
+impl FakeRates {
+    /// What these rates count over `interval` (whole counts, as a PMU
+    /// gives).
+    pub fn counts_over(&self, interval: Duration) -> Counts {
+        let cycles = (self.ghz * interval.as_nanos() as f64).round();
+        let instructions = (cycles * self.ipc).round();
+        Counts {
+            instructions,
+            cycles,
+            llc_references: (instructions * self.llc_refs_pki / 1000.0).round(),
+            llc_misses: (instructions * self.llc_mpki / 1000.0).round(),
+            l2_miss_stall_cycles: self.stall_fraction.map(|f| (cycles * f).round()),
+        }
+    }
+}
+
 /// Deterministic counts for tests and for machines without a PMU.
 #[derive(Clone, Debug)]
 pub struct FakeCounters {
@@ -98,15 +114,7 @@ impl CounterSource for FakeCounters {
             _ => FakeRates::default_for(app),
         };
         *n += 1;
-        let cycles = (r.ghz * self.interval.as_nanos() as f64).round();
-        let instructions = (cycles * r.ipc).round();
-        Ok(Counts {
-            instructions,
-            cycles,
-            llc_references: (instructions * r.llc_refs_pki / 1000.0).round(),
-            llc_misses: (instructions * r.llc_mpki / 1000.0).round(),
-            l2_miss_stall_cycles: r.stall_fraction.map(|f| (cycles * f).round()),
-        })
+        Ok(r.counts_over(self.interval))
     }
 
     fn stall_event(&self) -> Option<&str> {

@@ -8,13 +8,16 @@
 //! event, inherited by every thread the process starts, scaled by
 //! `time_enabled / time_running` when the kernel multiplexed it);
 //! [`FakeCounters`] returns scripted, deterministic counts for tests and
-//! for machines without a PMU.
+//! for machines without a PMU; [`TableCounters`] returns an app's rates
+//! from a profile table at the way count its current plan gives it.
 
 mod fake;
 mod real;
+mod table;
 
 pub use fake::{FakeCounters, FakeRates};
 pub use real::{pmu_dir, PerfCounters};
+pub use table::TableCounters;
 
 use crate::error::Result;
 use std::time::Duration;
@@ -51,6 +54,21 @@ pub trait CounterSource: Send {
 
     /// The event counting L2-miss stalls, if any (`CYCLE_ACTIVITY.STALLS_L2_MISS`).
     fn stall_event(&self) -> Option<&str>;
+
+    /// App `app` may now fill `ways` LLC ways (the machine applied a
+    /// plan). Sources that measure ignore it; [`TableCounters`] switches
+    /// the app to its table's row for that way count.
+    fn set_ways(&mut self, _app: usize, _ways: u32) {}
+
+    /// App `app`'s utility monitor over its last read (UCP's UMON): the
+    /// LLC references that would hit at each LRU stack position of a
+    /// private directory with every way (most recently used first), and
+    /// those that would hit at none. No hardware has one (`None`);
+    /// [`TableCounters`] derives it from the table's misses at every way
+    /// count.
+    fn utility(&self, _app: usize) -> Option<(Vec<f64>, f64)> {
+        None
+    }
 }
 
 /// A counter's value scaled for multiplexing: `count * enabled / running`

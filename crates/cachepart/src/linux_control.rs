@@ -1,0 +1,70 @@
+//! The controller a Linux run drives: a static policy, planned once from
+//! the apps' alone curves, or an online controller (`lfoc-online`,
+//! `dunn-dynamic`, `kpart-dynaway`) built by the same constructors as a
+//! scenario's ([`crate::online`]) from the machine's platform, its clock,
+//! the interval and the mix file's `[lfoc-online]`, `[kpart-dynaway]` and
+//! `[dunn-dynamic]` sections.
+//!
+//! `ucp-online` reads utility monitors (per-app shadow tags, UMON) that no
+//! Intel or AMD part exposes: a Linux run takes it only with table-driven
+//! counters (`--fake-counters-from`), which derive the monitors from the
+//! table, and refuses it otherwise before anything starts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use cachepart_linux::machine::LinuxMachine;
+use cachepart_policy::{Controller, Static};
+
+use crate::error::Error;
+use crate::experiment::{lfoc, policy_for, RunOptions};
+use crate::linux_counters::CounterChoice;
+use crate::linux_run::MixFile;
+use crate::online::{dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup};
+use crate::Algorithm;
+
+/// Refuses, before anything starts, a policy a Linux machine cannot run
+/// with these counters.
+pub fn check_policy(policy: Algorithm, counters: CounterChoice<'_>) -> Result<(), Error> {
+    if policy == Algorithm::UcpOnline && !matches!(counters, CounterChoice::Table(_)) {
+        return Err(Error::Usage(
+            "--policy ucp-online: it reads utility monitors (UMON shadow tags per app), which \
+             no Intel or AMD part exposes (table-driven counters, --fake-counters-from, model \
+             them). On Linux use lfoc-online, dunn-dynamic or kpart-dynaway, or the static ucp"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The online setup of a run of `mix` (read from `mix_path`) on
+/// `machine` with `interval`.
+pub fn linux_setup(machine: &LinuxMachine, interval: Duration, mix_path: &Path) -> OnlineSetup {
+    let mhz = machine.clock_mhz();
+    let llc = machine.llc();
+    OnlineSetup {
+        apps: machine.specs().len(),
+        freq_ghz: mhz / 1000.0,
+        interval_cycles: (interval.as_secs_f64() * mhz * 1e6) as u64,
+        way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
+        whence: mix_path.display().to_string(),
+    }
+}
+
+/// The controller of `policy` for `mix` on `machine`.
+pub fn linux_controller(
+    policy: Algorithm,
+    mix: &MixFile,
+    setup: &OnlineSetup,
+    opts: &RunOptions,
+) -> Result<Box<dyn Controller>, Error> {
+    Ok(match policy {
+        Algorithm::LfocOnline => {
+            Box::new(lfoc_online(mix.lfoc_online.as_ref(), lfoc(opts), setup)?)
+        }
+        Algorithm::DunnDynamic => Box::new(dunn_dynamic(mix.dunn_dynamic.as_ref(), setup)?),
+        Algorithm::KpartDynaway => Box::new(kpart_dynaway(mix.kpart_dynaway.as_ref(), setup)?),
+        Algorithm::UcpOnline => Box::new(ucp_online(mix.ucp_online.as_ref(), setup)?.0),
+        p => Box::new(Static::new(policy_for(p, opts)?)),
+    })
+}

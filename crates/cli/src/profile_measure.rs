@@ -1,0 +1,143 @@
+//! `cachepart profile measure`: glue over `cachepart::linux_measure`. It
+//! reads the apps (`--app NAME=COMMAND`, or a mix file), checks the
+//! machine and that the output can be written before anything starts,
+//! runs the CAT sweep with a progress bar (runs done), and writes the
+//! PBBCache metrics CSV atomically: on any failure, no file. SIGINT and
+//! SIGTERM raise one flag that every run's machine polls: the program
+//! running is stopped, its group removed, and the command fails.
+
+use crate::common_args::{OutputArg, QuietArg};
+use crate::output::TempFile;
+use anyhow::{bail, Context, Result};
+use cachepart::linux::doctor::Roots;
+use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
+use cachepart::linux_counters::CounterChoice;
+use cachepart::linux_measure::{apps_of_mix, measure, parse_app, MeasureOptions};
+use cachepart::linux_run::parse_interval;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Arguments of `profile measure`.
+#[derive(Args)]
+pub struct MeasureArgs {
+    /// A mix file whose apps to measure (each `profile`, else `name`,
+    /// names its rows); or give them with --app.
+    #[arg(conflicts_with = "app", required_unless_present = "app")]
+    mix: Option<PathBuf>,
+    /// A program to measure: NAME=COMMAND (the command runs through
+    /// `sh -c`; NAME names its rows). Repeat for several.
+    #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_app)]
+    app: Vec<cachepart::linux_run::MixApp>,
+    /// Measure each run's first N instructions (whole intervals) instead
+    /// of its whole run.
+    #[arg(long, value_name = "N")]
+    instructions: Option<f64>,
+    /// Measure each run's first S seconds (whole intervals) instead of its
+    /// whole run.
+    #[arg(long, value_name = "S")]
+    seconds: Option<f64>,
+    /// Runs per program and way count; each column is their median.
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    repeat: u32,
+    /// How often the counters are read (`100ms`, `1s`).
+    #[arg(long, default_value = "100ms", value_parser = parse_interval)]
+    interval: std::time::Duration,
+    /// The resctrl mount (default: the one in /proc/mounts, else /sys/fs/resctrl).
+    #[arg(long)]
+    resctrl: Option<PathBuf>,
+    /// The resctrl mount is a plain directory tree laid out like one (tests).
+    #[arg(long)]
+    resctrl_plain: bool,
+    /// Scripted counters in place of perf (machines without a PMU, tests).
+    #[arg(long)]
+    fake_counters: bool,
+    /// Counters from this profile table (PBBCache metrics CSV) in place of
+    /// perf: each app at its program's row for the ways it has.
+    #[arg(long, value_name = "TABLE")]
+    fake_counters_from: Option<PathBuf>,
+    /// Where /proc is.
+    #[arg(long, default_value = "/proc")]
+    proc_root: PathBuf,
+    /// Where /sys is.
+    #[arg(long, default_value = "/sys")]
+    sys_root: PathBuf,
+    /// Where /dev is.
+    #[arg(long, default_value = "/dev")]
+    dev_root: PathBuf,
+    #[command(flatten)]
+    output: OutputArg,
+    #[command(flatten)]
+    quiet: QuietArg,
+}
+
+/// Runs `profile measure`.
+pub fn run(a: MeasureArgs) -> Result<()> {
+    let output = a.output.resolve()?;
+    let inputs: Vec<&Path> = a
+        .mix
+        .iter()
+        .chain(a.fake_counters_from.iter())
+        .map(PathBuf::as_path)
+        .collect();
+    output.check_not_input(inputs)?;
+    // Nothing runs unless the result can be written.
+    if let Some(p) = output.file_path() {
+        drop(TempFile::beside(p)?);
+    }
+    let apps = match &a.mix {
+        Some(m) => apps_of_mix(m)?,
+        None => a.app.clone(),
+    };
+    if apps.is_empty() {
+        bail!("no program to measure: give --app NAME=COMMAND or a mix file");
+    }
+    let resctrl = match a.resctrl {
+        Some(p) => p,
+        None => mount::find(&a.proc_root)
+            .ok()
+            .flatten()
+            .map_or(PathBuf::from(DEFAULT_MOUNT), |m| m.path),
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&interrupt))
+            .context("registering the SIGINT/SIGTERM handler")?;
+    }
+    let opts = MeasureOptions {
+        roots: Roots {
+            proc_root: a.proc_root,
+            sys: a.sys_root,
+            dev: a.dev_root,
+            boot: "/boot".into(),
+            resctrl,
+        },
+        plain_resctrl: a.resctrl_plain,
+        counters: CounterChoice::from_flags(a.fake_counters, a.fake_counters_from.as_deref()),
+        interval: a.interval,
+        instructions: a.instructions,
+        seconds: a.seconds,
+        repeat: a.repeat,
+        interrupt: Some(interrupt),
+    };
+    let bar = a.quiet.bar(
+        Some(1),
+        "[{elapsed_precise}] {wide_bar} {pos}/{len} alone runs ({eta})",
+    );
+    let progress = |done: usize, all: usize| {
+        if let Some(pb) = &bar {
+            pb.set_length(all as u64);
+            pb.set_position(done as u64);
+        }
+    };
+    let rows = measure(&apps, &opts, Some(&progress));
+    if let Some(pb) = &bar {
+        pb.finish_and_clear();
+    }
+    let rows = rows?;
+    if opts.counters.is_fake() {
+        eprintln!("note: fake counters: the counts are scripted, not measured");
+    }
+    output.write_bytes(cachepart::from_trace::to_csv(&rows).as_bytes())
+}
