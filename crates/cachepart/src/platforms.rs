@@ -165,8 +165,7 @@ mod tests {
         let mut p = builtin("xeon-gold-6138").unwrap().unwrap();
         assert_eq!(p.prefetchers.run_word, None);
         set_prefetchers(&mut p, "platform").unwrap();
-        assert_eq!(p.prefetchers.run_word, p.prefetchers.default_word);
-        assert!(p.prefetchers.run_word.is_some());
+        assert_eq!(p.prefetchers.run_word, Some(p.prefetchers.default_word));
         set_prefetchers(&mut p, "0x5").unwrap();
         assert_eq!(p.prefetchers.run_word, Some(5));
         set_prefetchers(&mut p, "off").unwrap();
@@ -175,7 +174,9 @@ mod tests {
         assert!(e.contains("prefetchers") && e.contains("lots"), "{e}");
         let mut bare = builtin("power5").unwrap().unwrap();
         assert!(bare.prefetchers.is_absent());
-        let e = set_prefetchers(&mut bare, "platform").unwrap_err().to_string();
+        let e = set_prefetchers(&mut bare, "platform")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("declares no prefetchers"), "{e}");
     }
 }

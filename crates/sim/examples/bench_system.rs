@@ -25,9 +25,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cachepart_sim::memory::{MemoryConfig, TlbConfig, WalkMode};
+use cachepart_sim::memory::{MemoryConfig, WalkMode};
 use cachepart_sim::system::{
-    AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, System, TimingConfig, TraceSource,
+    AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, System, TraceSource,
 };
 use cachepart_sim::{CacheConfig, HierarchyConfig};
 use cachepart_trace::synth::SynthConfig;

@@ -5,10 +5,8 @@
 
 use std::sync::Arc;
 
-use cachepart_sim::memory::{MemoryConfig, TlbConfig};
-use cachepart_sim::system::{
-    run_alone_at, run_alone_warmed, AloneSize, AppSpec, PlatformConfig, TimingConfig,
-};
+use cachepart_sim::memory::MemoryConfig;
+use cachepart_sim::system::{run_alone_at, run_alone_warmed, AloneSize, AppSpec, PlatformConfig};
 use cachepart_sim::{CacheConfig, HierarchyConfig};
 use cachepart_trace::synth::SynthConfig;
 

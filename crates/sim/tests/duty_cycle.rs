@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use cachepart_machine::{Action, AppThrottle, Duty, Machine};
-use cachepart_sim::memory::{MemoryConfig, TlbConfig};
+use cachepart_sim::memory::MemoryConfig;
 use cachepart_sim::system::{
-    AppSpec, AppTotals, ClockModulation, PlatformConfig, SimMachine, System, TimingConfig,
+    AppSpec, AppTotals, ClockModulation, PlatformConfig, SimMachine, System,
 };
 use cachepart_sim::{CacheConfig, HierarchyConfig};
 use cachepart_trace::synth::SynthConfig;

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use cachepart_sim::memory::{MemoryConfig, TlbConfig};
-use cachepart_sim::system::{AppSpec, PlatformConfig, RecordsSource, System, TimingConfig};
+use cachepart_sim::memory::MemoryConfig;
+use cachepart_sim::system::{AppSpec, PlatformConfig, RecordsSource, System};
 use cachepart_sim::{CacheConfig, HierarchyConfig};
 use cachepart_trace::{Kind, Record};
 

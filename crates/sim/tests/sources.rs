@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use cachepart_sim::memory::{MemoryConfig, TlbConfig};
+use cachepart_sim::memory::MemoryConfig;
 use cachepart_sim::system::{
-    AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, System, TimingConfig, TraceSource,
+    AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, System, TraceSource,
 };
 use cachepart_sim::{CacheConfig, HierarchyConfig};
 use cachepart_trace::synth::SynthConfig;

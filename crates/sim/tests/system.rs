@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use cachepart_machine::{EventKind, Machine, Plan};
-use cachepart_sim::memory::{AddressSpace, HugePages, MemoryConfig, PhysicalCore, Tlb, TlbConfig};
+use cachepart_sim::memory::{AddressSpace, HugePages, MemoryConfig, PhysicalCore, Tlb};
 use cachepart_sim::system::{
     alone_sweep, run_alone, AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, SimMachine,
-    System, SystemError, TimingConfig,
+    System, SystemError,
 };
 use cachepart_sim::{Cache, CacheConfig, Hierarchy, HierarchyConfig, PolicyKind};
 use cachepart_trace::synth::SynthConfig;
