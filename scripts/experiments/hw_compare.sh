@@ -14,6 +14,8 @@
 #   WARMUP      instructions simulated before measuring [50000000]
 #   MEASURE     instructions measured after the warm-up [150000000]
 #   BASE_CPI, MLP   the alone runs' timing [1.0, 1.0: from-trace's defaults]
+#   PREFETCHERS the simulated prefetchers, off|platform|WORD [platform: the
+#               measured machine ran with its prefetchers on]
 #   TAG         suffix of the output files (ablations) [none]
 #   OUT         where the tables go [docs/experiments]
 #   SKIP_CAPTURE=1  reuse the traces in WORKDIR
@@ -21,7 +23,9 @@
 # Each program's window is cut by the capture itself (`trace capture --skip
 # N --instructions WARMUP+MEASURE`): N leaves out its start-up (input
 # generation, parsing), so the window is in the phase SPEC's run spends
-# most of its time in. The traces (GBs) stay in WORKDIR.
+# most of its time in (gcc's optimiser after 8 G instructions, Xalan's
+# transform after 3 G; docs/experiments/hw-compare.md shows what earlier
+# windows gave). The traces (GBs) stay in WORKDIR.
 #
 # Needs the Debian packages bzip2, gcc, perl, hmmer, gnugo, povray,
 # povray-examples, xalan and qemu-user (installed here when missing).
@@ -33,6 +37,7 @@ WARMUP=${WARMUP:-50000000}
 MEASURE=${MEASURE:-150000000}
 BASE_CPI=${BASE_CPI:-1.0}
 MLP=${MLP:-1.0}
+PREFETCHERS=${PREFETCHERS:-platform}
 TAG=${TAG:-}
 OUT=${OUT:-docs/experiments}
 if [ -z "${CACHEPART:-}" ]; then
@@ -67,18 +72,19 @@ capture() { # NAME SKIP CMD...
 }
 
 capture bzip2 1000000000 bzip2 -9 -c bzip2-in.bin
-capture gcc 2000000000 "$CC1" -quiet -O3 gcc-in.c -o /dev/null
+capture gcc 8000000000 "$CC1" -quiet -O3 gcc-in.c -o /dev/null
 capture perl 1000000000 perl perl-in.pl
 capture hmmer 200000000 hmmsearch --max --cpu 0 -o /dev/null fam.hmm hmmer-db.fa
 capture gnugo 1000000000 /usr/games/gnugo --mode gtp --level 10 --gtp-input gnugo.gtp
 capture povray 1000000000 povray +I/usr/share/doc/povray/examples/advanced/chess2.pov \
   +W320 +H240 -D +WT1 +O/dev/null
-capture xalan 500000000 Xalan -o /dev/null xalan-in.xml xalan.xsl
+capture xalan 3000000000 Xalan -o /dev/null xalan-in.xml xalan.xsl
 
 cd "$ROOT"
 sim=$OUT/hw-compare-sim$TAG.csv
 "$CACHEPART" profile from-trace -q --platform xeon-gold-6138 --seed 1 \
-  --base-cpi "$BASE_CPI" --mlp "$MLP" --warmup "$WARMUP" --instructions "$MEASURE" \
+  --base-cpi "$BASE_CPI" --mlp "$MLP" --prefetchers "$PREFETCHERS" \
+  --warmup "$WARMUP" --instructions "$MEASURE" \
   "$WORK"/{bzip2,gcc,perl,hmmer,gnugo,povray,xalan}.cpt -o "$sim"
 map=bzip2=bzip206,gcc=gcc06,perl=perlbench06,hmmer=hmmer06,gnugo=gobmk06,povray=povray06,xalan=xalancbmk06
 measured=$ROOT/../shared/data/pbbcache/metrics.csv
