@@ -52,6 +52,17 @@ impl MountArgs {
     }
 }
 
+/// The resources `--l3` sets: `L3`, or on a mount with CDP (`L3CODE` and
+/// `L3DATA` in place of `L3`) both of those, as `pqos -e llc:...` does.
+fn l3_resources(rdt: &Resctrl) -> Vec<Resource> {
+    let caches = &rdt.capabilities().caches;
+    if !caches.contains_key(&Resource::L3) && caches.contains_key(&Resource::L3Code) {
+        vec![Resource::L3Code, Resource::L3Data]
+    } else {
+        vec![Resource::L3]
+    }
+}
+
 /// The schemata line that gives `mask` (or MB `value`) on every domain of
 /// `resource`.
 fn every_domain(rdt: &Resctrl, resource: Resource, value: &str) -> Result<SchemataLine> {
@@ -108,8 +119,10 @@ pub fn set(
     let result = (|| -> Result<Vec<u32>> {
         let mut schemata = rdt.read_schemata(&group)?;
         if let Some(mask) = l3 {
-            let line = every_domain(&rdt, Resource::L3, mask).context("--l3")?;
-            schemata.lines.insert(line.resource, line);
+            for r in l3_resources(&rdt) {
+                let line = every_domain(&rdt, r, mask).context("--l3")?;
+                schemata.lines.insert(line.resource, line);
+            }
         }
         if let Some(v) = mb {
             let line = every_domain(&rdt, Resource::Mb, v).context("--mb")?;
@@ -117,7 +130,8 @@ pub fn set(
         }
         // Only the lines given are written; the kernel keeps the others.
         schemata.lines.retain(|r, _| {
-            (*r == Resource::L3 && l3.is_some()) || (*r == Resource::Mb && mb.is_some())
+            (matches!(r, Resource::L3 | Resource::L3Code | Resource::L3Data) && l3.is_some())
+                || (*r == Resource::Mb && mb.is_some())
         });
         rdt.write_schemata(&group, &schemata)?;
         let mut moved = Vec::new();

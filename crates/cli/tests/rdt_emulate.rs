@@ -169,3 +169,43 @@ fn emulate_refuses_bad_mountpoints_and_stops_on_sigterm() {
     );
     stop(child, libc::SIGTERM, &mnt);
 }
+
+#[test]
+fn set_l3_on_a_cdp_mount_sets_code_and_data() {
+    let t = tempfile::tempdir().unwrap();
+    let mnt = t.path().join("resctrl");
+    std::fs::create_dir(&mnt).unwrap();
+    let child = emulate(&mnt, "cdp");
+    let m = mnt.to_str().unwrap();
+    let mut sleeper = Command::new("sleep").arg("600").spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    let out = cachepart(&[
+        "rdt", "set", "db", "--l3", "0x3", "--pid", &pid, "--mount", m,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = mnt.join(format!("cachepart-{pid}-db"));
+    let schemata = std::fs::read_to_string(dir.join("schemata")).unwrap();
+    assert!(
+        schemata.contains("L3CODE:0=3;1=3") && schemata.contains("L3DATA:0=3;1=3"),
+        "{schemata}"
+    );
+    // a mask the kernel refuses changes neither line
+    let out = cachepart(&[
+        "rdt", "set", "db", "--l3", "0x5", "--pid", &pid, "--mount", m,
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("non-consecutive 1-bits"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("schemata")).unwrap(),
+        schemata
+    );
+    let out = cachepart(&["rdt", "reset", "--mount", m]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    sleeper.kill().unwrap();
+    let _ = sleeper.wait();
+    stop(child, libc::SIGTERM, &mnt);
+}
