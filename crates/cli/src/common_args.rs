@@ -18,6 +18,8 @@
 use crate::output::Output;
 use anyhow::Result;
 use cachepart::builtin;
+use cachepart::linux::doctor::Roots;
+use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -135,6 +137,49 @@ impl QuietArg {
                 None => "{spinner} [{elapsed_precise}] {bytes} read ({bytes_per_sec})",
             },
         )
+    }
+}
+
+/// Where a command that manages this Linux machine finds its kernel
+/// interfaces: the resctrl mount and the roots of `/proc`, `/sys` and
+/// `/dev` (`run`, `daemon`, `profile measure`; tests point them elsewhere).
+#[derive(Args)]
+pub struct HostArgs {
+    /// The resctrl mount (default: the one in /proc/mounts, else /sys/fs/resctrl).
+    #[arg(long)]
+    pub resctrl: Option<PathBuf>,
+    /// The resctrl mount is a plain directory tree laid out like one (tests).
+    #[arg(long)]
+    pub resctrl_plain: bool,
+    /// Where /proc is.
+    #[arg(long, default_value = "/proc")]
+    pub proc_root: PathBuf,
+    /// Where /sys is.
+    #[arg(long, default_value = "/sys")]
+    pub sys_root: PathBuf,
+    /// Where /dev is.
+    #[arg(long, default_value = "/dev")]
+    pub dev_root: PathBuf,
+}
+
+impl HostArgs {
+    /// The roots: `--resctrl`, else the mount in `/proc/mounts`, else
+    /// `/sys/fs/resctrl`; `/boot` for the kernel configuration.
+    pub fn roots(&self) -> Roots {
+        let resctrl = match &self.resctrl {
+            Some(p) => p.clone(),
+            None => mount::find(&self.proc_root)
+                .ok()
+                .flatten()
+                .map_or(PathBuf::from(DEFAULT_MOUNT), |m| m.path),
+        };
+        Roots {
+            proc_root: self.proc_root.clone(),
+            sys: self.sys_root.clone(),
+            dev: self.dev_root.clone(),
+            boot: "/boot".into(),
+            resctrl,
+        }
     }
 }
 

@@ -4,10 +4,9 @@
 //! `--log FILE`) until SIGINT or SIGTERM, after which the groups are gone
 //! and the command exits 0.
 
+use crate::common_args::HostArgs;
 use anyhow::{Context, Result};
 use cachepart::daemon::{run_daemon, DaemonOptions, Requests};
-use cachepart::linux::doctor::Roots;
-use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
 use clap::Args;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::path::PathBuf;
@@ -23,24 +22,11 @@ pub struct DaemonArgs {
     /// stderr.
     #[arg(long)]
     log: Option<PathBuf>,
-    /// The resctrl mount (default: the one in /proc/mounts, else /sys/fs/resctrl).
-    #[arg(long)]
-    resctrl: Option<PathBuf>,
-    /// The resctrl mount is a plain directory tree laid out like one (tests).
-    #[arg(long)]
-    resctrl_plain: bool,
+    #[command(flatten)]
+    host: HostArgs,
     /// The cgroup v2 root that targets' cgroup paths start from.
     #[arg(long, default_value = "/sys/fs/cgroup")]
     cgroup_root: PathBuf,
-    /// Where /proc is.
-    #[arg(long, default_value = "/proc")]
-    proc_root: PathBuf,
-    /// Where /sys is.
-    #[arg(long, default_value = "/sys")]
-    sys_root: PathBuf,
-    /// Where /dev is.
-    #[arg(long, default_value = "/dev")]
-    dev_root: PathBuf,
 }
 
 /// Runs `cachepart daemon`.
@@ -64,23 +50,10 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         })
     }
     .context("installing the SIGHUP handler")?;
-    let resctrl = match args.resctrl {
-        Some(p) => p,
-        None => mount::find(&args.proc_root)
-            .ok()
-            .flatten()
-            .map_or(PathBuf::from(DEFAULT_MOUNT), |m| m.path),
-    };
     let opts = DaemonOptions {
         config: args.config,
-        roots: Roots {
-            proc_root: args.proc_root,
-            sys: args.sys_root,
-            dev: args.dev_root,
-            boot: "/boot".into(),
-            resctrl,
-        },
-        plain_resctrl: args.resctrl_plain,
+        roots: args.host.roots(),
+        plain_resctrl: args.host.resctrl_plain,
         cgroup_root: args.cgroup_root,
         log: args.log,
     };

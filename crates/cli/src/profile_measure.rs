@@ -6,11 +6,9 @@
 //! SIGTERM raise one flag that every run's machine polls: the program
 //! running is stopped, its group removed, and the command fails.
 
-use crate::common_args::{OutputArg, QuietArg};
+use crate::common_args::{HostArgs, OutputArg, QuietArg};
 use crate::output::TempFile;
 use anyhow::{bail, Context, Result};
-use cachepart::linux::doctor::Roots;
-use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
 use cachepart::linux_counters::CounterChoice;
 use cachepart::linux_measure::{apps_of_mix, measure, parse_app, MeasureOptions};
 use cachepart::linux_run::parse_interval;
@@ -44,12 +42,8 @@ pub struct MeasureArgs {
     /// How often the counters are read (`100ms`, `1s`).
     #[arg(long, default_value = "100ms", value_parser = parse_interval)]
     interval: std::time::Duration,
-    /// The resctrl mount (default: the one in /proc/mounts, else /sys/fs/resctrl).
-    #[arg(long)]
-    resctrl: Option<PathBuf>,
-    /// The resctrl mount is a plain directory tree laid out like one (tests).
-    #[arg(long)]
-    resctrl_plain: bool,
+    #[command(flatten)]
+    host: HostArgs,
     /// Scripted counters in place of perf (machines without a PMU, tests).
     #[arg(long)]
     fake_counters: bool,
@@ -57,15 +51,6 @@ pub struct MeasureArgs {
     /// perf: each app at its program's row for the ways it has.
     #[arg(long, value_name = "TABLE")]
     fake_counters_from: Option<PathBuf>,
-    /// Where /proc is.
-    #[arg(long, default_value = "/proc")]
-    proc_root: PathBuf,
-    /// Where /sys is.
-    #[arg(long, default_value = "/sys")]
-    sys_root: PathBuf,
-    /// Where /dev is.
-    #[arg(long, default_value = "/dev")]
-    dev_root: PathBuf,
     #[command(flatten)]
     output: OutputArg,
     #[command(flatten)]
@@ -93,27 +78,14 @@ pub fn run(a: MeasureArgs) -> Result<()> {
     if apps.is_empty() {
         bail!("no program to measure: give --app NAME=COMMAND or a mix file");
     }
-    let resctrl = match a.resctrl {
-        Some(p) => p,
-        None => mount::find(&a.proc_root)
-            .ok()
-            .flatten()
-            .map_or(PathBuf::from(DEFAULT_MOUNT), |m| m.path),
-    };
     let interrupt = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&interrupt))
             .context("registering the SIGINT/SIGTERM handler")?;
     }
     let opts = MeasureOptions {
-        roots: Roots {
-            proc_root: a.proc_root,
-            sys: a.sys_root,
-            dev: a.dev_root,
-            boot: "/boot".into(),
-            resctrl,
-        },
-        plain_resctrl: a.resctrl_plain,
+        roots: a.host.roots(),
+        plain_resctrl: a.host.resctrl_plain,
         counters: CounterChoice::from_flags(a.fake_counters, a.fake_counters_from.as_deref()),
         interval: a.interval,
         instructions: a.instructions,
@@ -121,10 +93,7 @@ pub fn run(a: MeasureArgs) -> Result<()> {
         repeat: a.repeat,
         interrupt: Some(interrupt),
     };
-    let bar = a.quiet.bar(
-        Some(1),
-        "[{elapsed_precise}] {wide_bar} {pos}/{len} alone runs ({eta})",
-    );
+    let bar = a.quiet.runs_bar("alone runs");
     let progress = |done: usize, all: usize| {
         if let Some(pb) = &bar {
             pb.set_length(all as u64);

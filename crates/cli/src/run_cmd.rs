@@ -9,9 +9,8 @@
 //! and the MSRs restored; nothing is written, and the command exits with
 //! 128 + the signal (130, 143) like every other command.
 
+use crate::common_args::HostArgs;
 use anyhow::{Context, Result};
-use cachepart::linux::doctor::Roots;
-use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
 use cachepart::linux_run::{parse_interval, run_mix, LinuxRunOptions};
 use cachepart::Algorithm;
 use clap::Args;
@@ -38,12 +37,8 @@ pub struct RunArgs {
     /// The profile table (PBBCache metrics CSV) with the apps' alone curves.
     #[arg(short = 'm', long)]
     metrics: Option<PathBuf>,
-    /// The resctrl mount (default: the one in /proc/mounts, else /sys/fs/resctrl).
-    #[arg(long)]
-    resctrl: Option<PathBuf>,
-    /// The resctrl mount is a plain directory tree laid out like one (tests).
-    #[arg(long)]
-    resctrl_plain: bool,
+    #[command(flatten)]
+    host: HostArgs,
     /// Scripted counters in place of perf (machines without a PMU, tests).
     #[arg(long)]
     fake_counters: bool,
@@ -57,15 +52,6 @@ pub struct RunArgs {
     /// Write results.json and samples.csv into this directory.
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
-    /// Where /proc is.
-    #[arg(long, default_value = "/proc")]
-    proc_root: PathBuf,
-    /// Where /sys is.
-    #[arg(long, default_value = "/sys")]
-    sys_root: PathBuf,
-    /// Where /dev is.
-    #[arg(long, default_value = "/dev")]
-    dev_root: PathBuf,
 }
 
 /// The interrupt flag the machine polls, and which signal raised it.
@@ -84,24 +70,11 @@ fn interrupt_flag() -> Result<(Arc<AtomicBool>, Arc<AtomicUsize>)> {
 pub fn run(args: RunArgs) -> Result<()> {
     let (flag, which) = interrupt_flag()?;
     let policy: Algorithm = args.policy.parse()?;
-    let resctrl = match args.resctrl {
-        Some(p) => p,
-        None => mount::find(&args.proc_root)
-            .ok()
-            .flatten()
-            .map_or(PathBuf::from(DEFAULT_MOUNT), |m| m.path),
-    };
     let opts = LinuxRunOptions {
         policy,
         interval: args.interval,
-        roots: Roots {
-            proc_root: args.proc_root,
-            sys: args.sys_root,
-            dev: args.dev_root,
-            boot: "/boot".into(),
-            resctrl,
-        },
-        plain_resctrl: args.resctrl_plain,
+        roots: args.host.roots(),
+        plain_resctrl: args.host.resctrl_plain,
         fake_counters: args.fake_counters,
         fake_table: args.fake_counters_from,
         allow_msr: args.allow_msr,
