@@ -1,38 +1,22 @@
 //! Plain directory trees shaped like a resctrl mount, `/proc` and `/sys`,
-//! for tests and development: a Skylake server (11-way L3, 16 CLOSIDs, MB
-//! in percent with granularity 10, 224 RMIDs), a CDP-capable part
-//! (L3CODE/L3DATA) and an AMD part (16-way sparse masks, absolute MB).
+//! for tests and development. The resctrl trees are those of the
+//! [`Preset`]s (numbers in [`crate::preset`]): a Skylake server (11-way
+//! L3, 16 CLOSIDs, MB in percent with granularity 10, 224 RMIDs), a
+//! CDP-capable part (L3CODE/L3DATA) and an AMD part (16-way sparse masks,
+//! absolute MB).
 //!
 //! A plain directory cannot refuse a write as the kernel does; these trees
 //! check what cachepart writes and reads, not the kernel's write-time
 //! behaviour.
 
+use crate::emulate::controls::Controls;
+use crate::preset::Platform;
 use crate::resctrl::{Capabilities, Resource};
 use std::fs;
 use std::io;
 use std::path::Path;
 
-/// A platform to model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Preset {
-    /// Intel Skylake server: 2 L3 domains, 11 ways (7ff), min 1 bit, 16
-    /// CLOSIDs, MB gran 10 / min 10, L3_MON with 224 RMIDs.
-    Skylake,
-    /// Skylake with CDP on: L3CODE and L3DATA, 8 CLOSIDs.
-    Cdp,
-    /// AMD: 16 ways (ffff), sparse masks, min 0 bits, MB in 1/8 GB/s up to
-    /// 2048, 16 CLOSIDs, 256 RMIDs.
-    Amd,
-}
-
-impl Preset {
-    /// Every preset with its name.
-    pub const ALL: [(&'static str, Preset); 3] = [
-        ("skylake", Preset::Skylake),
-        ("cdp", Preset::Cdp),
-        ("amd", Preset::Amd),
-    ];
-}
+pub use crate::preset::Preset;
 
 fn w(path: &Path, text: &str) -> io::Result<()> {
     if let Some(p) = path.parent() {
@@ -41,67 +25,26 @@ fn w(path: &Path, text: &str) -> io::Result<()> {
     fs::write(path, text)
 }
 
-fn cache(
-    info: &Path,
-    name: &str,
-    mask: &str,
-    min: u32,
-    closids: u32,
-    sparse: bool,
-) -> io::Result<()> {
-    let d = info.join(name);
-    w(&d.join("cbm_mask"), &format!("{mask}\n"))?;
-    w(&d.join("min_cbm_bits"), &format!("{min}\n"))?;
-    w(&d.join("num_closids"), &format!("{closids}\n"))?;
-    w(&d.join("shareable_bits"), "0\n")?;
-    w(&d.join("sparse_masks"), if sparse { "1\n" } else { "0\n" })
-}
-
-/// Populates `mount` like a freshly mounted resctrl of `preset`.
+/// Populates `mount` like a freshly mounted resctrl of `preset`: the
+/// `info/` files, the default group's full masks and bandwidth, and empty
+/// monitoring data for each domain.
 pub fn resctrl(mount: &Path, preset: Preset) -> io::Result<()> {
+    let platform = Platform::of(preset);
     let info = mount.join("info");
-    let (schemata, rmids) = match preset {
-        Preset::Skylake => {
-            cache(&info, "L3", "7ff", 1, 16, false)?;
-            ("    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n", 224)
-        }
-        Preset::Cdp => {
-            cache(&info, "L3CODE", "7ff", 1, 8, false)?;
-            cache(&info, "L3DATA", "7ff", 1, 8, false)?;
-            (
-                "L3CODE:0=7ff;1=7ff\nL3DATA:0=7ff;1=7ff\n    MB:0=100;1=100\n",
-                224,
-            )
-        }
-        Preset::Amd => {
-            cache(&info, "L3", "ffff", 0, 16, true)?;
-            ("    L3:0=ffff;1=ffff\n    MB:0=2048;1=2048\n", 256)
-        }
-    };
-    let (gran, min, linear, closids) = match preset {
-        Preset::Amd => (1, 0, 0, 16),
-        Preset::Cdp => (10, 10, 1, 8),
-        Preset::Skylake => (10, 10, 1, 16),
-    };
-    let mb = info.join("MB");
-    w(&mb.join("bandwidth_gran"), &format!("{gran}\n"))?;
-    w(&mb.join("min_bandwidth"), &format!("{min}\n"))?;
-    w(&mb.join("delay_linear"), &format!("{linear}\n"))?;
-    w(&mb.join("num_closids"), &format!("{closids}\n"))?;
-    let mon = info.join("L3_MON");
-    w(&mon.join("num_rmids"), &format!("{rmids}\n"))?;
-    w(
-        &mon.join("mon_features"),
-        "llc_occupancy\nmbm_total_bytes\nmbm_local_bytes\n",
-    )?;
+    for (path, text) in platform.info_files() {
+        w(&info.join(path), &text)?;
+    }
     w(&info.join("last_cmd_status"), "ok\n")?;
-    w(&mount.join("schemata"), schemata)?;
+    w(
+        &mount.join("schemata"),
+        &Controls::default_for(&platform).show(&platform),
+    )?;
     w(&mount.join("tasks"), "")?;
     w(&mount.join("cpus"), "ffff\n")?;
     w(&mount.join("mode"), "shareable\n")?;
     fs::create_dir_all(mount.join("mon_groups"))?;
-    for d in 0..2 {
-        mon_domain(mount, d)?;
+    for d in &platform.domains {
+        mon_domain(mount, *d)?;
     }
     Ok(())
 }
@@ -243,4 +186,49 @@ pub fn sys_tree(sys_root: &Path, cpus: u32, l3_bytes: u64, ways: u32, pmu: bool)
         fs::create_dir_all(sys_root.join("bus/event_source/devices/cpu"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(root: &Path, p: &str) -> String {
+        fs::read_to_string(root.join(p)).unwrap()
+    }
+
+    /// The trees hold what the kernel shows on these parts, written out
+    /// here by hand (the numbers themselves live in `crate::preset`).
+    #[test]
+    fn trees_hold_the_kernels_files() {
+        let t = tempfile::tempdir().unwrap();
+        let sky = t.path().join("sky");
+        resctrl(&sky, Preset::Skylake).unwrap();
+        assert_eq!(
+            read(&sky, "schemata"),
+            "    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n"
+        );
+        assert_eq!(read(&sky, "info/L3/cbm_mask"), "7ff\n");
+        assert_eq!(read(&sky, "info/L3/min_cbm_bits"), "1\n");
+        assert_eq!(read(&sky, "info/MB/bandwidth_gran"), "10\n");
+        assert_eq!(read(&sky, "info/L3_MON/num_rmids"), "224\n");
+        assert_eq!(read(&sky, "mon_data/mon_L3_01/llc_occupancy"), "0\n");
+        let cdp = t.path().join("cdp");
+        resctrl(&cdp, Preset::Cdp).unwrap();
+        assert_eq!(
+            read(&cdp, "schemata"),
+            "L3CODE:0=7ff;1=7ff\nL3DATA:0=7ff;1=7ff\n    MB:0=100;1=100\n"
+        );
+        assert_eq!(read(&cdp, "info/L3DATA/num_closids"), "8\n");
+        assert!(!cdp.join("info/L3").exists());
+        let amd = t.path().join("amd");
+        resctrl(&amd, Preset::Amd).unwrap();
+        assert_eq!(
+            read(&amd, "schemata"),
+            "    L3:0=ffff;1=ffff\n    MB:0=2048;1=2048\n"
+        );
+        assert_eq!(read(&amd, "info/L3/sparse_masks"), "1\n");
+        assert_eq!(read(&amd, "info/L3/min_cbm_bits"), "0\n");
+        assert_eq!(read(&amd, "info/MB/delay_linear"), "0\n");
+        assert_eq!(read(&amd, "info/L3_MON/num_rmids"), "256\n");
+    }
 }

@@ -31,6 +31,7 @@ pub mod fake;
 pub mod machine;
 pub mod msr;
 pub mod perf;
+pub mod preset;
 pub mod resctrl;
 pub mod targets;
 

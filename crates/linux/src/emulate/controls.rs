@@ -4,8 +4,8 @@
 //! every one passes, lines not given left as they were), and the `size`
 //! file.
 
-use super::platform::Platform;
 use super::refusal::{kstrtoul, Outcome, Refusal};
+use crate::preset::{CacheResource, Platform};
 use cachepart_units::{MaskError, MaskRules, WayMask};
 
 /// A group's mode (the `mode` file).
@@ -220,7 +220,7 @@ fn parse_line(
 }
 
 /// `cbm_validate`, with the mask rules of `cachepart_units`.
-fn cbm_validate(c: &super::platform::CacheResource, val: &str) -> Outcome<u64> {
+fn cbm_validate(c: &CacheResource, val: &str) -> Outcome<u64> {
     let Some(v) = kstrtoul(val, 16) else {
         return Err(Refusal::inval(format!(
             "Non-hex character in the mask {val}"
@@ -264,7 +264,7 @@ fn bw_validate(p: &Platform, val: &str) -> Outcome<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fake::Preset;
+    use crate::preset::Preset;
 
     fn refused(p: &Platform, text: &str) -> Refusal {
         let mut c = Controls::default_for(p);

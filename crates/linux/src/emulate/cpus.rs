@@ -133,7 +133,7 @@ mod tests {
     use crate::emulate::refusal::Refusal;
     use crate::emulate::state::tests::{g, state};
     use crate::emulate::state::Target;
-    use crate::fake::Preset;
+    use crate::preset::Preset;
 
     #[test]
     fn cpus_move_between_groups() {

@@ -1,10 +1,9 @@
 //! An emulated resctrl filesystem served over FUSE, for developing and
 //! testing without the hardware: it behaves as the kernel's resctrl does
 //! at `write()`, `mkdir()` and `rmdir()` time, with the kernel's errno and
-//! `info/last_cmd_status` words, on the platforms of [`crate::fake`]'s
-//! presets.
+//! `info/last_cmd_status` words, on the platforms of [`crate::preset`]
+//! (the hardware and its `info/` files).
 //!
-//! * [`platform`]: the modelled hardware and its `info/` files;
 //! * [`controls`]: a group's schemata, as the kernel prints and parses it;
 //! * [`state`]: groups, CLOSIDs and RMIDs, and the rules for changing
 //!   them; [`tasks`] and [`cpus`]: which group each task and CPU is in;
@@ -24,13 +23,12 @@ pub mod counters;
 pub mod cpus;
 pub mod fuse;
 pub mod node;
-pub mod platform;
 pub mod refusal;
 pub mod state;
 pub mod tasks;
 
 use crate::error::{Error, Result};
-use crate::fake::Preset;
+use crate::preset::{Platform, Preset};
 use std::path::{Path, PathBuf};
 
 /// The filesystem type `/proc/mounts` lists for an emulated mount.
@@ -89,7 +87,7 @@ impl Emulator {
     /// Needs root (or `fusermount3`) and `/dev/fuse`.
     pub fn mount(mountpoint: &Path, preset: Preset, proc_root: &Path) -> Result<Self> {
         check_mountpoint(mountpoint)?;
-        let platform = platform::Platform::of(preset);
+        let platform = Platform::of(preset);
         let source = mount_source(&platform.mount_options());
         let state = state::State::new(platform, proc_root.to_path_buf());
         let options = [

@@ -185,8 +185,8 @@ pub fn resolve(s: &State, path: &[&str]) -> Option<Node> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emulate::platform::Platform;
-    use crate::fake::Preset;
+    use crate::preset::Platform;
+    use crate::preset::Preset;
 
     #[test]
     fn the_tree_follows_the_state() {

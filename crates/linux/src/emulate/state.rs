@@ -10,8 +10,8 @@
 
 use super::controls::{Controls, Mode, Peer};
 use super::counters;
-use super::platform::Platform;
 use super::refusal::{Outcome, Refusal};
+use crate::preset::Platform;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -363,7 +363,7 @@ impl State {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::fake::Preset;
+    use crate::preset::Preset;
 
     pub(crate) fn state(preset: Preset) -> (tempfile::TempDir, State) {
         let t = tempfile::tempdir().unwrap();

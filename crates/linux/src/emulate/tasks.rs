@@ -126,7 +126,7 @@ mod tests {
     use crate::emulate::refusal::Refusal;
     use crate::emulate::state::tests::{g, state};
     use crate::emulate::state::Target;
-    use crate::fake::Preset;
+    use crate::preset::Preset;
 
     #[test]
     fn tasks_live_in_one_group_and_return_on_rmdir() {

@@ -1,9 +1,31 @@
-//! The hardware an emulated mount models: its resources with their
-//! allocation rules, its cache domains, CPUs and RMIDs, and the `info/`
-//! files the kernel derives from them. The presets match
-//! [`crate::fake`]'s trees number for number.
+//! The RDT platforms cachepart models for tests and development: a
+//! [`Preset`] names one, and its [`Platform`] holds the numbers (resources
+//! with their allocation rules, cache domains, CPUs and RMIDs) and the
+//! `info/` files the kernel derives from them. Both the plain directory
+//! trees of [`crate::fake`] and the FUSE mount of [`crate::emulate`] are
+//! written from here, so the two cannot disagree.
 
-use crate::fake::Preset;
+/// A platform to model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// Intel Skylake server: 2 L3 domains, 11 ways (7ff), min 1 bit, 16
+    /// CLOSIDs, MB gran 10 / min 10, L3_MON with 224 RMIDs.
+    Skylake,
+    /// Skylake with CDP on: L3CODE and L3DATA, 8 CLOSIDs.
+    Cdp,
+    /// AMD: 16 ways (ffff), sparse masks, min 0 bits, MB in 1/8 GB/s up to
+    /// 2048, 16 CLOSIDs, 256 RMIDs.
+    Amd,
+}
+
+impl Preset {
+    /// Every preset with its name.
+    pub const ALL: [(&'static str, Preset); 3] = [
+        ("skylake", Preset::Skylake),
+        ("cdp", Preset::Cdp),
+        ("amd", Preset::Amd),
+    ];
+}
 
 /// A cache resource (`L3`, or `L3CODE`/`L3DATA` with CDP).
 #[derive(Clone, Debug, PartialEq, Eq)]
