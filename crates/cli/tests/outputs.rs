@@ -12,6 +12,8 @@ use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
+mod support;
+
 fn cachepart(dir: &Path, args: &[String]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cachepart"))
         .args(args)
@@ -467,4 +469,43 @@ fn curves_writes_with_dash_o_and_refuses_its_trace() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
     assert_eq!(std::fs::read(f.path("t.cpt")).unwrap(), before);
+}
+
+/// An experiment writes its three files all or nothing: with `e.md`
+/// blocked by a directory nothing is replaced (`e.csv` keeps its old
+/// content) and no temporary is left.
+#[test]
+fn an_experiment_writes_all_or_nothing() {
+    let f = Fixture::new();
+    std::fs::write(f.path("e.toml"), support::EXPERIMENT).unwrap();
+    let out = f.path("out");
+    std::fs::create_dir_all(out.join("e.md")).unwrap();
+    std::fs::write(out.join("e.csv"), "old\n").unwrap();
+    let args: Vec<String> = ["experiment", "run", "e.toml", "--out", "out", "--quiet"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let o = f.run(&args);
+    assert_no_panic("experiment run", &o);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("e.md") && stderr(&o).contains("directory"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(out.join("e.csv")).unwrap(), "old\n");
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["e.csv", "e.md"]);
+    // Unblocked, all three are written.
+    std::fs::remove_dir(out.join("e.md")).unwrap();
+    let o = f.run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for n in ["e.csv", "e.png", "e.md"] {
+        assert!(out.join(n).is_file(), "{n}");
+    }
+    assert_ne!(std::fs::read_to_string(out.join("e.csv")).unwrap(), "old\n");
 }

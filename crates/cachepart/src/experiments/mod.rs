@@ -37,6 +37,4 @@ pub mod window;
 pub mod writeup;
 
 pub use file::{Claim, ExperimentFile};
-pub use runner::{
-    output_files, run_experiment, write_outputs, Analysis, ExperimentOutput, OutputFile,
-};
+pub use runner::{output_files, run_experiment, Analysis, ExperimentOutput, OutputFile};

@@ -3,7 +3,8 @@
 //! parallel (rayon; each is its own simulation, so the results do not
 //! depend on the order or the number of threads), and the design
 //! analyses them into a table, a chart and named metrics, which
-//! [`write_outputs`] writes as `NAME.csv`, `NAME.png` and `NAME.md`.
+//! [`output_files`] gives as `NAME.csv`, `NAME.png` and `NAME.md` (the CLI
+//! writes them all or nothing, with its output rules).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -263,50 +264,4 @@ pub fn output_files(out: &ExperimentOutput) -> Vec<OutputFile> {
             )),
         },
     ]
-}
-
-/// Writes `NAME.csv`, `NAME.png` and `NAME.md` under `dir` (created if
-/// missing) and returns their paths. All or nothing: each is written to a
-/// temporary beside its destination, and the three are renamed into place
-/// only once all are written; on an error the temporaries are removed, so
-/// a failed or interrupted write leaves no partial output.
-pub fn write_outputs(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let files = output_files(out);
-    // A destination that cannot be replaced by a rename (a directory) is
-    // refused before anything is written.
-    for f in &files {
-        let dest = dir.join(&f.name);
-        if dest.is_dir() {
-            return Err(Error::Usage(format!(
-                "{}: is a directory; the experiment's output {} cannot replace it",
-                dest.display(),
-                f.name
-            )));
-        }
-    }
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let result = (|| {
-        for f in &files {
-            let tmp = dir.join(format!(".tmp-{}-{}", std::process::id(), f.name));
-            staged.push((tmp.clone(), dir.join(&f.name)));
-            f.write_to(&tmp)?;
-        }
-        for (tmp, dest) in &staged {
-            std::fs::rename(tmp, dest).map_err(|source| Error::Io {
-                path: dest.clone(),
-                source,
-            })?;
-        }
-        Ok(staged.iter().map(|(_, d)| d.clone()).collect())
-    })();
-    if result.is_err() {
-        for (tmp, _) in &staged {
-            let _ = std::fs::remove_file(tmp);
-        }
-    }
-    result
 }
