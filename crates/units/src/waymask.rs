@@ -1,15 +1,48 @@
 //! Way masks (Intel CAT capacity bitmasks) and the rules resctrl applies to them.
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
 /// A capacity bitmask over the ways of a cache: bit `i` set means way `i` may
 /// be filled. Printed as resctrl prints it (lower-case hex without `0x`) by
-/// `Display`, and as `0x...` by [`WayMask::to_hex`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// `Display`, and as `0x...` by [`WayMask::to_hex`]. Serialized as its
+/// `0x...` hex string (every JSON output writes masks so); deserialized
+/// from such a string, bare hex as resctrl prints it, or an integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WayMask(pub u64);
+
+impl Serialize for WayMask {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for WayMask {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = WayMask;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a way mask: a hex string (\"0x7ff\") or an integer")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<WayMask, E> {
+                Ok(WayMask(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<WayMask, E> {
+                u64::try_from(v)
+                    .map(WayMask)
+                    .map_err(|_| E::custom(format!("way mask {v} is negative")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<WayMask, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// What is wrong with a way mask, in the words resctrl itself uses where it
 /// has words for it.
@@ -172,6 +205,19 @@ impl FromStr for WayMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_writes_hex_strings_and_reads_them_or_integers() {
+        let m = WayMask(0x7f0);
+        assert_eq!(serde_json::to_string(&m).unwrap(), "\"0x7f0\"");
+        assert_eq!(serde_json::from_str::<WayMask>("\"0x7f0\"").unwrap(), m);
+        assert_eq!(serde_json::from_str::<WayMask>("\"7f0\"").unwrap(), m);
+        assert_eq!(serde_json::from_str::<WayMask>("2032").unwrap(), m);
+        let e = serde_json::from_str::<WayMask>("\"0xzz\"").unwrap_err();
+        assert!(e.to_string().contains("Non-hex character"), "{e}");
+        assert!(serde_json::from_str::<WayMask>("-1").is_err());
+        assert!(serde_json::from_str::<WayMask>("1.5").is_err());
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -7,7 +7,7 @@
 //! writes them all or nothing, with its output rules).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cachepart_machine::{AppColors, EventKind, Plan};
 use cachepart_policy::{self as policy, drive, Fixed, Flow};

@@ -100,9 +100,9 @@ impl fmt::Debug for AppSpec {
     }
 }
 
-/// One app's counters over the whole run so far.
+/// One app's counters over the whole run so far (snake_case field names
+/// in JSON, as every output of cachepart spells them).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
 pub struct AppTotals {
     /// The app's name.
     pub name: String,
