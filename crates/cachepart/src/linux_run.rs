@@ -418,7 +418,7 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
                 _ => None,
             })
             .collect(),
-        removed_at_start: machine.removed_at_start().to_vec(),
+        removed_at_start: machine.groups().removed_at_start().to_vec(),
         samples,
     };
     machine.shutdown()?;

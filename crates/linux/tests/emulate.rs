@@ -414,7 +414,7 @@ fn the_adopter_follows_its_processes_and_returns_them() {
     ad.adopt(vec![app(&a), app(&b)]).unwrap();
     // Adopted: in the default group, each with a monitoring group.
     assert!(root_has(a.pid()) && root_has(b.pid()));
-    let mon = ad.mon_group(0).unwrap().clone();
+    let mon = ad.groups().mon_group(0).unwrap().clone();
     assert!(
         mon.name.ends_with(&format!("-p{}", a.pid())),
         "{}",
@@ -442,7 +442,7 @@ fn the_adopter_follows_its_processes_and_returns_them() {
         ..Plan::default()
     };
     ad.apply(&two).unwrap();
-    let groups = ad.cluster_groups().to_vec();
+    let groups = ad.groups().clusters().to_vec();
     assert_eq!(groups.len(), 2);
     assert!(rdt.tasks(&groups[0]).unwrap().contains(&a.pid()));
     assert!(rdt.tasks(&groups[1]).unwrap().contains(&b.pid()));
@@ -455,7 +455,7 @@ fn the_adopter_follows_its_processes_and_returns_them() {
     ad.adopt(vec![app(&b), app(&c)]).unwrap();
     assert!(root_has(a.pid()) && root_has(c.pid()));
     assert!(!rdt.tasks(&groups[0]).unwrap().contains(&a.pid()));
-    assert_eq!(ad.control_group(0), groups[1]);
+    assert_eq!(ad.groups().control_group(0), groups[1]);
     let one = Plan {
         clusters: vec![Cluster {
             mask: mask(0x7ff),
@@ -464,7 +464,7 @@ fn the_adopter_follows_its_processes_and_returns_them() {
         ..Plan::default()
     };
     ad.apply(&one).unwrap();
-    let g0 = ad.cluster_groups()[0].clone();
+    let g0 = ad.groups().clusters()[0].clone();
     let in_g0 = rdt.tasks(&g0).unwrap();
     assert!(in_g0.contains(&b.pid()) && in_g0.contains(&c.pid()));
     assert!(!groups[1].dir.exists(), "the second cluster's group stays");
@@ -472,11 +472,11 @@ fn the_adopter_follows_its_processes_and_returns_them() {
     // No process left: the plan without clusters removes the groups.
     ad.adopt(Vec::new()).unwrap();
     ad.apply(&Plan::default()).unwrap();
-    assert!(ad.cluster_groups().is_empty() && !g0.dir.exists());
+    assert!(ad.groups().clusters().is_empty() && !g0.dir.exists());
     assert!(root_has(b.pid()) && root_has(c.pid()));
     ad.adopt(vec![app(&c)]).unwrap();
     assert!(rdt
-        .tasks(ad.mon_group(0).unwrap())
+        .tasks(ad.groups().mon_group(0).unwrap())
         .unwrap()
         .contains(&c.pid()));
     drop(ad);

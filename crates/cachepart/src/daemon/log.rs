@@ -109,11 +109,11 @@ impl Log {
             Start {
                 pid: std::process::id(),
                 config: config.path.display().to_string(),
-                mount: adopter.resctrl().mount().display().to_string(),
+                mount: adopter.groups().resctrl().mount().display().to_string(),
                 policy: config.policy.to_string(),
                 interval_ms: config.interval.as_millis() as u64,
                 targets: Self::targets(config),
-                removed_at_start: adopter.removed_at_start(),
+                removed_at_start: adopter.groups().removed_at_start(),
             },
         )
     }
@@ -151,7 +151,7 @@ impl Log {
         }
         let apps = adopter.apps();
         let cluster_of = |i: usize| plan.clusters.iter().position(|c| c.apps.contains(&i));
-        let groups = adopter.cluster_groups();
+        let groups = adopter.groups().clusters();
         let now: BTreeMap<&str, u32> = apps.iter().map(|a| (a.name.as_str(), a.pid)).collect();
         let joined: Vec<&str> = now
             .keys()

@@ -180,7 +180,7 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
         while start.elapsed() < loaded.config.interval {
             let sig = requests.stop.load(Ordering::Relaxed);
             if sig != 0 {
-                let removed = adopter.cluster_groups().len();
+                let removed = adopter.groups().clusters().len();
                 let r = adopter.shutdown();
                 log.stop(sig, removed, r.as_ref().err().map(|e| e.to_string()))?;
                 r?;

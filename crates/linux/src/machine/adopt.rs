@@ -20,7 +20,7 @@ use super::host::Host;
 use super::Llc;
 use crate::doctor::Roots;
 use crate::error::Result;
-use crate::resctrl::{GroupRef, Resctrl};
+use crate::resctrl::Resctrl;
 use cachepart_machine::{
     AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder,
 };
@@ -48,7 +48,7 @@ pub struct Adopter {
 impl std::fmt::Debug for Adopter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Adopter")
-            .field("mount", &self.groups.rdt().mount())
+            .field("mount", &self.groups.resctrl().mount())
             .field("apps", &self.apps.len())
             .finish()
     }
@@ -99,34 +99,15 @@ impl Adopter {
         Ok(())
     }
 
-    /// The resctrl mount in use.
-    pub fn resctrl(&self) -> &Resctrl {
-        self.groups.rdt()
+    /// The groups: the mount, each adopted process's control and monitoring
+    /// group, the owned cluster groups, the stale groups removed at the start.
+    pub fn groups(&self) -> &Groups {
+        &self.groups
     }
 
     /// The LLC as sysfs describes it.
     pub fn llc(&self) -> &Llc {
         &self.host.llc
-    }
-
-    /// Stale groups of dead managers removed at the start.
-    pub fn removed_at_start(&self) -> &[String] {
-        &self.groups.removed_at_start
-    }
-
-    /// App `app`'s control group now.
-    pub fn control_group(&self, app: usize) -> GroupRef {
-        self.groups.control_group(app)
-    }
-
-    /// App `app`'s monitoring group now.
-    pub fn mon_group(&self, app: usize) -> Option<&GroupRef> {
-        self.groups.mon_group(app)
-    }
-
-    /// The owned control groups, cluster order.
-    pub fn cluster_groups(&self) -> &[GroupRef] {
-        self.groups.clusters()
     }
 
     /// Removes every owned group; the tasks return to the default group.

@@ -42,21 +42,24 @@ impl Place {
     }
 }
 
-/// The groups of one run on one mount; dropping them removes them.
+/// The groups of one run on one mount; dropping them removes them. The
+/// launcher ([`super::LinuxMachine`]) and the daemon ([`super::Adopter`])
+/// each hold one and lend it out read-only (`groups()`), so the two share
+/// these accessors; only this crate changes the groups.
 #[derive(Debug)]
-pub(super) struct Groups {
+pub struct Groups {
     rdt: Resctrl,
     _lock: ManagerLock,
     clusters: Vec<GroupRef>,
     places: Vec<Place>,
     /// Stale groups removed at the start.
-    pub removed_at_start: Vec<String>,
+    removed_at_start: Vec<String>,
 }
 
 impl Groups {
     /// Takes the mount's lock and removes the groups of managers that are
     /// gone.
-    pub fn new(rdt: Resctrl, apps: usize) -> Result<Groups> {
+    pub(crate) fn new(rdt: Resctrl, apps: usize) -> Result<Groups> {
         let lock = ManagerLock::acquire(rdt.mount(), rdt.proc_root())?;
         let removed_at_start = remove_stale_groups(&rdt)?;
         Ok(Groups {
@@ -68,8 +71,14 @@ impl Groups {
         })
     }
 
-    pub fn rdt(&self) -> &Resctrl {
+    /// The resctrl mount in use.
+    pub fn resctrl(&self) -> &Resctrl {
         &self.rdt
+    }
+
+    /// Stale groups of dead managers removed at the start.
+    pub fn removed_at_start(&self) -> &[String] {
+        &self.removed_at_start
     }
 
     /// The control group app `app` is in.
@@ -92,7 +101,7 @@ impl Groups {
 
     /// Puts process `pid` of app `app` into the app's control group and a
     /// fresh monitoring group there.
-    pub fn place(&mut self, app: usize, pid: u32) -> Result<()> {
+    pub(crate) fn place(&mut self, app: usize, pid: u32) -> Result<()> {
         let ctrl = self.control_group(app);
         if let Some(m) = self.places[app].mon.take() {
             self.rdt.remove(&m)?;
@@ -118,7 +127,7 @@ impl Groups {
     /// listed is moved back to the default group if it still runs, its
     /// monitoring group removed. The clusters stay until the next
     /// [`Groups::apply`].
-    pub fn retarget(&mut self, pids: &[u32]) -> Result<()> {
+    pub(crate) fn retarget(&mut self, pids: &[u32]) -> Result<()> {
         let mut old: BTreeMap<u32, Place> = std::mem::take(&mut self.places)
             .into_iter()
             .filter_map(|p| p.pid.map(|pid| (pid, p)))
@@ -167,7 +176,7 @@ impl Groups {
 
     /// Puts every app back into the default group (a plan without
     /// clusters) and removes the run's control groups.
-    pub fn unclustered(&mut self) -> Result<()> {
+    pub(crate) fn unclustered(&mut self) -> Result<()> {
         let pids: Vec<Option<u32>> = self.places.iter().map(|p| p.pid).collect();
         self.remove_all()?;
         for (app, pid) in pids.into_iter().enumerate() {
@@ -182,7 +191,7 @@ impl Groups {
     /// threads from the groups) and removes its monitoring group, which
     /// counts nothing more and would hold its RMID (and, once a re-plan
     /// removes the control group it is in, would be gone under it).
-    pub fn exited(&mut self, app: usize) -> Result<()> {
+    pub(crate) fn exited(&mut self, app: usize) -> Result<()> {
         let p = &mut self.places[app];
         p.pid = None;
         p.mbm = ByteCounter::default();
@@ -193,7 +202,7 @@ impl Groups {
     }
 
     /// Moves threads of app `app` born since the last move.
-    pub fn resync(&mut self, app: usize) -> Result<()> {
+    pub(crate) fn resync(&mut self, app: usize) -> Result<()> {
         let Some(pid) = self.places[app].pid else {
             return Ok(());
         };
@@ -214,7 +223,7 @@ impl Groups {
 
     /// App `app`'s LLC occupancy (bytes) and memory bytes since the last
     /// read, where the mount counts them.
-    pub fn monitor(&mut self, app: usize) -> Result<(Option<u64>, Option<u64>)> {
+    pub(crate) fn monitor(&mut self, app: usize) -> Result<(Option<u64>, Option<u64>)> {
         let p = &mut self.places[app];
         let Some(m) = &p.mon else {
             return Ok((None, None));
@@ -233,7 +242,7 @@ impl Groups {
     /// Enforces the plan's clusters: a control group per cluster with its
     /// mask on every cache domain, each running app moved to its
     /// cluster's group, groups of clusters no longer planned removed.
-    pub fn apply(&mut self, plan: &Plan) -> Result<()> {
+    pub(crate) fn apply(&mut self, plan: &Plan) -> Result<()> {
         let caps = self.rdt.capabilities().clone();
         let total = caps.num_closids();
         let ours: Vec<&str> = self.clusters.iter().map(|g| g.name.as_str()).collect();
@@ -298,7 +307,7 @@ impl Groups {
 
     /// Removes every group of the run (their tasks go back to the default
     /// group); the first failure is returned after trying all.
-    pub fn remove_all(&mut self) -> Result<()> {
+    pub(crate) fn remove_all(&mut self) -> Result<()> {
         let mut first = None;
         for p in &mut self.places {
             if let Some(m) = p.mon.take() {

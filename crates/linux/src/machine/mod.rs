@@ -35,19 +35,19 @@ mod tests;
 
 pub use adopt::{Adopted, Adopter};
 pub use apps::AppSpec;
+pub use groups::Groups;
 pub use llc::Llc;
 
 use crate::doctor::Roots;
 use crate::error::{Error, Result};
 use crate::msr::MsrControl;
 use crate::perf::CounterSource;
-use crate::resctrl::{GroupRef, Resctrl};
+use crate::resctrl::Resctrl;
 use apps::Proc;
 use cachepart_machine::{
     Action, AppCurves, AppEvent, Axis, Effect, EventKind, Interval, Machine, MachineError, Plan,
     Platform, Responder, Sample,
 };
-use groups::Groups;
 use host::Host;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -186,34 +186,15 @@ impl LinuxMachine {
         })
     }
 
+    /// The run's groups: the mount, each app's control and monitoring group,
+    /// the owned cluster groups, the stale groups removed at the start.
+    pub fn groups(&self) -> &Groups {
+        &self.groups
+    }
+
     /// The LLC as sysfs describes it.
     pub fn llc(&self) -> &Llc {
         &self.llc
-    }
-
-    /// The resctrl mount in use.
-    pub fn resctrl(&self) -> &Resctrl {
-        self.groups.rdt()
-    }
-
-    /// Stale groups of dead managers removed at the start.
-    pub fn removed_at_start(&self) -> &[String] {
-        &self.groups.removed_at_start
-    }
-
-    /// App `app`'s control group now.
-    pub fn control_group(&self, app: usize) -> GroupRef {
-        self.groups.control_group(app)
-    }
-
-    /// App `app`'s monitoring group now.
-    pub fn mon_group(&self, app: usize) -> Option<&GroupRef> {
-        self.groups.mon_group(app)
-    }
-
-    /// The run's control groups, cluster order.
-    pub fn cluster_groups(&self) -> &[GroupRef] {
-        self.groups.clusters()
     }
 
     /// App `app`'s process id, while it runs.

@@ -122,7 +122,7 @@ fn runs_a_mix_under_a_plan_restarts_the_short_app_and_cleans_up() {
     assert_eq!(m.platform().ways, 11);
     assert_eq!(m.llc().size_bytes, 11264 * 1024);
     m.apply(&two_clusters()).unwrap();
-    let groups = m.cluster_groups().to_vec();
+    let groups = m.groups().clusters().to_vec();
     assert_eq!(groups.len(), 2);
     // Only the L3 line is written (the kernel keeps the others).
     assert_eq!(
@@ -130,11 +130,12 @@ fn runs_a_mix_under_a_plan_restarts_the_short_app_and_cleans_up() {
         "L3:0=7f0;1=7f0\n"
     );
     let pid0 = m.pid(0).unwrap();
-    let tasks = m.resctrl().tasks(&groups[0]).unwrap();
+    let tasks = m.groups().resctrl().tasks(&groups[0]).unwrap();
     assert!(tasks.contains(&pid0), "{tasks:?} lacks {pid0}");
-    let mon = m.mon_group(1).unwrap().clone();
+    let mon = m.groups().mon_group(1).unwrap().clone();
     assert_eq!(mon.parent.as_deref(), Some(groups[1].name.as_str()));
     assert!(m
+        .groups()
         .resctrl()
         .tasks(&mon)
         .unwrap()
@@ -208,7 +209,7 @@ fn a_plan_needing_more_closids_than_free_is_refused() {
     // One cluster fits, in CDP's code and data masks.
     let one = Plan::shared_all(2, 11);
     m.apply(&one).unwrap();
-    let g = &m.cluster_groups()[0];
+    let g = &m.groups().clusters()[0];
     let text = std::fs::read_to_string(g.dir.join("schemata")).unwrap();
     assert!(
         text.contains("L3CODE:0=7ff;1=7ff\nL3DATA:0=7ff;1=7ff"),
@@ -293,11 +294,11 @@ fn an_exited_app_loses_its_monitoring_group_and_a_replan_still_works() {
     ];
     let mut m = LinuxMachine::start(s.config(false), apps).unwrap();
     m.apply(&two_clusters()).unwrap();
-    assert!(m.mon_group(1).is_some());
+    assert!(m.groups().mon_group(1).is_some());
     while m.pid(1).is_some() {
         m.run_interval(&mut nothing).unwrap();
     }
-    assert!(m.mon_group(1).is_none());
+    assert!(m.groups().mon_group(1).is_none());
     // One cluster now: the short app's old group goes; its counters
     // read nothing, and the next interval reads without error.
     let one = Plan {
