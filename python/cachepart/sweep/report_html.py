@@ -155,9 +155,9 @@ def ranking(df: pd.DataFrame) -> pd.DataFrame:
     case_cols = _case_columns(df, _label_columns(df))
     best = s.loc[s.groupby(case_cols, sort=False, dropna=False)["stp"].idxmax(), "algorithm"]
     out["stp_wins"] = best.value_counts().reindex(out.index).fillna(0).astype(int)
-    out = out.sort_values(key, ascending=False)
+    out = out.sort_values(key, ascending=False).reset_index()
     out.insert(0, "rank", range(1, len(out) + 1))
-    return out.reset_index()
+    return out
 
 
 def _table(df: pd.DataFrame, limit: int | None = None) -> str:
@@ -213,7 +213,9 @@ def render(out: PathLike) -> str:
         metric_cols = [c for c in ("stp", "antt", "unfairness", "unfairness_factor", "jain") if c in df.columns]
         parts.append("<h2>Runs</h2>")
         cols = ["run", *_label_columns(df), *metric_cols]
-        parts.append(_table(df.drop_duplicates("run")[cols], limit=200))
+        runs = df.drop_duplicates("run")[cols].copy()
+        runs["run"] = runs["run"].str[:12]
+        parts.append(_table(runs, limit=200))
         samples = load_samples(out)
         if not samples.empty:
             parts.append("<h2>Per-interval samples</h2>")

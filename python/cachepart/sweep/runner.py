@@ -155,8 +155,8 @@ def run(
                     summary.failed += 1
                 else:
                     summary.done += 1
-            bar.update(len(statuses))
             show()
+            bar.update(len(statuses))
             fut.release()
     except BaseException:
         for f in futures:
