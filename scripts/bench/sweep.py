@@ -1,12 +1,15 @@
 """What a sweep on Dask costs over calling the engine in a loop.
 
-    .venv/bin/python scripts/bench/sweep.py [--count 40] [--batch 1,8]
+    .venv/bin/python scripts/bench/sweep.py [--count 100] [--batch 1,8,auto]
 
 Two workloads of profile runs, each planned from a sweep file written
-here: ``short`` (mixes of 4 from the built-in Debian table; about a
-millisecond per run) and ``long`` (mixes of 16 with repetition from the
-same table under ucp-slowdown, whirlpool and lfoc+; tens of milliseconds).
-For each: the engine called in a loop in this process (the reference),
+here: ``short`` (mixes of 4 from the built-in Debian table under four
+heuristics; about a millisecond per run) and ``long`` (the exact STP
+optimum, ``optc-stp``, on mixes of 8 with repetition from the same table;
+about 10 ms per run).
+For each: the engine called in a loop in this process
+(``cachepart.profile.evaluate_records`` on each run's arguments: the
+reference),
 then the sweep on a LocalCluster of 1 and of 2 worker processes (started
 before the clock; its start-up is printed once), with results written to
 a fresh directory each time. Prints one row per (workload, workers,
@@ -23,11 +26,11 @@ from pathlib import Path
 
 from cachepart.sweep import plan as expand
 from cachepart.sweep import run
-from cachepart.sweep.execute import engine_call
+from cachepart.profile import evaluate_records
 
 WORKLOADS = {
     "short": ('["stock", "ucp", "kpart", "lfoc"]', "[4]", "false"),
-    "long": ('["ucp-slowdown", "whirlpool", "lfoc+"]', "[16]", "true"),
+    "long": ('["optc-stp"]', "[8]", "true"),
 }
 
 
@@ -41,12 +44,18 @@ def sweep_file(d: Path, name: str, count: int) -> Path:
     return p
 
 
+def _warm() -> None:
+    import pyarrow.parquet  # noqa: F401
+
+    import cachepart.sweep.execute  # noqa: F401
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--count", type=int, default=40, help="mixes per workload (default 40)")
-    ap.add_argument("--batch", default="1,8", help="runs per task to try (default 1,8)")
+    ap.add_argument("--count", type=int, default=100, help="mixes per workload (default 100: 400 short runs, 100 long)")
+    ap.add_argument("--batch", default="1,8,auto", help="runs per task to try (default 1,8,auto)")
     args = ap.parse_args()
-    batches = [int(b) for b in args.batch.split(",")]
+    batches = [None if b == "auto" else int(b) for b in args.batch.split(",")]
     from distributed import Client, LocalCluster
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,10 +63,10 @@ def main() -> None:
         plans = {n: expand(sweep_file(d, n, args.count)) for n in WORKLOADS}
         loop: dict[str, float] = {}
         for n, p in plans.items():
-            engine_call(p.runs[0])  # warm up
+            evaluate_records(**p.runs[0].call)  # warm up
             t = time.perf_counter()
             for r in p.runs:
-                engine_call(r)
+                evaluate_records(**r.call)
             loop[n] = time.perf_counter() - t
         print(f"{'workload':8} {'runs':>5} {'ms/run':>7} {'workers':>7} {'batch':>5} {'wall s':>7} {'runs/s':>7} {'overhead':>18}")
         for n, p in plans.items():
@@ -65,9 +74,12 @@ def main() -> None:
         k = 0
         for workers in (1, 2):
             t = time.perf_counter()
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1")
             client = Client(cluster)
             print(f"# LocalCluster of {workers}: started in {time.perf_counter() - t:.2f} s")
+            # the workers' first imports (pandas, pyarrow, cachepart: seconds)
+            # are start-up too: warm them before the clock
+            client.run(_warm)
             try:
                 for n, p in plans.items():
                     for b in batches:
@@ -80,7 +92,7 @@ def main() -> None:
                             extra = f"{1000 * (wall - loop[n]) / len(p.runs):+6.2f} ms {100 * (wall / loop[n] - 1):+6.1f}%"
                         else:
                             extra = f"speed-up x{loop[n] / wall:.2f}"
-                        print(f"{n:8} {len(p.runs):5} {'':7} {workers:7} {b:5} {wall:7.2f} {len(p.runs) / wall:7.1f} {extra:>18}")
+                        print(f"{n:8} {len(p.runs):5} {'':7} {workers:7} {b or 'auto':>5} {wall:7.2f} {len(p.runs) / wall:7.1f} {extra:>18}")
             finally:
                 client.close()
                 cluster.close()

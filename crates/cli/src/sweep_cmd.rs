@@ -66,7 +66,10 @@ pub fn run(args: SweepArgs) -> Result<()> {
          project, with dask[distributed], pyarrow and tqdm)"
     );
     match probe {
-        Err(e) => bail!("cannot run Python {} (from {from}): {e}; {hint}", py.display()),
+        Err(e) => bail!(
+            "cannot run Python {} (from {from}): {e}; {hint}",
+            py.display()
+        ),
         Ok(s) if s.code() == Some(3) => bail!(
             "the Python package cachepart is not installed in {} (from {from}); {hint}",
             py.display()

@@ -54,7 +54,10 @@ fn a_python_without_cachepart_is_named() {
 fn arguments_and_exit_status_are_forwarded() {
     let venv = root().join(".venv/bin/python");
     if !venv.is_file() {
-        eprintln!("skipped: no {} (./scripts/setup.sh builds it)", venv.display());
+        eprintln!(
+            "skipped: no {} (./scripts/setup.sh builds it)",
+            venv.display()
+        );
         return;
     }
     let py = venv.to_string_lossy().into_owned();

@@ -64,7 +64,8 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
         n_workers=n,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        # a free port: 8787, Dask's default, may be taken by another cluster
+        dashboard_address=":0",
         host="127.0.0.1",
     )
     return Client(cluster), cluster
@@ -76,7 +77,7 @@ def run(
     scheduler: str | None = None,
     workers: int | None = None,
     out: PathLike | None = None,
-    batch: int = 1,
+    batch: int | None = None,
     progress: bool = True,
     client: Any = None,
 ) -> Summary:
@@ -86,11 +87,13 @@ def run(
     of ``workers`` processes (default: one per CPU) runs on this machine.
     ``client``: an existing ``distributed.Client`` to use instead of either.
     ``out``: the results directory (default ``NAME-results``). ``batch``:
-    runs per Dask task (more amortises Dask's per-task cost on very short
-    runs). ``progress``: a bar on stderr with runs done, failed and left.
+    runs per Dask task (default: the runs left over 20 tasks per worker,
+    from 1 to 64; Dask's cost per task, about a millisecond on an idle
+    machine and more on a busy one, is then shared by the runs of a task,
+    while a task lost with its worker is still small). ``progress``: a bar on stderr with runs done, failed and left.
     """
     plan = file if isinstance(file, Plan) else expand(file)
-    if batch < 1:
+    if batch is not None and batch < 1:
         from cachepart import _core
 
         raise _core.UsageError(f"batch {batch}: expected at least 1 run per task")
@@ -130,6 +133,9 @@ def run(
         client, cluster = _client(scheduler, workers)
     futures = []
     try:
+        if batch is None:
+            n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+            batch = max(1, min(64, len(todo) // (20 * n_workers)))
         batches = _batches(todo, batch)
         # a fresh token per call: a resumed sweep never meets the cancelled
         # tasks of an interrupted one on a long-lived scheduler

@@ -59,7 +59,11 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp(path)
     try:
-        pq.write_table(pa.Table.from_pylist(rows), tmp)
+        # a run's rows are a few hundred bytes: compression, dictionaries
+        # and statistics would cost more time than they save space
+        pq.write_table(
+            pa.Table.from_pylist(rows), tmp, compression="none", use_dictionary=False, write_statistics=False
+        )
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
