@@ -76,7 +76,10 @@ def _tradeoff(df: pd.DataFrame) -> pd.DataFrame | None:
         return None
     case_cols = _case_columns(df, _label_columns(df))
     d = df.copy()
-    d["workload"] = d[case_cols].astype(str).agg(" | ".join, axis=1)
+    key = d[case_cols[0]].astype(str)
+    for c in case_cols[1:]:
+        key = key + " | " + d[c].astype(str)
+    d["workload"] = key
     # cases whose stock run failed can not be normalised
     have_stock = set(d.loc[d["algorithm"] == "stock", "workload"])
     return tradeoff(d[d["workload"].isin(have_stock)])
@@ -135,15 +138,17 @@ def _app_slowdown_plot(df: pd.DataFrame) -> str:
     return _png(fig)
 
 
-def ranking(df: pd.DataFrame) -> pd.DataFrame:
+def ranking(df: pd.DataFrame, t: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per algorithm: cases, mean STP, ANTT and unfairness, the
     normalised means and wins (best STP of its case), best first by mean
-    normalised STP (by mean STP without stock)."""
+    normalised STP (by mean STP without stock). ``t``: ``df``'s
+    normalised trade-off if already computed."""
     s = df.drop_duplicates("run")
     out = s.groupby("algorithm", sort=False).agg(
         runs=("run", "size"), stp=("stp", "mean"), antt=("antt", "mean"), unfairness=("unfairness", "mean")
     )
-    t = _tradeoff(df)
+    if t is None:
+        t = _tradeoff(df)
     key = "stp"
     if t is not None and not t.empty:
         norm = t.groupby("algorithm", sort=False).agg(
@@ -201,7 +206,7 @@ def render(out: PathLike) -> str:
         else:
             parts.append(_tradeoff_plot(t))
         parts.append("<h2>Ranking</h2>")
-        parts.append(_table(ranking(df)))
+        parts.append(_table(ranking(df, t)))
         parts.append("<h2>Per-app slowdown distributions</h2>")
         parts.append(_slowdown_plot(df, "algorithm"))
         parts.append(_app_slowdown_plot(df))
