@@ -298,3 +298,19 @@ def test_local_cluster_and_cli(tmp_path, capsys):
     assert (tmp_path / "q.html").read_text().startswith("<!DOCTYPE html>")
     assert main(["plan", str(tmp_path / "none.toml")]) == 1
     assert "none.toml: can not read it" in capsys.readouterr().err
+
+
+def test_sim_plan_hashes_the_scenario_and_the_files_it_names(tmp_path):
+    runs = sw.plan(EXAMPLES / "sim-seeds.toml").runs
+    assert [(r.labels["policy"], r.labels["seed"]) for r in runs] == [
+        (p, s) for p in ("stock", "ucp", "lfoc") for s in (1, 2)
+    ]
+    assert runs[0].call == {"scenario": str((ROOT / "examples/scenarios/tiny.toml").resolve()), "policy": "stock", "seed": 1}
+    # a scenario naming a file: the file's content is part of the hash
+    (tmp_path / "plat.toml").write_text("x = 1\n")
+    (tmp_path / "s.toml").write_text('platform = "plat.toml"\n')
+    sweep = '[sweep]\nkind = "sim"\n[base]\nscenario = "s.toml"\n[axes]\nseed = [1]\n'
+    first = sw.plan(write(tmp_path, sweep, "w.toml")).runs[0]
+    assert set(first.content["scenario"]) == {"", "plat.toml"}
+    (tmp_path / "plat.toml").write_text("x = 2\n")
+    assert sw.plan(tmp_path / "w.toml").runs[0].hash != first.hash

@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from cachepart.profile import evaluate_records
 from cachepart.sweep import plan as expand
 from cachepart.sweep import run
-from cachepart.profile import evaluate_records
 
 WORKLOADS = {
     "short": ('["stock", "ucp", "kpart", "lfoc"]', "[4]", "false"),
