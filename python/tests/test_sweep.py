@@ -254,7 +254,9 @@ def test_interrupted_sweep_resumes_without_redoing(cluster, tmp_path):
     plan = sw.plan(f)
     out = tmp_path / "out"
     cli = subprocess.Popen(
-        [sys.executable, "-m", "cachepart.sweep", "run", str(f), "--scheduler", address, "--out", str(out), "-q"],
+        # one run per task: slow enough to be caught mid-way
+        [sys.executable, "-m", "cachepart.sweep", "run", str(f), "--scheduler", address, "--out", str(out), "-q",
+         "--batch", "1"],
         stderr=subprocess.PIPE, text=True,
     )
     while len(store.done(out)) < 50 and cli.poll() is None:
@@ -262,11 +264,12 @@ def test_interrupted_sweep_resumes_without_redoing(cluster, tmp_path):
     cli.send_signal(signal.SIGINT)
     _, err = cli.communicate(timeout=60)
     assert cli.returncode == 130, err
-    time.sleep(0.5)  # tasks that were in flight finish their writes
     before = {p.name: p.stat().st_mtime_ns for p in (out / store.RUNS).glob("*.parquet")}
     assert 50 <= len(before) < len(plan.runs)
     s = sw.run(plan, scheduler=address, out=out, progress=False)
-    assert s.already_done == len(before) and s.done == len(plan.runs) - len(before) and s.failed == 0
+    # a run that was executing when the client went away may have been
+    # written since: done, not redone
+    assert s.already_done >= len(before) and s.already_done + s.done == len(plan.runs) and s.failed == 0
     after = {p.name: p.stat().st_mtime_ns for p in (out / store.RUNS).glob("*.parquet")}
     assert {k: after[k] for k in before} == before
     each_once(out, plan)
