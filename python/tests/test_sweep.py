@@ -317,3 +317,10 @@ def test_sim_plan_hashes_the_scenario_and_the_files_it_names(tmp_path):
     assert set(first.content["scenario"]) == {"", "plat.toml"}
     (tmp_path / "plat.toml").write_text("x = 2\n")
     assert sw.plan(tmp_path / "w.toml").runs[0].hash != first.hash
+
+
+def test_missing_dask_is_named_with_what_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    assert main(["plan", str(EXAMPLES / "quick.toml")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: distributed is missing:") and "pip install 'dask[distributed]'" in err
