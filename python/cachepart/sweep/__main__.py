@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write the HTML report of a results directory")
     rep.add_argument("dir", help="the results directory")
     rep.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    rep.add_argument(
+        "--samples", metavar="HASH,...", help="sim sweeps: the runs (hash prefixes) whose samples are plotted (default: the first 4)"
+    )
     return p
 
 
@@ -83,7 +86,8 @@ def _run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from cachepart.sweep.report_html import report
 
-    path = report(args.dir, args.output)
+    runs = None if args.samples is None else [h.strip() for h in args.samples.split(",") if h.strip()]
+    path = report(args.dir, args.output, runs)
     print(f"report written to {path}", file=sys.stderr)
     return 0
 

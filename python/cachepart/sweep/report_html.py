@@ -16,6 +16,7 @@ import base64
 import html
 import io
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -180,8 +181,10 @@ img { max-width: 100%; }
 """
 
 
-def render(out: PathLike) -> str:
-    """The report of the results directory ``out`` as HTML text."""
+def render(out: PathLike, sample_runs: Sequence[str] | None = None) -> str:
+    """The report of the results directory ``out`` as HTML text.
+    ``sample_runs``: the sim runs (hashes or unique hash prefixes) whose
+    per-interval samples are plotted; default the first four recorded."""
     df = load(out)
     failures = load_failures(out)
     meta = info(out)
@@ -222,6 +225,8 @@ def render(out: PathLike) -> str:
         runs["run"] = runs["run"].str[:12]
         parts.append(_table(runs, limit=200))
         samples = load_samples(out)
+        if sample_runs is not None and not samples.empty:
+            samples = samples[samples["run"].isin(_resolve_runs(samples["run"].unique(), sample_runs))]
         if not samples.empty:
             parts.append("<h2>Per-interval samples</h2>")
             parts.append(_samples_plot(df, samples))
@@ -233,6 +238,17 @@ def render(out: PathLike) -> str:
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
         f"<title>Sweep {html.escape(name)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
     )
+
+
+def _resolve_runs(known: Sequence[str], wanted: Sequence[str]) -> list[str]:
+    out = []
+    for w in wanted:
+        hits = [k for k in known if k.startswith(w)]
+        if len(hits) != 1:
+            what = "no run with samples" if not hits else f"{len(hits)} runs"
+            raise _core.UsageError(f"sample run {w!r}: {what} starts with it")
+        out.append(hits[0])
+    return out
 
 
 def _samples_plot(df: pd.DataFrame, samples: pd.DataFrame) -> str:
@@ -253,9 +269,10 @@ def _samples_plot(df: pd.DataFrame, samples: pd.DataFrame) -> str:
     return _png(fig)
 
 
-def report(out: PathLike, path: PathLike) -> Path:
-    """Writes the report of ``out`` to ``path`` (atomically); returns it."""
-    text = render(out)
+def report(out: PathLike, path: PathLike, sample_runs: Sequence[str] | None = None) -> Path:
+    """Writes the report of ``out`` to ``path`` (atomically); returns it.
+    ``sample_runs``: as for :func:`render`."""
+    text = render(out, sample_runs)
     dest = Path(os.fspath(path))
     tmp = dest.parent / f".{dest.name}.{os.getpid()}.tmp"
     try:
