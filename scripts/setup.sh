@@ -36,10 +36,11 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv
 fi
+# dask[distributed], pyarrow and tqdm run sweeps (cachepart.sweep, docs/sweeps.md).
 # pycachesim is the peer simulator the sim crate's tests compare against.
-if ! .venv/bin/python -c "import maturin, pandas, matplotlib, pytest, hypothesis, mypy, cachesim, pyarrow" 2>/dev/null || ! [ -x .venv/bin/ruff ]; then
+if ! .venv/bin/python -c "import maturin, pandas, matplotlib, pytest, hypothesis, mypy, cachesim, pyarrow, distributed, tqdm" 2>/dev/null || ! [ -x .venv/bin/ruff ]; then
   echo "setup: installing Python packages into .venv" >&2
-  .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir "maturin>=1.5,<2" "pandas>=2" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "pycachesim>=0.3" "pyarrow>=14" "ruff>=0.4"
+  .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir "maturin>=1.5,<2" "pandas>=2" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "pycachesim>=0.3" "pyarrow>=14" "dask[distributed]>=2024.1" "tqdm>=4.60" "ruff>=0.4"
 fi
 
 echo "setup: building the Python extension (release)" >&2

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from typing import Union
+from typing import Any, Union
 
 import pandas as pd
 
@@ -76,6 +76,48 @@ def evaluate(
     ``"pbbcache"`` (PBBCache's variant, exactly); ``lfoc_max_streaming`` and
     ``lfoc_gaps_per_streaming`` override the preset's values.
     """
+    return pd.DataFrame.from_records(
+        evaluate_records(
+            algorithms,
+            metrics,
+            workloads,
+            mixes,
+            ways=ways,
+            bw_model=bw_model,
+            max_bw=max_bw,
+            plan=plan,
+            time_limit=time_limit,
+            threads=threads,
+            lfoc_preset=lfoc_preset,
+            lfoc_max_streaming=lfoc_max_streaming,
+            lfoc_gaps_per_streaming=lfoc_gaps_per_streaming,
+            timings=timings,
+            builtin=builtin,
+        )
+    )
+
+
+def evaluate_records(
+    algorithms: str | Iterable[str] | None = None,
+    metrics: PathLike | None = None,
+    workloads: PathLike | None = None,
+    mixes: Sequence[Sequence[str]] | None = None,
+    *,
+    ways: int | None = None,
+    bw_model: str = "simple",
+    max_bw: float | None = None,
+    plan: str | None = None,
+    time_limit: float | None = None,
+    threads: int | None = None,
+    lfoc_preset: str = "paper",
+    lfoc_max_streaming: int | None = None,
+    lfoc_gaps_per_streaming: int | None = None,
+    timings: bool = False,
+    builtin: str = "debian",
+) -> list[dict[str, Any]]:
+    """:func:`evaluate`'s rows as a list of dicts (one per workload,
+    algorithm and app), without building a DataFrame: for callers that
+    handle many small evaluations (sweeps)."""
     text = call(
         _core.profile_evaluate,
         _algorithms(algorithms),
@@ -94,7 +136,8 @@ def evaluate(
         timings=timings,
         builtin=builtin,
     )
-    return pd.DataFrame.from_records(json.loads(text))
+    rows: list[dict[str, Any]] = json.loads(text)
+    return rows
 
 
 def classify(

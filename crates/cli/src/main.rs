@@ -21,6 +21,7 @@ mod run_cmd;
 mod sim_cachegrind;
 mod sim_cmd;
 mod sim_throttle;
+mod sweep_cmd;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -64,6 +65,10 @@ enum Command {
     /// Manage running processes (by pid, command name or cgroup) under a
     /// policy; SIGHUP reloads the configuration.
     Daemon(daemon_cmd::DaemonArgs),
+    /// Sweeps on Dask distributed: plan, run (resumable) and report grids of
+    /// mixes, algorithms, tables, scenarios and seeds (runs `python -m
+    /// cachepart.sweep`; see docs/sweeps.md).
+    Sweep(sweep_cmd::SweepArgs),
     /// List every algorithm name.
     Algorithms,
 }
@@ -95,6 +100,8 @@ fn main() {
         Command::Daemon(_) => true,
         // `profile measure` stops its program and removes its group.
         Command::Profile(profile_cmd::ProfileCommand::Measure(_)) => true,
+        // `sweep` becomes the Python command, which handles Ctrl-C itself.
+        Command::Sweep(_) => true,
         _ => false,
     };
     if !capture {
@@ -114,6 +121,7 @@ fn main() {
         Command::Doctor(args) => doctor_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Daemon(args) => daemon_cmd::run(args),
+        Command::Sweep(args) => sweep_cmd::run(args),
         Command::Algorithms => {
             for a in cachepart::Algorithm::all_names() {
                 println!("{a}");

@@ -1,0 +1,323 @@
+"""The plan: a checked sweep file expanded into runs, each with a content hash.
+
+Expansion is deterministic: the same file and the same input contents give
+the same runs in the same order with the same hashes, on any machine. A
+run's hash is the SHA-256 of the canonical JSON (sorted keys, no spaces) of
+everything that determines its result: cachepart's version, the kind, the
+*contents* (SHA-256) of its input files rather than their paths, the
+mix, the algorithm or policy, every option, what is recorded, and the
+labels its result rows carry. Moving the input files elsewhere keeps the
+hashes; editing one changes them.
+
+Order: metrics table (or scenario), then mix, then the option axes in file
+order, then the algorithm. Random mixes are drawn without the ``random``
+module: mix ``k`` of size ``n`` under seed ``s`` is the ``n`` programs of
+the table with the smallest ``sha256("s:n:k:name")`` or, with repetition,
+program ``sha256("s:n:k:j") mod P`` of the ``P`` sorted names at each
+position ``j``; so a mix depends on nothing but those values and the
+table's program names.
+
+Checks that need the engine run here, before anything is submitted: the
+metrics tables and workload files are read by cachepart's own readers
+(their errors name the file and line), mix sizes must fit the table, and
+each ``bw-model`` and ``lfoc-preset`` value is tried once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cachepart import _core
+from cachepart.sweep.spec import (
+    BUILTIN_PREFIX,
+    PROFILE_OPTIONS,
+    SIM_OPTIONS,
+    SweepFileError,
+    SweepSpec,
+)
+from cachepart.sweep.spec import load as load_spec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+#: Bumped when the meaning of a run's content changes (old results are
+#: then not reused).
+PLAN_FORMAT = 1
+#: Profile options whose values the plan tries on the engine once each.
+PROBED = ("bw-model", "lfoc-preset")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a sweep: what to call and what identifies it."""
+
+    #: SHA-256 (hex) of ``content``'s canonical JSON.
+    hash: str
+    #: Position in the plan.
+    index: int
+    kind: str
+    #: Everything that determines the result (hashed).
+    content: dict[str, Any]
+    #: Keyword arguments of the engine call (with file paths).
+    call: dict[str, Any]
+    #: Columns every result row of this run carries (part of ``content``).
+    labels: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A sweep's runs, in order."""
+
+    spec: SweepSpec
+    runs: list[Run]
+
+
+def canonical_json(value: object) -> str:
+    """The JSON text that is hashed: sorted keys, no whitespace, ASCII."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def content_hash(value: object) -> str:
+    """SHA-256 (hex) of :func:`canonical_json`."""
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+
+
+class _FileHashes:
+    """SHA-256 of input files, each read once per plan."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        if path not in self._seen:
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            self._seen[path] = h.hexdigest()
+        return self._seen[path]
+
+
+def expand(spec_or_path: SweepSpec | str | os.PathLike[str]) -> Plan:
+    """The runs of a sweep (a :class:`SweepSpec` or a sweep file path)."""
+    spec = spec_or_path if isinstance(spec_or_path, SweepSpec) else load_spec(spec_or_path)
+    runs = _profile_runs(spec) if spec.kind == "profile" else _sim_runs(spec)
+    seen: dict[str, int] = {}
+    for r in runs:
+        if r.hash in seen:
+            raise SweepFileError(
+                spec.path,
+                "axes",
+                f"runs {seen[r.hash]} and {r.index} are the same run ({r.labels}): remove the repeated value",
+            )
+        seen[r.hash] = r.index
+    return Plan(spec=spec, runs=runs)
+
+
+def random_mix(names: Sequence[str], size: int, seed: int, k: int, repetition: bool = False) -> list[str]:
+    """Mix ``k`` of ``size`` programs under ``seed`` (see the module doc)."""
+    if repetition:
+        pool = sorted(set(names))
+        return [pool[int(hashlib.sha256(f"{seed}:{size}:{k}:{j}".encode()).hexdigest(), 16) % len(pool)] for j in range(size)]
+
+    def rank(name: str) -> str:
+        return hashlib.sha256(f"{seed}:{size}:{k}:{name}".encode()).hexdigest()
+
+    return sorted(set(names), key=lambda n: (rank(n), n))[:size]
+
+
+def _option_combinations(spec: SweepSpec) -> list[dict[str, Any]]:
+    keys = list(spec.axes)
+    return [dict(zip(keys, values)) for values in itertools.product(*(spec.axes[k] for k in keys))]
+
+
+def _engine_error(spec: SweepSpec, field: str, e: Exception) -> SweepFileError:
+    return SweepFileError(spec.path, field, str(e))
+
+
+def _table_label(metrics: str) -> str:
+    return metrics if metrics.startswith(BUILTIN_PREFIX) else os.path.basename(metrics)
+
+
+def _table_kwargs(metrics: str) -> dict[str, Any]:
+    if metrics.startswith(BUILTIN_PREFIX):
+        return {"builtin": metrics[len(BUILTIN_PREFIX):]}
+    return {"metrics": metrics}
+
+
+def _profile_runs(spec: SweepSpec) -> list[Run]:
+    import cachepart.profile as cp
+
+    files = _FileHashes()
+    tables = spec.axes.get("metrics", [spec.base.get("metrics", "builtin:debian")])
+    table_field = "axes.metrics" if "metrics" in spec.axes else "base.metrics"
+    combos = _option_combinations(spec)
+    engine = _core.__version__
+    runs: list[Run] = []
+    for ti, table in enumerate(tables):
+        tfield = f"{table_field}[{ti}]" if table_field == "axes.metrics" else table_field
+        if table.startswith(BUILTIN_PREFIX):
+            try:
+                text = _core.builtin_metrics_csv(table[len(BUILTIN_PREFIX):])
+            except _core.CachepartError as e:
+                raise _engine_error(spec, tfield, e) from None
+            table_id = {"builtin": table[len(BUILTIN_PREFIX):], "sha256": hashlib.sha256(text.encode()).hexdigest()}
+        else:
+            table_id = {"sha256": files(table)}
+        try:
+            names = sorted(cp.classify(**_table_kwargs(table))["app"].unique())
+        except _core.CachepartError as e:
+            raise _engine_error(spec, tfield, e) from None
+        _probe(spec, table, names[0])
+        mixes: list[tuple[dict[str, Any], list[str]]] = []
+        for wi, wfile in enumerate(spec.workloads):
+            try:
+                df = cp.evaluate(algorithms=["stock"], workloads=wfile, **_table_kwargs(table))
+            except _core.CachepartError as e:
+                raise _engine_error(spec, f"axes.workloads[{wi}]", e) from None
+            for wname, g in df.groupby("workload", sort=False):
+                mixes.append(
+                    (
+                        {"mix": f"{wfile.stem}:{wname}", "mix_source": wfile.name, "mix_seed": None},
+                        list(g.sort_values("app_index")["app"]),
+                    )
+                )
+        rm = spec.random_mixes
+        if rm is not None:
+            for size in rm.apps:
+                if size > len(names) and not rm.repetition:
+                    raise SweepFileError(
+                        spec.path,
+                        "axes.random-mixes.apps",
+                        f"mixes of {size} programs, but {_table_label(table)} has {len(names)} (set repetition = true?)",
+                    )
+            for seed in rm.seeds:
+                for size in rm.apps:
+                    for k in range(rm.count):
+                        mixes.append(
+                            (
+                                {"mix": f"r{size}-s{seed}-{k}", "mix_source": "random", "mix_seed": seed},
+                                random_mix(names, size, seed, k, rm.repetition),
+                            )
+                        )
+        for labels, apps in mixes:
+            for combo in combos:
+                options = {**spec.base, **combo}
+                options.pop("metrics", None)
+                kwargs = {PROFILE_OPTIONS[k][0]: v for k, v in options.items()}
+                axis_labels = {PROFILE_OPTIONS[k][0]: v for k, v in combo.items() if k != "metrics"}
+                for alg in spec.algorithms:
+                    row_labels = {
+                        **labels,
+                        "table": _table_label(table),
+                        **axis_labels,
+                        "algorithm": alg,
+                    }
+                    content = {
+                        "format": PLAN_FORMAT,
+                        "engine": engine,
+                        "kind": "profile",
+                        "table": table_id,
+                        "apps": apps,
+                        "algorithm": alg,
+                        "options": kwargs,
+                        "record": spec.record,
+                        "labels": row_labels,
+                    }
+                    call = {
+                        "algorithms": [alg],
+                        "mixes": [apps],
+                        **_table_kwargs(table),
+                        **kwargs,
+                        "timings": spec.record.get("timings", False),
+                    }
+                    runs.append(Run(content_hash(content), len(runs), "profile", content, call, row_labels))
+    return runs
+
+
+def _probe(spec: SweepSpec, table: str, app: str) -> None:
+    """Tries each bw-model and lfoc-preset value once on the engine."""
+    import cachepart.profile as cp
+
+    for key in PROBED:
+        if key in spec.axes:
+            places = [(f"axes.{key}[{i}]", v) for i, v in enumerate(spec.axes[key])]
+        elif key in spec.base:
+            places = [(f"base.{key}", spec.base[key])]
+        else:
+            continue
+        for where, value in places:
+            try:
+                cp.evaluate(algorithms=["stock"], mixes=[[app]], **_table_kwargs(table), **{PROFILE_OPTIONS[key][0]: value})
+            except _core.UsageError as e:
+                raise _engine_error(spec, where, e) from None
+
+
+def scenario_inputs(scenario: str, files: _FileHashes | None = None) -> dict[str, str]:
+    """SHA-256 of a scenario file and of every file it names (any string
+    value that is a file relative to the scenario's directory, or an
+    absolute one): ``{"": scenario's hash, "VALUE": file's hash, ...}``."""
+    files = files or _FileHashes()
+    out = {"": files(scenario)}
+    with open(scenario, "rb") as f:
+        doc = tomllib.load(f)
+    base = Path(scenario).parent
+
+    def walk(v: object) -> None:
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str) and v:
+            p = base / v
+            if p.is_file():
+                out[v] = files(str(p))
+
+    walk(doc)
+    return out
+
+
+def _sim_runs(spec: SweepSpec) -> list[Run]:
+    files = _FileHashes()
+    scenarios = spec.axes.get("scenario", [spec.base.get("scenario")])
+    combos = _option_combinations(spec)
+    engine = _core.__version__
+    runs: list[Run] = []
+    for si, scenario in enumerate(scenarios):
+        where = f"axes.scenario[{si}]" if "scenario" in spec.axes else "base.scenario"
+        try:
+            inputs = scenario_inputs(scenario, files)
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise SweepFileError(spec.path, where, f"{scenario}: {e}") from None
+        for combo in combos:
+            options = {**spec.base, **combo}
+            options.pop("scenario", None)
+            kwargs = {SIM_OPTIONS[k][0]: v for k, v in options.items()}
+            labels = {
+                "scenario": os.path.basename(scenario),
+                **{SIM_OPTIONS[k][0]: v for k, v in combo.items() if k != "scenario"},
+            }
+            content = {
+                "format": PLAN_FORMAT,
+                "engine": engine,
+                "kind": "sim",
+                "scenario": inputs,
+                "options": kwargs,
+                "record": spec.record,
+                "labels": labels,
+            }
+            call = {"scenario": scenario, **kwargs}
+            runs.append(Run(content_hash(content), len(runs), "sim", content, call, labels))
+    return runs

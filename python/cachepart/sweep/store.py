@@ -1,0 +1,135 @@
+"""The results directory of a sweep: one file per run, named by its hash.
+
+Layout of ``OUT/``::
+
+    runs/HASH.parquet      the run's rows (written last: its presence means done)
+    samples/HASH.parquet   per-interval samples of a sim run (when recorded)
+    failed/HASH.json       a run that raised: its labels and the error
+    sweep.json             the sweep's name, kind and file (for the report)
+
+Every file is written to a temporary in the same directory (a dot-name
+ending in ``.tmp``) and renamed into place, so a reader sees a whole file
+or none, and a run written twice (a retried task) leaves one file with the
+same content. Files are written by the worker that ran the run, so on a
+cluster ``OUT`` must be on a file system every worker sees. Files are not
+fsynced: the rename protects against a killed process, not against the
+machine losing power (one fsync per run would cost more than most runs;
+after a power loss, delete the results of the last minutes and resume).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RUNS = "runs"
+SAMPLES = "samples"
+FAILED = "failed"
+INFO = "sweep.json"
+
+
+def _tmp(path: Path) -> Path:
+    return path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+
+
+def write_frame(df: pd.DataFrame, path: Path) -> None:
+    """Writes ``df`` as Parquet at ``path`` atomically (temporary + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    try:
+        df.to_parquet(tmp, engine="pyarrow", index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """Writes records (one dict per row, the same keys in each) as Parquet
+    at ``path`` atomically, through pyarrow alone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    try:
+        # a run's rows are a few hundred bytes: compression, dictionaries
+        # and statistics would cost more time than they save space
+        pq.write_table(
+            pa.Table.from_pylist(rows), tmp, compression="none", use_dictionary=False, write_statistics=False
+        )
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json(value: Any, path: Path) -> None:
+    """Writes ``value`` as JSON at ``path`` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(value, f, sort_keys=True, indent=1)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def result_path(out: Path, run_hash: str) -> Path:
+    return out / RUNS / f"{run_hash}.parquet"
+
+
+def samples_path(out: Path, run_hash: str) -> Path:
+    return out / SAMPLES / f"{run_hash}.parquet"
+
+
+def failure_path(out: Path, run_hash: str) -> Path:
+    return out / FAILED / f"{run_hash}.json"
+
+
+def done(out: Path) -> set[str]:
+    """Hashes of the runs with a result under ``out``."""
+    d = out / RUNS
+    if not d.is_dir():
+        return set()
+    return {p.name[: -len(".parquet")] for p in d.iterdir() if p.name.endswith(".parquet") and not p.name.startswith(".")}
+
+
+def failed(out: Path) -> set[str]:
+    """Hashes of the runs recorded as failed (and not done since)."""
+    d = out / FAILED
+    if not d.is_dir():
+        return set()
+    return {p.name[: -len(".json")] for p in d.iterdir() if p.name.endswith(".json") and not p.name.startswith(".")}
+
+
+def record_failure(out: Path, run_hash: str, labels: dict[str, Any], error: str) -> None:
+    """Records a failed run (its labels and error)."""
+    write_json({"run": run_hash, "labels": labels, "error": error}, failure_path(out, run_hash))
+
+
+def clear_failure(out: Path, run_hash: str) -> None:
+    """Forgets a failure (the run has succeeded since)."""
+    failure_path(out, run_hash).unlink(missing_ok=True)
+
+
+def remove_temporaries(out: Path) -> int:
+    """Removes temporaries left by writers that were killed; returns how
+    many. Call it only when no run of this directory is in flight."""
+    n = 0
+    for sub in (RUNS, SAMPLES, FAILED):
+        d = out / sub
+        if d.is_dir():
+            for p in d.iterdir():
+                if p.name.startswith(".") and p.name.endswith(".tmp"):
+                    p.unlink(missing_ok=True)
+                    n += 1
+    return n

@@ -1,0 +1,326 @@
+"""Sweeps: the file, the plan and its hashes, and runs on a real Dask
+cluster started as separate processes (a scheduler and two workers on
+127.0.0.1): results equal to serial runs, a worker killed mid-sweep, an
+interrupted sweep resumed."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cachepart
+import cachepart.sweep as sw
+from cachepart.sweep import store
+from cachepart.sweep.__main__ import main
+from cachepart.sweep.execute import serial
+from cachepart.sweep.plan import canonical_json, content_hash
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "sweeps"
+DASK = Path(sys.executable).parent / "dask"
+
+# 3 sizes x 20 mixes x 5 algorithms = 300 runs on the built-in Debian table
+SWEEP = """
+[sweep]
+name = "t"
+[base]
+metrics = "{metrics}"
+[axes]
+algorithms = ["stock", "ucp", "kpart", "dunn", "lfoc"]
+[axes.random-mixes]
+apps = [3, 4, 5]
+count = 20
+seeds = [7]
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.fixture
+def debian_csv(tmp_path: Path) -> Path:
+    p = tmp_path / "debian.csv"
+    p.write_text(cachepart.profile.builtin_metrics_csv("debian"))
+    return p
+
+
+# --- the file and the plan -------------------------------------------------
+
+
+def test_plan_is_deterministic_and_hashes_follow_content_not_paths(tmp_path, debian_csv):
+    f = write(tmp_path, SWEEP.format(metrics="debian.csv"))
+    a, b = sw.plan(f), sw.plan(f)
+    assert len(a.runs) == 300
+    assert [r.hash for r in a.runs] == [r.hash for r in b.runs]
+    assert [r.call for r in a.runs] == [r.call for r in b.runs]
+    assert len({r.hash for r in a.runs}) == 300
+    # the same table elsewhere, under another name: the same hashes
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    shutil.copy(debian_csv, other / "copy.csv")
+    moved = sw.plan(write(other, SWEEP.format(metrics="copy.csv")))
+    assert [r.hash for r in moved.runs] != [r.hash for r in a.runs]  # the label "table" differs
+    same_name = tmp_path / "again"
+    same_name.mkdir()
+    shutil.copy(debian_csv, same_name / "debian.csv")
+    assert [r.hash for r in sw.plan(write(same_name, SWEEP.format(metrics="debian.csv"))).runs] == [
+        r.hash for r in a.runs
+    ]
+    # one changed number in the table: every hash changes
+    text = debian_csv.read_text().splitlines()
+    text[1] = text[1][:-1] + ("1" if text[1][-1] != "1" else "2")
+    debian_csv.write_text("\n".join(text) + "\n")
+    changed = sw.plan(f)
+    assert not {r.hash for r in changed.runs} & {r.hash for r in a.runs}
+
+
+def test_hash_is_sha256_of_canonical_json():
+    v = {"b": [1, 2.5, "x"], "a": {"d": None, "c": True}}
+    assert canonical_json(v) == '{"a":{"c":true,"d":null},"b":[1,2.5,"x"]}'
+    # pinned: a change of the canonical form would silently orphan every stored result
+    assert content_hash(v) == "5ccd52c83105ca4ef6eac61e7eab5e37f4bcfdbd4574134c7ecce45dca7b34ca"
+
+
+def test_random_mixes_are_fixed_by_seed_size_and_index(tmp_path):
+    f = write(tmp_path, SWEEP.format(metrics="builtin:debian"))
+    runs = sw.plan(f).runs
+    first = runs[0]
+    assert first.labels["mix"] == "r3-s7-0" and first.labels["algorithm"] == "stock"
+    assert len(first.call["mixes"][0]) == 3 and len(set(first.call["mixes"][0])) == 3
+    # same mix for every algorithm of the case
+    assert all(r.call["mixes"] == first.call["mixes"] for r in runs[:5])
+    again = sw.plan(write(tmp_path, SWEEP.format(metrics="builtin:debian").replace("seeds = [7]", "seeds = [8]"), "o.toml"))
+    assert [r.call["mixes"] for r in again.runs] != [r.call["mixes"] for r in runs]
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        (('"dunn"', '"dunn", "nope"'), "axes.algorithms[4]", "unknown algorithm 'nope'"),
+        (("apps = [3, 4, 5]", "apps = [3, 9]"), "axes.random-mixes.apps", "has 7"),
+        (("seeds = [7]", "seeds = [7, 7]"), "axes.random-mixes.seeds[1]", "repeated"),
+        (("[axes]", '[axes]\nbw-model = ["simple", "fancy"]'), "axes.bw-model[1]", "fancy"),
+        (("[axes]", "[axes]\nmax-bw = [35000, -1]"), "axes.max-bw[1]", "expected a number"),
+        (("[axes]", "[axes]\nprefetch = [1]"), "axes.prefetch", "unknown axis"),
+        (('metrics = "builtin:debian"', 'metrics = "missing.csv"'), "base.metrics", "no such file"),
+        (("[axes]", '[axes]\nworkloads = ["nowhere.csv"]'), "axes.workloads[0]", "no such file"),
+        (("[axes]", '[axes]\nlfoc-preset = ["paper", "other"]'), "axes.lfoc-preset[1]", "other"),
+    ],
+)
+def test_bad_field_is_named_with_the_file(tmp_path, change, field, words):
+    text = SWEEP.format(metrics="builtin:debian").replace(*change)
+    f = write(tmp_path, text)
+    with pytest.raises(sw.SweepFileError) as e:
+        sw.plan(f)
+    assert e.value.field == field
+    assert str(e.value).startswith(f"{f}: {field}: ")
+    assert words in str(e.value)
+    assert isinstance(e.value, cachepart.InputError)
+
+
+def test_workload_files_are_read_by_the_engine_and_errors_name_them(tmp_path):
+    (tmp_path / "w.csv").write_text("xz,sort\nbzip2,grep,md5sum\n")
+    text = SWEEP.format(metrics="builtin:debian").replace("[axes]", '[axes]\nworkloads = ["w.csv"]')
+    runs = sw.plan(write(tmp_path, text)).runs
+    wl = [r for r in runs if r.labels["mix_source"] == "w.csv"]
+    assert [r.call["mixes"][0] for r in wl[::5]] == [["xz", "sort"], ["bzip2", "grep", "md5sum"]]
+    (tmp_path / "w.csv").write_text("xz,nosuchprogram\n")
+    with pytest.raises(sw.SweepFileError) as e:
+        sw.plan(write(tmp_path, text))
+    assert e.value.field == "axes.workloads[0]" and "nosuchprogram" in str(e.value)
+
+
+def test_examples_plan(pbb):
+    assert len(sw.plan(EXAMPLES / "quick.toml").runs) == 60
+    lfoc = sw.plan(EXAMPLES / "lfoc-static.toml")
+    sizes = {len(r.call["mixes"][0]) for r in lfoc.runs}
+    assert sizes == {8, 12, 16}
+
+
+# --- a real cluster ----------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_worker(address: str, tmp: Path, name: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(DASK), "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
+         "--host", "127.0.0.1", "--name", name, "--local-directory", str(tmp / name)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A scheduler and two workers, each its own process."""
+    if not DASK.exists():
+        pytest.skip(f"{DASK} not found (install dask[distributed])")
+    from distributed import Client
+
+    tmp = tmp_path_factory.mktemp("dask")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    procs = [
+        subprocess.Popen(
+            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    ]
+    procs += [start_worker(address, tmp, f"w{i}") for i in range(2)]
+    try:
+        with Client(address, timeout="30s") as c:
+            c.wait_for_workers(2, timeout=60)
+        yield address, tmp
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def each_once(out: Path, plan: sw.Plan) -> pd.DataFrame:
+    df = sw.load(out)
+    assert sorted(df["run"].unique()) == sorted(r.hash for r in plan.runs)
+    assert not df.duplicated(["run", "app_index"]).any()
+    assert len(df) == sum(len(r.call["mixes"][0]) for r in plan.runs)
+    assert not list(out.rglob("*.tmp"))
+    return df
+
+
+def test_cluster_results_equal_serial_runs(cluster, tmp_path):
+    address, _ = cluster
+    plan = sw.plan(write(tmp_path, SWEEP.format(metrics="builtin:debian")))
+    s = sw.run(plan, scheduler=address, out=tmp_path / "out", progress=False)
+    assert (s.total, s.already_done, s.done, s.failed) == (300, 0, 300, 0)
+    df = each_once(tmp_path / "out", plan)
+    ref = serial(plan.runs)
+    pd.testing.assert_frame_equal(df, ref, check_dtype=False)
+    # one row per run and app, mix metrics on every row
+    assert {"stp", "unfairness", "slowdown", "mix", "algorithm", "table"} <= set(df.columns)
+    report = tmp_path / "r.html"
+    sw.report(tmp_path / "out", report)
+    html = report.read_text()
+    assert html.count("data:image/png;base64,") == 3 and "http" not in html.split("<body>")[1]
+
+
+def test_killed_worker_loses_and_doubles_nothing(cluster, tmp_path):
+    address, tmp = cluster
+    victim = start_worker(address, tmp, "victim")
+    from distributed import Client
+
+    with Client(address, timeout="30s") as c:
+        c.wait_for_workers(3, timeout=60)
+        plan = sw.plan(write(tmp_path, SWEEP.format(metrics="builtin:debian")))
+        out = tmp_path / "out"
+        killed = []
+
+        def kill_when_a_third_is_done() -> None:
+            while len(store.done(out)) < len(plan.runs) // 3:
+                time.sleep(0.005)
+            victim.send_signal(signal.SIGKILL)
+            killed.append(len(store.done(out)))
+
+        t = threading.Thread(target=kill_when_a_third_is_done)
+        t.start()
+        s = sw.run(plan, client=c, out=out, progress=False)
+        t.join()
+    victim.wait()
+    assert killed and killed[0] < len(plan.runs), "the worker was killed after the sweep ended"
+    assert s.failed == 0 and s.done == 300
+    each_once(out, plan)
+
+
+def test_interrupted_sweep_resumes_without_redoing(cluster, tmp_path):
+    address, _ = cluster
+    f = write(tmp_path, SWEEP.format(metrics="builtin:debian"))
+    plan = sw.plan(f)
+    out = tmp_path / "out"
+    cli = subprocess.Popen(
+        # one run per task: slow enough to be caught mid-way
+        [sys.executable, "-m", "cachepart.sweep", "run", str(f), "--scheduler", address, "--out", str(out), "-q",
+         "--batch", "1"],
+        stderr=subprocess.PIPE, text=True,
+    )
+    while len(store.done(out)) < 50 and cli.poll() is None:
+        time.sleep(0.005)
+    cli.send_signal(signal.SIGINT)
+    _, err = cli.communicate(timeout=60)
+    assert cli.returncode == 130, err
+    before = {p.name: p.stat().st_mtime_ns for p in (out / store.RUNS).glob("*.parquet")}
+    assert 50 <= len(before) < len(plan.runs)
+    s = sw.run(plan, scheduler=address, out=out, progress=False)
+    # a run that was executing when the client went away may have been
+    # written since: done, not redone
+    assert s.already_done >= len(before) and s.already_done + s.done == len(plan.runs) and s.failed == 0
+    after = {p.name: p.stat().st_mtime_ns for p in (out / store.RUNS).glob("*.parquet")}
+    assert {k: after[k] for k in before} == before
+    each_once(out, plan)
+
+
+def test_failed_run_is_recorded_and_the_sweep_goes_on(cluster, tmp_path):
+    address, _ = cluster
+    # `user` needs a plan: the engine refuses it; the other runs go on
+    text = SWEEP.format(metrics="builtin:debian").replace('"lfoc"]', '"user"]').replace("count = 20", "count = 2")
+    plan = sw.plan(write(tmp_path, text))
+    s = sw.run(plan, scheduler=address, out=tmp_path / "out", progress=False)
+    assert s.failed == 6 and s.done == 24
+    fails = sw.load_failures(tmp_path / "out")
+    assert len(fails) == 6 and set(fails["algorithm"]) == {"user"}
+    assert all(e.startswith("UsageError") for e in fails["error"])
+    assert sw.load(tmp_path / "out")["run"].nunique() == 24
+
+
+def test_local_cluster_and_cli(tmp_path, capsys):
+    """The default: a LocalCluster of worker processes, via the command line."""
+    out = tmp_path / "out"
+    assert main(["run", str(EXAMPLES / "quick.toml"), "--workers", "2", "--out", str(out), "-q"]) == 0
+    assert "60 runs: 0 already done, 60 done now, 0 failed" in capsys.readouterr().err
+    assert main(["run", str(EXAMPLES / "quick.toml"), "--workers", "2", "--out", str(out), "-q"]) == 0
+    assert "60 runs: 60 already done, 0 done now, 0 failed" in capsys.readouterr().err
+    assert main(["plan", str(EXAMPLES / "quick.toml")]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("60 runs")
+    assert main(["report", str(out), "-o", str(tmp_path / "q.html")]) == 0
+    assert (tmp_path / "q.html").read_text().startswith("<!DOCTYPE html>")
+    assert main(["plan", str(tmp_path / "none.toml")]) == 1
+    assert "none.toml: can not read it" in capsys.readouterr().err
+
+
+def test_sim_plan_hashes_the_scenario_and_the_files_it_names(tmp_path):
+    runs = sw.plan(EXAMPLES / "sim-seeds.toml").runs
+    assert [(r.labels["policy"], r.labels["seed"]) for r in runs] == [
+        (p, s) for p in ("stock", "ucp", "lfoc") for s in (1, 2)
+    ]
+    assert runs[0].call == {"scenario": str((ROOT / "examples/scenarios/tiny.toml").resolve()), "policy": "stock", "seed": 1}
+    # a scenario naming a file: the file's content is part of the hash
+    (tmp_path / "plat.toml").write_text("x = 1\n")
+    (tmp_path / "s.toml").write_text('platform = "plat.toml"\n')
+    sweep = '[sweep]\nkind = "sim"\n[base]\nscenario = "s.toml"\n[axes]\nseed = [1]\n'
+    first = sw.plan(write(tmp_path, sweep, "w.toml")).runs[0]
+    assert set(first.content["scenario"]) == {"", "plat.toml"}
+    (tmp_path / "plat.toml").write_text("x = 2\n")
+    assert sw.plan(tmp_path / "w.toml").runs[0].hash != first.hash
+
+
+def test_missing_dask_is_named_with_what_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    assert main(["plan", str(EXAMPLES / "quick.toml")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: distributed is missing:") and "pip install 'dask[distributed]'" in err

@@ -1,0 +1,102 @@
+"""What a sweep on Dask costs over calling the engine in a loop.
+
+    .venv/bin/python scripts/bench/sweep.py [--count 100] [--batch 1,8,auto]
+
+Two workloads of profile runs, each planned from a sweep file written
+here: ``short`` (mixes of 4 from the built-in Debian table under four
+heuristics; about a millisecond per run) and ``long`` (the exact STP
+optimum, ``optc-stp``, on mixes of 8 with repetition from the same table;
+about 10 ms per run).
+For each: the engine called in a loop in this process
+(``cachepart.profile.evaluate_records`` on each run's arguments: the
+reference),
+then the sweep on a LocalCluster of 1 and of 2 worker processes (started
+before the clock; its start-up is printed once), with results written to
+a fresh directory each time. Prints one row per (workload, workers,
+batch): wall seconds, runs per second, and the overhead per run and in
+percent against the loop (1 worker; with 2 workers the speed-up instead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from cachepart.profile import evaluate_records
+from cachepart.sweep import plan as expand
+from cachepart.sweep import run
+
+WORKLOADS = {
+    "short": ('["stock", "ucp", "kpart", "lfoc"]', "[4]", "false"),
+    "long": ('["optc-stp"]', "[8]", "true"),
+}
+
+
+def sweep_file(d: Path, name: str, count: int) -> Path:
+    algs, apps, rep = WORKLOADS[name]
+    p = d / f"{name}.toml"
+    p.write_text(
+        f'[sweep]\nname = "{name}"\n[base]\nmetrics = "builtin:debian"\n[axes]\nalgorithms = {algs}\n'
+        f"[axes.random-mixes]\napps = {apps}\ncount = {count}\nseeds = [1]\nrepetition = {rep}\n"
+    )
+    return p
+
+
+def _warm() -> None:
+    import pyarrow.parquet  # noqa: F401
+
+    import cachepart.sweep.execute  # noqa: F401
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=100, help="mixes per workload (default 100: 400 short runs, 100 long)")
+    ap.add_argument("--batch", default="1,8,auto", help="runs per task to try (default 1,8,auto)")
+    args = ap.parse_args()
+    batches = [None if b == "auto" else int(b) for b in args.batch.split(",")]
+    from distributed import Client, LocalCluster
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        plans = {n: expand(sweep_file(d, n, args.count)) for n in WORKLOADS}
+        loop: dict[str, float] = {}
+        for n, p in plans.items():
+            evaluate_records(**p.runs[0].call)  # warm up
+            t = time.perf_counter()
+            for r in p.runs:
+                evaluate_records(**r.call)
+            loop[n] = time.perf_counter() - t
+        print(f"{'workload':8} {'runs':>5} {'ms/run':>7} {'workers':>7} {'batch':>5} {'wall s':>7} {'runs/s':>7} {'overhead':>18}")
+        for n, p in plans.items():
+            print(f"{n:8} {len(p.runs):5} {1000 * loop[n] / len(p.runs):7.2f} {'loop':>7} {'-':>5} {loop[n]:7.2f} {len(p.runs) / loop[n]:7.1f}")
+        k = 0
+        for workers in (1, 2):
+            t = time.perf_counter()
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1")
+            client = Client(cluster)
+            print(f"# LocalCluster of {workers}: started in {time.perf_counter() - t:.2f} s")
+            # the workers' first imports (pandas, pyarrow, cachepart: seconds)
+            # are start-up too: warm them before the clock
+            client.run(_warm)
+            try:
+                for n, p in plans.items():
+                    for b in batches:
+                        k += 1
+                        t = time.perf_counter()
+                        s = run(p, client=client, out=d / f"out{k}", batch=b, progress=False)
+                        wall = time.perf_counter() - t
+                        assert s.done == len(p.runs) and s.failed == 0
+                        if workers == 1:
+                            extra = f"{1000 * (wall - loop[n]) / len(p.runs):+6.2f} ms {100 * (wall / loop[n] - 1):+6.1f}%"
+                        else:
+                            extra = f"speed-up x{loop[n] / wall:.2f}"
+                        print(f"{n:8} {len(p.runs):5} {'':7} {workers:7} {b or 'auto':>5} {wall:7.2f} {len(p.runs) / wall:7.1f} {extra:>18}")
+            finally:
+                client.close()
+                cluster.close()
+
+
+if __name__ == "__main__":
+    main()
