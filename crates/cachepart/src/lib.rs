@@ -53,6 +53,7 @@ pub mod from_trace;
 pub mod linux_control;
 pub mod linux_counters;
 pub mod linux_measure;
+pub mod linux_mix;
 pub mod linux_run;
 pub mod method;
 pub mod online;

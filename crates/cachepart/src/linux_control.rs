@@ -19,7 +19,7 @@ use cachepart_policy::{Controller, Static};
 use crate::error::Error;
 use crate::experiment::{lfoc, policy_for, RunOptions};
 use crate::linux_counters::CounterChoice;
-use crate::linux_run::MixFile;
+use crate::linux_mix::MixFile;
 use crate::online::{dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup};
 use crate::Algorithm;
 

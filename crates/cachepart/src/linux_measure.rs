@@ -35,7 +35,8 @@ use cachepart_units::WayMask;
 use crate::error::Error;
 use crate::from_trace::{check_bench_name, MetricsRow};
 use crate::linux_counters::{counter_source, CounterChoice};
-use crate::linux_run::{preflight, MixApp};
+use crate::linux_mix::MixApp;
+use crate::linux_run::preflight;
 
 /// How to measure.
 #[derive(Clone, Debug)]
@@ -309,7 +310,7 @@ fn median(rows: &[MetricsRow]) -> MetricsRow {
 /// Reads the apps of a mix file for measuring (each app's `profile`, else
 /// its name, names its rows).
 pub fn apps_of_mix(path: &Path) -> Result<Vec<MixApp>, Error> {
-    Ok(crate::linux_run::MixFile::read(path)?.apps)
+    Ok(crate::linux_mix::MixFile::read(path)?.apps)
 }
 
 #[cfg(test)]

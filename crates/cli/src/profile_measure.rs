@@ -11,7 +11,7 @@ use crate::output::TempFile;
 use anyhow::{bail, Context, Result};
 use cachepart::linux_counters::CounterChoice;
 use cachepart::linux_measure::{apps_of_mix, measure, parse_app, MeasureOptions};
-use cachepart::linux_run::parse_interval;
+use cachepart::linux_mix::parse_interval;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -27,7 +27,7 @@ pub struct MeasureArgs {
     /// A program to measure: NAME=COMMAND (the command runs through
     /// `sh -c`; NAME names its rows). Repeat for several.
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_app)]
-    app: Vec<cachepart::linux_run::MixApp>,
+    app: Vec<cachepart::linux_mix::MixApp>,
     /// Measure each run's first N instructions (whole intervals) instead
     /// of its whole run.
     #[arg(long, value_name = "N")]

@@ -11,7 +11,8 @@
 
 use crate::common_args::HostArgs;
 use anyhow::{Context, Result};
-use cachepart::linux_run::{parse_interval, run_mix, LinuxRunOptions};
+use cachepart::linux_mix::parse_interval;
+use cachepart::linux_run::{run_mix, LinuxRunOptions};
 use cachepart::Algorithm;
 use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};

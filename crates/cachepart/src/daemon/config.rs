@@ -23,7 +23,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::Error;
-use crate::linux_run::parse_interval;
+use crate::linux_mix::parse_interval;
 use crate::Algorithm;
 
 /// The file as written.
