@@ -63,6 +63,7 @@ pub mod report;
 pub mod samples;
 pub mod scenario;
 pub mod sim_run;
+pub mod stall_curve;
 #[cfg(test)]
 mod test_traces;
 pub mod throttle_search;

@@ -1,0 +1,120 @@
+//! Tam et al.'s stall-rate curves (WIOSCA'07) made from the alone sweeps
+//! of [`crate::profile_job`]: at each partition size, the memory-stall
+//! cycles per 10^9 cycles the app ran, beside its IPC, MPKI and misses per
+//! 10^9 cycles (the miss-rate curve on the same axis), and their CSV.
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::profile_job::{
+    sweep_many_with, AloneRun, Axis, ProfileOptions, SweepProgress, TraceApp,
+};
+
+/// One point of a stall-rate curve.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StallPoint {
+    /// Ways or colors.
+    pub size: u32,
+    /// LLC bytes of that partition.
+    pub size_bytes: u64,
+    /// Memory-stall cycles per 10^9 cycles (Tam et al.'s stall rate).
+    pub stall_rate: f64,
+    /// Instructions per cycle.
+    pub ipc: f64,
+    /// LLC misses per kilo-instruction.
+    pub llc_mpki: f64,
+    /// LLC misses per 10^9 cycles (the miss-rate curve on the same axis).
+    pub llc_misses_per_gcycle: f64,
+    /// Instructions run.
+    pub instructions: u64,
+    /// Cycles run.
+    pub cycles: f64,
+    /// Memory-stall cycles.
+    pub memory_stall_cycles: f64,
+}
+
+/// A stall-rate curve of one trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StallCurve {
+    /// The program.
+    pub app: String,
+    /// The platform it ran on.
+    pub platform: String,
+    /// Ways or colors.
+    pub axis: Axis,
+    /// One point per size, smallest first.
+    pub points: Vec<StallPoint>,
+}
+
+/// A stall-rate point from an alone run.
+pub fn stall_point(run: &AloneRun) -> StallPoint {
+    let t = &run.totals;
+    let per_g = |x: f64| {
+        if t.cycles > 0.0 {
+            x / t.cycles * 1e9
+        } else {
+            0.0
+        }
+    };
+    StallPoint {
+        size: run.size,
+        size_bytes: run.size_bytes,
+        stall_rate: per_g(t.memory_stall_cycles),
+        ipc: t.ipc,
+        llc_mpki: t.llc_mpki(),
+        llc_misses_per_gcycle: per_g(t.llc_misses as f64),
+        instructions: t.instructions,
+        cycles: t.cycles,
+        memory_stall_cycles: t.memory_stall_cycles,
+    }
+}
+
+/// The stall-rate curve of `app` over `axis` on `opts.platform`.
+pub fn stall_rate_curve(
+    app: &TraceApp,
+    axis: Axis,
+    opts: &ProfileOptions,
+) -> Result<StallCurve, Error> {
+    stall_rate_curve_with(app, axis, opts, None)
+}
+
+/// [`stall_rate_curve`], reporting each finished alone run to `progress`.
+pub fn stall_rate_curve_with(
+    app: &TraceApp,
+    axis: Axis,
+    opts: &ProfileOptions,
+    progress: Option<SweepProgress<'_>>,
+) -> Result<StallCurve, Error> {
+    let runs = sweep_many_with(std::slice::from_ref(app), axis, opts, progress)?
+        .pop()
+        .unwrap_or_default();
+    Ok(StallCurve {
+        app: app.name.clone(),
+        platform: opts.platform.name.clone(),
+        axis,
+        points: runs.iter().map(stall_point).collect(),
+    })
+}
+
+/// The curve as CSV (`size,size_bytes,stall_rate,ipc,llc_mpki,...`).
+pub fn stall_curve_csv(curve: &StallCurve) -> String {
+    let mut s = format!(
+        "{},size_bytes,stall_rate,ipc,llc_mpki,llc_misses_per_gcycle,instructions,cycles,memory_stall_cycles\n",
+        curve.axis.name()
+    );
+    for p in &curve.points {
+        s += &format!(
+            "{},{},{:.3},{:.6},{:.6},{:.3},{},{:.3},{:.3}\n",
+            p.size,
+            p.size_bytes,
+            p.stall_rate,
+            p.ipc,
+            p.llc_mpki,
+            p.llc_misses_per_gcycle,
+            p.instructions,
+            p.cycles,
+            p.memory_stall_cycles
+        );
+    }
+    s
+}
