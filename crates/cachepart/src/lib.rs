@@ -64,6 +64,8 @@ pub mod scenario;
 pub mod sim_run;
 #[cfg(test)]
 mod test_traces;
+pub mod throttle_coloring;
+pub mod throttle_quantum;
 pub mod throttle_search;
 
 pub use algorithm::Algorithm;
