@@ -85,6 +85,9 @@ def sim_throttle(
     keep: int = 3,
     max_runs: int = 512,
     seed: int | None = None,
+    quantum: bool = False,
+    quantum_run_cycles: int = 400000,
+    coloring: bool = False,
 ) -> str: ...
 def sim_cachegrind(
     trace: str,

@@ -77,8 +77,10 @@ def run(
 class ThrottleSearch:
     """The result of Zhang et al.'s best-fairness search."""
 
-    #: One row per (candidate, app): stage (default, duty, hybrid), duty
-    #: ("5/8"), prefetcher word, slowdown, and the candidate's
+    #: One row per (candidate, app): stage (default, duty, hybrid,
+    #: quantum, coloring), duty ("5/8"), prefetcher word, idle process
+    #: (``{"run-cycles": ..., "idle-cycles": ...}`` or None), page colors
+    #: (range syntax or None), slowdown, and the candidate's
     #: unfairness_factor and efficiency.
     candidates: pd.DataFrame
     #: The scenario as written, the fairest duty-cycle setting and the
@@ -88,6 +90,10 @@ class ThrottleSearch:
     default: dict[str, Any]
     best_duty: dict[str, Any]
     best_hybrid: dict[str, Any] | None
+    #: The fairest quantum setting (None without ``quantum=True``) and
+    #: static color split (None without ``coloring=True``).
+    best_quantum: dict[str, Any] | None
+    best_coloring: dict[str, Any] | None
     #: The whole report.
     report: dict[str, Any]
 
@@ -99,11 +105,18 @@ def throttle(
     keep: int = 3,
     max_runs: int = 512,
     seed: int | None = None,
+    quantum: bool = False,
+    quantum_run_cycles: int = 400_000,
+    coloring: bool = False,
 ) -> ThrottleSearch:
     """Searches the fairest per-app duty cycles for a scenario's apps, then
     (``prefetchers=True``) tunes their prefetchers from the default and the
     ``keep`` best duty settings, as ``cachepart sim throttle`` does (see
     docs/simulator-throttling.md). The platform needs ``[clock-modulation]``.
+    ``quantum=True`` also tries scheduling-quantum adjustment (one app at a
+    time with an idle process of 5%..100% of ``quantum_run_cycles``);
+    ``coloring=True`` every static split of the page colors (the scenario
+    needs ``allocator = "tam"``).
     """
     text = call(
         _core.sim_throttle,
@@ -112,6 +125,9 @@ def throttle(
         keep=keep,
         max_runs=max_runs,
         seed=seed,
+        quantum=quantum,
+        quantum_run_cycles=quantum_run_cycles,
+        coloring=coloring,
     )
     report = json.loads(text)
     rows = []
@@ -124,6 +140,8 @@ def throttle(
                     "app": name,
                     "duty": c["duty"][a],
                     "prefetchers": c["prefetchers"][a],
+                    "quantum": c["quantum"][a],
+                    "colors": c["colors"][a],
                     "slowdown": c["slowdowns"][a],
                     "unfairness_factor": c["unfairness_factor"],
                     "efficiency": c["efficiency"],
@@ -134,6 +152,8 @@ def throttle(
         default=report["default"],
         best_duty=report["best_duty"],
         best_hybrid=report.get("best_hybrid"),
+        best_quantum=report.get("best_quantum"),
+        best_coloring=report.get("best_coloring"),
         report=report,
     )
 

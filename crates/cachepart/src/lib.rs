@@ -66,6 +66,8 @@ pub mod sim_run;
 pub mod stall_curve;
 #[cfg(test)]
 mod test_traces;
+pub mod throttle_coloring;
+pub mod throttle_quantum;
 pub mod throttle_search;
 
 pub use algorithm::Algorithm;

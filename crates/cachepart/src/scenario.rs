@@ -54,7 +54,7 @@ use cachepart_sim::memory::{
 };
 use cachepart_sim::prefetch::Word;
 use cachepart_sim::system::{
-    check_throttle, AppSpec, AppTiming, CptFile, PlatformConfig, TraceSource,
+    check_throttle, AppSpec, AppTiming, CptFile, IdleQuantum, PlatformConfig, TraceSource,
 };
 use cachepart_trace::synth::SynthConfig;
 use cachepart_units::{check_exclusive, GroupMode, IdSet, WayMask};
@@ -232,6 +232,12 @@ pub struct AppEntry {
     /// MSR 0x1A4 word (`"0x5"`); needs the scenario's `prefetchers` on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetchers: Option<String>,
+    /// Scheduling-quantum adjustment: an idle process shares the app's
+    /// core, the app running `run-cycles` and the idle process then
+    /// `idle-cycles` every round (`{ run-cycles = 1_000_000, idle-cycles =
+    /// 300_000 }`); the app must be alone on its core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<IdleQuantum>,
 }
 
 /// What the command line (or Python) may change in a scenario file.
@@ -674,6 +680,26 @@ impl Scenario {
             };
             check_throttle(&platform, duty, prefetch_word)
                 .map_err(|(f, why)| err(field(f), why))?;
+            if let Some(q) = &a.quantum {
+                q.check()
+                    .map_err(|(f, why)| err(field(&format!("quantum.{f}")), why))?;
+                let shared = file
+                    .apps
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, b)| j != i && b.core.unwrap_or(j as u32 % platform.cores) == core)
+                    .map(|(j, b)| format!("app[{j}] ({})", b.name))
+                    .collect::<Vec<_>>();
+                if !shared.is_empty() {
+                    return Err(err(
+                        field("quantum"),
+                        format!(
+                            "core {core} also runs {}; an idle process needs its app alone on the core",
+                            shared.join(", ")
+                        ),
+                    ));
+                }
+            }
             apps.push(AppSpec {
                 name: a.name.clone(),
                 source,
@@ -685,6 +711,7 @@ impl Scenario {
                 huge_pages: a.huge_pages.unwrap_or_default(),
                 duty,
                 prefetch_word,
+                idle_quantum: a.quantum,
             });
             colors.push(color_set);
         }

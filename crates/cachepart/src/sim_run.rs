@@ -287,10 +287,12 @@ pub fn run_scenario(
                 .map(|a| {
                     // Standalone performance is the app's at full speed
                     // with the run's prefetchers (Zhang et al.'s
-                    // normalisation), however the mix throttles it.
+                    // normalisation), however the mix throttles it, and
+                    // without an idle process.
                     let mut a = a.clone();
                     a.duty = cachepart_machine::Duty::FULL;
                     a.prefetch_word = None;
+                    a.idle_quantum = None;
                     a
                 })
                 .map(|a| match file.method {

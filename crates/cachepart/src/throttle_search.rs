@@ -23,6 +23,12 @@
 //! 3. **Hybrid** (with `prefetchers`): the default and the `keep` best
 //!    duty settings, each with every per-app prefetcher word that differs
 //!    from the run's word in at most one of the platform's prefetchers.
+//! 4. **Scheduling quantum** (with `quantum`): the paper's software
+//!    comparison, one app at a time with an idle process of each length
+//!    ([`crate::throttle_quantum`]).
+//! 5. **Page coloring** (with `coloring`): the ideal static partition,
+//!    every split of the platform's page colors
+//!    ([`crate::throttle_coloring`]).
 //!
 //! Candidates are ranked by unfairness factor (CoV of normalised
 //! performance), ties by efficiency (geometric mean of normalised
@@ -31,7 +37,10 @@
 
 use cachepart_machine::Duty;
 use cachepart_profile::MixMetrics;
+use cachepart_sim::memory::{AllocatorKind, ColorLayout, FRAME_BYTES};
 use cachepart_sim::prefetch::Kind;
+use cachepart_sim::system::IdleQuantum;
+use cachepart_units::IdSet;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -39,6 +48,8 @@ use crate::error::Error;
 use crate::method::{gmean, RunMethod};
 use crate::scenario::Scenario;
 use crate::sim_run::{run_scenario, SimReport};
+use crate::throttle_coloring::{color_splits, split_count};
+use crate::throttle_quantum::{quantum_vectors, DEFAULT_RUN_CYCLES, IDLE_PERCENT};
 
 /// How far the search goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +60,12 @@ pub struct SearchOptions {
     pub keep: usize,
     /// Refuse a search of more runs than this.
     pub max_runs: usize,
+    /// Also try scheduling-quantum adjustment with an idle process.
+    pub quantum: bool,
+    /// The run length of a turn under quantum adjustment, cycles.
+    pub quantum_run_cycles: u64,
+    /// Also try every static page-coloring split (the ideal partition).
+    pub coloring: bool,
 }
 
 impl Default for SearchOptions {
@@ -57,6 +74,9 @@ impl Default for SearchOptions {
             prefetchers: false,
             keep: 3,
             max_runs: 512,
+            quantum: false,
+            quantum_run_cycles: DEFAULT_RUN_CYCLES,
+            coloring: false,
         }
     }
 }
@@ -64,13 +84,18 @@ impl Default for SearchOptions {
 /// One setting tried.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Candidate {
-    /// Which step found it: `default`, `duty` or `hybrid`.
+    /// Which step found it: `default`, `duty`, `hybrid`, `quantum` or
+    /// `coloring`.
     pub stage: &'static str,
     /// Each app's duty cycle.
     pub duty: Vec<Duty>,
     /// Each app's prefetcher word (MSR 0x1A4 layout), when prefetchers
     /// are on.
     pub prefetchers: Vec<Option<u64>>,
+    /// Each app's idle process (quantum adjustment), if any.
+    pub quantum: Vec<Option<IdleQuantum>>,
+    /// Each app's page colors (range syntax), if restricted.
+    pub colors: Vec<Option<String>>,
     /// Each app's slowdown against its standalone run.
     pub slowdowns: Vec<f64>,
     /// CoV of normalised performance (lower is fairer).
@@ -95,6 +120,10 @@ pub struct SearchReport {
     pub best_duty: Candidate,
     /// The fairest hybrid setting, when prefetchers were tuned.
     pub best_hybrid: Option<Candidate>,
+    /// The fairest quantum setting, when quantum adjustment was tried.
+    pub best_quantum: Option<Candidate>,
+    /// The fairest static color split, when page coloring was tried.
+    pub best_coloring: Option<Candidate>,
     /// Every candidate, in search order.
     pub candidates: Vec<Candidate>,
 }
@@ -121,17 +150,28 @@ fn slowdowns(report: &SimReport, alone: &[Alone], method: RunMethod) -> Vec<f64>
         .collect()
 }
 
-fn candidate(
-    stage: &'static str,
+/// One setting of every app: what a candidate run changes in the
+/// scenario.
+#[derive(Clone, Debug, PartialEq)]
+struct Setting {
     duty: Vec<Duty>,
-    prefetchers: Vec<Option<u64>>,
-    slow: Vec<f64>,
-) -> Candidate {
+    words: Vec<Option<u64>>,
+    quantum: Vec<Option<IdleQuantum>>,
+    colors: Vec<Option<IdSet>>,
+}
+
+fn candidate(stage: &'static str, set: &Setting, slow: Vec<f64>) -> Candidate {
     let m = MixMetrics::compute(&slow, &vec![1.0; slow.len()]);
     Candidate {
         stage,
-        duty,
-        prefetchers,
+        duty: set.duty.clone(),
+        prefetchers: set.words.clone(),
+        quantum: set.quantum.clone(),
+        colors: set
+            .colors
+            .iter()
+            .map(|c| c.as_ref().map(IdSet::to_string))
+            .collect(),
         slowdowns: slow,
         unfairness_factor: m.unfairness_factor,
         efficiency: m.gmean_speedup,
@@ -177,8 +217,21 @@ fn too_many(what: &str, runs: usize, max: usize) -> Error {
     ))
 }
 
-/// Runs the search on `scenario`.
-pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport, Error> {
+/// The platform's page colors (4 KiB frames over its LLC).
+fn platform_colors(scenario: &Scenario) -> Result<u32, Error> {
+    let geometry = scenario
+        .platform
+        .llc
+        .geometry()
+        .map_err(|e| Error::Input(format!("platform.llc: {e}")))?;
+    let layout = ColorLayout::new(&geometry, FRAME_BYTES)
+        .map_err(|e| Error::Input(format!("platform.llc: {e}")))?;
+    Ok(u32::try_from(layout.colors()).unwrap_or(u32::MAX))
+}
+
+/// Refuses what the search cannot run; returns the platform's duty-cycle
+/// steps, and its color count when the coloring stage is on.
+fn check(scenario: &Scenario, opts: &SearchOptions) -> Result<(u32, Option<u32>), Error> {
     let whence = &scenario.name;
     let Some(modulation) = scenario.platform.clock_modulation else {
         return Err(Error::Input(format!(
@@ -186,8 +239,8 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
             scenario.platform.name
         )));
     };
-    let run_word = scenario.platform.prefetchers.run_word;
-    if opts.prefetchers && run_word.is_none() {
+    let steps = modulation.steps;
+    if opts.prefetchers && scenario.platform.prefetchers.run_word.is_none() {
         return Err(Error::Input(format!(
             "scenario {whence}: prefetchers: the hybrid search tunes prefetchers, but the scenario runs without them (set prefetchers = \"platform\")"
         )));
@@ -200,15 +253,55 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
     if let Some(i) = scenario
         .apps
         .iter()
-        .position(|a| !a.duty.is_full() || a.prefetch_word.is_some())
+        .position(|a| !a.duty.is_full() || a.prefetch_word.is_some() || a.idle_quantum.is_some())
     {
         return Err(Error::Input(format!(
-            "scenario {whence}: app[{i}] ({}): the search sets duty cycles and prefetchers itself; remove the app's duty and prefetchers",
+            "scenario {whence}: app[{i}] ({}): the search sets duty cycles, prefetchers and idle processes itself; remove the app's duty, prefetchers and quantum",
             scenario.apps[i].name
         )));
     }
+    if opts.quantum {
+        IdleQuantum {
+            run_cycles: opts.quantum_run_cycles,
+            idle_cycles: opts.quantum_run_cycles,
+        }
+        .check()
+        .map_err(|(_, why)| Error::Input(format!("quantum-run-cycles: {why}")))?;
+        let cores: Vec<u32> = scenario.apps.iter().map(|a| a.core).collect();
+        if (1..cores.len()).any(|i| cores[..i].contains(&cores[i])) {
+            return Err(Error::Input(format!(
+                "scenario {whence}: app.core: quantum adjustment gives one app an idle process on its core, so every app needs a core of its own"
+            )));
+        }
+    }
+    if !opts.coloring {
+        return Ok((steps, None));
+    }
+    if scenario.platform.memory.allocator == AllocatorKind::Buddy {
+        return Err(Error::Input(format!(
+            "scenario {whence}: allocator: the page-coloring stage needs a color-aware allocator in every run (set allocator = \"tam\")"
+        )));
+    }
+    if let Some(i) = scenario.colors.iter().position(Option::is_some) {
+        return Err(Error::Input(format!(
+            "scenario {whence}: app[{i}] ({}).colors: the page-coloring stage sets the colors itself; remove the app's colors",
+            scenario.apps[i].name
+        )));
+    }
+    if scenario.coloring.is_some() {
+        return Err(Error::Input(format!(
+            "scenario {whence}: coloring: the page-coloring stage sets static colors; remove the [coloring] policy"
+        )));
+    }
+    platform_colors(scenario).map(|c| (steps, Some(c)))
+}
+
+/// Runs the search on `scenario`.
+pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport, Error> {
+    let (steps, colors) = check(scenario, opts)?;
+    let run_word = scenario.platform.prefetchers.run_word;
     let n = scenario.apps.len();
-    let levels = Duty::all(modulation.steps).map_err(|e| Error::Input(e.to_string()))?;
+    let levels = Duty::all(steps).map_err(|e| Error::Input(e.to_string()))?;
     let duties = duty_vectors(&levels, n);
     let kinds = scenario.platform.prefetchers.kinds();
     let words = run_word.map(|w| word_vectors(w, &kinds, n));
@@ -217,7 +310,17 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
     } else {
         0
     };
-    let total = duties.len() + hybrid_runs;
+    let quantum_runs = if opts.quantum {
+        n * IDLE_PERCENT.len()
+    } else {
+        0
+    };
+    let coloring_runs = colors.map_or(0, |c| split_count(c, n));
+    let total = duties
+        .len()
+        .saturating_add(hybrid_runs)
+        .saturating_add(quantum_runs)
+        .saturating_add(coloring_runs);
     if total > opts.max_runs {
         return Err(too_many("throttling", total, opts.max_runs));
     }
@@ -236,29 +339,24 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
         .collect();
     let method = scenario.file.method;
     let full = vec![Duty::FULL; n];
-    let default = candidate(
-        "default",
-        full.clone(),
-        vec![run_word; n],
-        slowdowns(&first, &alone, method),
-    );
-    let run = |stage: &'static str, duty: &[Duty], words: &[Option<u64>]| {
+    let plain = Setting {
+        duty: full.clone(),
+        words: vec![run_word; n],
+        quantum: vec![None; n],
+        colors: vec![None; n],
+    };
+    let default = candidate("default", &plain, slowdowns(&first, &alone, method));
+    let run = |stage: &'static str, set: &Setting| {
         let mut s = scenario.clone();
         s.file.alone = false;
-        for (a, (&d, &w)) in s.apps.iter_mut().zip(duty.iter().zip(words)) {
-            a.duty = d;
-            a.prefetch_word = w.filter(|&w| Some(w) != run_word);
+        for (i, a) in s.apps.iter_mut().enumerate() {
+            a.duty = set.duty[i];
+            a.prefetch_word = set.words[i].filter(|&w| Some(w) != run_word);
+            a.idle_quantum = set.quantum[i];
         }
-        run_scenario(&s, None).map(|r| {
-            candidate(
-                stage,
-                duty.to_vec(),
-                words.to_vec(),
-                slowdowns(&r, &alone, method),
-            )
-        })
+        s.colors = set.colors.clone();
+        run_scenario(&s, None).map(|r| candidate(stage, set, slowdowns(&r, &alone, method)))
     };
-    let same_words = vec![run_word; n];
     let mut candidates: Vec<Candidate> = duties
         .par_iter()
         .map(|d| {
@@ -268,7 +366,13 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
                     ..default.clone()
                 })
             } else {
-                run("duty", d, &same_words)
+                run(
+                    "duty",
+                    &Setting {
+                        duty: d.clone(),
+                        ..plain.clone()
+                    },
+                )
             }
         })
         .collect::<Result<_, _>>()?;
@@ -286,19 +390,44 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
                     starts.push(c.duty.clone());
                 }
             }
-            let jobs: Vec<(&Vec<Duty>, &Vec<Option<u64>>)> = starts
+            let jobs: Vec<Setting> = starts
                 .iter()
-                .flat_map(|d| words.iter().map(move |w| (d, w)))
+                .flat_map(|d| {
+                    words.iter().map(|w| Setting {
+                        duty: d.clone(),
+                        words: w.clone(),
+                        ..plain.clone()
+                    })
+                })
                 .collect();
-            let hybrid: Vec<Candidate> = jobs
-                .par_iter()
-                .map(|(d, w)| run("hybrid", d, w))
-                .collect::<Result<_, _>>()?;
-            let b = best(&hybrid).clone();
-            candidates.extend(hybrid);
-            Some(b)
+            Some(stage(&mut candidates, &jobs, |s| run("hybrid", s))?)
         }
         _ => None,
+    };
+    let best_quantum = if opts.quantum {
+        let jobs: Vec<Setting> = quantum_vectors(n, opts.quantum_run_cycles)
+            .into_iter()
+            .map(|q| Setting {
+                quantum: q,
+                ..plain.clone()
+            })
+            .collect();
+        Some(stage(&mut candidates, &jobs, |s| run("quantum", s))?)
+    } else {
+        None
+    };
+    let best_coloring = match colors {
+        Some(c) => {
+            let jobs: Vec<Setting> = color_splits(c, n)
+                .into_iter()
+                .map(|sets| Setting {
+                    colors: sets.into_iter().map(Some).collect(),
+                    ..plain.clone()
+                })
+                .collect();
+            Some(stage(&mut candidates, &jobs, |s| run("coloring", s))?)
+        }
+        None => None,
     };
     Ok(SearchReport {
         scenario: scenario.name.clone(),
@@ -307,8 +436,28 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
         default,
         best_duty,
         best_hybrid,
+        best_quantum,
+        best_coloring,
         candidates,
     })
+}
+
+/// Runs `jobs` in parallel, appends them to `candidates` in job order and
+/// returns the fairest of them.
+fn stage(
+    candidates: &mut Vec<Candidate>,
+    jobs: &[Setting],
+    run: impl Fn(&Setting) -> Result<Candidate, Error> + Sync + Send,
+) -> Result<Candidate, Error> {
+    let found: Vec<Candidate> = jobs.par_iter().map(run).collect::<Result<_, _>>()?;
+    if found.is_empty() {
+        return Err(Error::Input(
+            "the search stage has no setting to try (too few page colors for the apps?)".into(),
+        ));
+    }
+    let b = best(&found).clone();
+    candidates.extend(found);
+    Ok(b)
 }
 
 fn rank(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
@@ -325,12 +474,19 @@ fn best(c: &[Candidate]) -> &Candidate {
 }
 
 fn settings(c: &Candidate) -> String {
-    c.duty
-        .iter()
-        .zip(&c.prefetchers)
-        .map(|(d, w)| match w {
-            Some(w) => format!("{d} pf={w:#x}"),
-            None => d.to_string(),
+    (0..c.duty.len())
+        .map(|i| {
+            let mut s = c.duty[i].to_string();
+            if let Some(w) = c.prefetchers[i] {
+                s.push_str(&format!(" pf={w:#x}"));
+            }
+            if let Some(q) = c.quantum[i] {
+                s.push_str(&format!(" idle={q}"));
+            }
+            if let Some(k) = &c.colors[i] {
+                s.push_str(&format!(" colors={k}"));
+            }
+            s
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -363,6 +519,12 @@ pub fn to_table(r: &SearchReport) -> String {
     if let Some(h) = &r.best_hybrid {
         out.push_str(&line("hybrid", h));
     }
+    if let Some(q) = &r.best_quantum {
+        out.push_str(&line("quantum", q));
+    }
+    if let Some(c) = &r.best_coloring {
+        out.push_str(&line("coloring", c));
+    }
     out.push_str(&format!("\n{} candidates:\n", r.candidates.len()));
     for c in &r.candidates {
         out.push_str(&line(c.stage, c));
@@ -373,16 +535,18 @@ pub fn to_table(r: &SearchReport) -> String {
 /// The candidates as CSV, one row per candidate and app.
 pub fn to_csv(r: &SearchReport) -> String {
     let mut out = String::from(
-        "scenario,candidate,stage,app,duty,prefetchers,slowdown,unfairness_factor,efficiency\n",
+        "scenario,candidate,stage,app,duty,prefetchers,quantum,colors,slowdown,unfairness_factor,efficiency\n",
     );
     for (i, c) in r.candidates.iter().enumerate() {
         for (a, name) in r.apps.iter().enumerate() {
             out.push_str(&format!(
-                "{},{i},{},{name},{},{},{},{},{}\n",
+                "{},{i},{},{name},{},{},{},\"{}\",{},{},{}\n",
                 r.scenario,
                 c.stage,
                 c.duty[a],
                 c.prefetchers[a].map_or(String::new(), |w| format!("{w:#x}")),
+                c.quantum[a].map_or(String::new(), |q| q.to_string()),
+                c.colors[a].as_deref().unwrap_or(""),
                 c.slowdowns[a],
                 c.unfairness_factor,
                 c.efficiency

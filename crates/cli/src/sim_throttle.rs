@@ -1,7 +1,9 @@
 //! `cachepart sim throttle SCENARIO`: Zhang et al.'s best-fairness search
 //! over duty cycles (and, with `--prefetchers`, prefetcher settings) on
-//! the simulator; prints the default, the fairest duty-cycle and hybrid
-//! settings, and every candidate.
+//! the simulator, with the paper's comparisons on request (`--quantum`:
+//! scheduling-quantum adjustment with an idle process; `--coloring`: the
+//! ideal static page-coloring partition); prints the default, the
+//! fairest setting of each method, and every candidate.
 
 use std::path::PathBuf;
 
@@ -30,6 +32,18 @@ pub struct ThrottleArgs {
     /// Refuse a search of more runs than this.
     #[arg(long, default_value_t = 512)]
     pub max_runs: usize,
+    /// Also try scheduling-quantum adjustment: one app at a time gets an
+    /// idle process of 5%, 10%, ..., 100% of its run length.
+    #[arg(long)]
+    pub quantum: bool,
+    /// The app's run length per turn under --quantum, cycles (the paper's
+    /// 100 ms turn, scaled to a simulated run).
+    #[arg(long, default_value_t = cachepart::throttle_quantum::DEFAULT_RUN_CYCLES)]
+    pub quantum_run_cycles: u64,
+    /// Also try every static split of the platform's page colors (the
+    /// ideal page-coloring partition; needs allocator = "tam").
+    #[arg(long)]
+    pub coloring: bool,
     #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
@@ -54,6 +68,9 @@ pub fn run(a: ThrottleArgs) -> Result<()> {
         prefetchers: a.prefetchers,
         keep: a.keep,
         max_runs: a.max_runs,
+        quantum: a.quantum,
+        quantum_run_cycles: a.quantum_run_cycles,
+        coloring: a.coloring,
     };
     let report = throttle_search::search(&scenario, &opts)?;
     let text = match a.format.format {

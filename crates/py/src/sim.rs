@@ -11,8 +11,8 @@ use cachepart::platforms;
 use cachepart::samples;
 use cachepart::scenario::{Overrides, Scenario};
 use cachepart::sim_run as runner;
-use cachepart::throttle_search;
 use cachepart::Error;
+use cachepart::{throttle_quantum, throttle_search};
 use pyo3::prelude::*;
 
 use crate::guarded;
@@ -42,7 +42,8 @@ fn sim_run(
 /// Zhang et al.'s best-fairness search on a scenario; returns the report
 /// as JSON.
 #[pyfunction]
-#[pyo3(signature = (scenario, prefetchers=false, keep=3, max_runs=512, seed=None))]
+#[pyo3(signature = (scenario, prefetchers=false, keep=3, max_runs=512, seed=None, quantum=false, quantum_run_cycles=throttle_quantum::DEFAULT_RUN_CYCLES, coloring=false))]
+#[allow(clippy::too_many_arguments)]
 fn sim_throttle(
     py: Python<'_>,
     scenario: PathBuf,
@@ -50,6 +51,9 @@ fn sim_throttle(
     keep: usize,
     max_runs: usize,
     seed: Option<u64>,
+    quantum: bool,
+    quantum_run_cycles: u64,
+    coloring: bool,
 ) -> PyResult<String> {
     guarded(py, move || {
         let overrides = Overrides {
@@ -61,6 +65,9 @@ fn sim_throttle(
             prefetchers,
             keep,
             max_runs,
+            quantum,
+            quantum_run_cycles,
+            coloring,
         };
         let report = throttle_search::search(&s, &opts)?;
         Ok::<_, Error>(throttle_search::to_json(&report))

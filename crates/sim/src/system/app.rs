@@ -42,6 +42,9 @@ pub struct AppSpec {
     /// Its core's prefetcher word (MSR 0x1A4 layout) while it runs
     /// (`None`: the run's word). Needs prefetchers on in the run.
     pub prefetch_word: Option<u64>,
+    /// An idle process sharing its core, alternating with it (`None`:
+    /// none). See [`IdleQuantum`](crate::system::IdleQuantum).
+    pub idle_quantum: Option<crate::system::IdleQuantum>,
 }
 
 impl AppSpec {
@@ -59,6 +62,7 @@ impl AppSpec {
             huge_pages: HugePages::Never,
             duty: Duty::FULL,
             prefetch_word: None,
+            idle_quantum: None,
         }
     }
 
@@ -96,6 +100,7 @@ impl fmt::Debug for AppSpec {
             .field("huge_pages", &self.huge_pages)
             .field("duty", &self.duty)
             .field("prefetch_word", &self.prefetch_word)
+            .field("idle_quantum", &self.idle_quantum)
             .finish()
     }
 }
@@ -108,7 +113,9 @@ pub struct AppTotals {
     pub name: String,
     /// Instructions retired.
     pub instructions: u64,
-    /// Cycles it ran (context switches excluded).
+    /// Cycles it ran (context switches excluded, except the two around
+    /// each turn of its idle process, whose share counts too: see
+    /// [`IdleQuantum`](crate::system::IdleQuantum)).
     pub cycles: f64,
     /// Instructions per cycle.
     pub ipc: f64,

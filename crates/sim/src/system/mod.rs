@@ -10,6 +10,8 @@
 //! * [`source`]: [`TraceSource`] (trace files, generators, records in
 //!   memory).
 //! * [`app`]: [`AppSpec`] and [`AppTotals`].
+//! * [`idle_quantum`]: [`IdleQuantum`], scheduling-quantum adjustment
+//!   with an idle process.
 //! * [`multicore`]: [`System`], the interleaving engine.
 //! * [`alone`]: alone runs over ways or colors ([`run_alone_at`], [`alone_sweep_many`]).
 //! * [`sim_machine`]: [`SimMachine`], the simulator as a machine.
@@ -45,6 +47,7 @@ pub mod app;
 pub mod clock_modulation;
 pub mod dram;
 pub mod error;
+pub mod idle_quantum;
 pub mod multicore;
 pub mod platform;
 pub mod sim_machine;
@@ -59,6 +62,7 @@ pub use app::{AppSpec, AppTotals};
 pub use clock_modulation::{ClockModulation, DutyClock};
 pub use dram::{queued_latency, Dram};
 pub use error::SystemError;
+pub use idle_quantum::IdleQuantum;
 pub use multicore::{check_throttle, ExhaustedResponder, RecolorSummary, System, BATCH};
 pub use platform::PlatformConfig;
 pub use sim_machine::{curves_from_totals, SimMachine};

@@ -245,6 +245,10 @@ impl System {
             if clock >= self.dram.window_end() {
                 self.update_dram(clock);
             }
+            if clock >= self.cores[b].run_end {
+                self.run_idle(b);
+                continue;
+            }
             let core = &self.cores[b];
             let sliced = core.queue.len() > 1;
             if sliced && clock >= core.quantum_end {
@@ -261,6 +265,7 @@ impl System {
             if sliced {
                 stop = stop.min(core.quantum_end);
             }
+            stop = stop.min(core.run_end);
             self.run_slice(b, stop, more_colors)?;
         }
         Ok(())

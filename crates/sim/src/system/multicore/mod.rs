@@ -14,6 +14,9 @@
 //! * `counters.rs`: what is attributed to each app (totals and samples).
 //! * `recolor.rs`: [`System::recolor`] and the colors-exhausted responder.
 //! * `paging.rs`: page-walk and paging stalls charged to an app's time.
+//! * `schedule.rs` also runs an app's idle process
+//!   ([`IdleQuantum`](crate::system::IdleQuantum)): after each turn of
+//!   `run-cycles` the core idles for `idle-cycles`.
 //! * `throttle.rs`: per-app duty cycles and prefetcher words, written to
 //!   the core's registers when the app runs ([`System::set_throttle`]).
 //!
@@ -68,6 +71,9 @@ struct Core {
     queue: Vec<usize>,
     running: Option<usize>,
     quantum_end: u64,
+    /// When the running app's turn ends and its idle process takes the
+    /// core (`u64::MAX`: it has no idle process).
+    run_end: u64,
     base: Snap,
     /// The duty cycle its clock-modulation register holds.
     duty: Duty,
@@ -215,6 +221,7 @@ impl System {
                 queue: Vec::new(),
                 running: None,
                 quantum_end: 0,
+                run_end: u64::MAX,
                 base: Snap::default(),
                 duty: Duty::FULL,
             });
@@ -238,6 +245,10 @@ impl System {
             }
             spec.timing.check(&spec.name)?;
             throttle::checked(platform, &spec.name, spec.duty, spec.prefetch_word)?;
+            if let Some(q) = &spec.idle_quantum {
+                q.check()
+                    .map_err(|(f, why)| cfg_err(field(&format!("quantum.{f}")), why))?;
+            }
             if let Some(m) = spec.llc_mask {
                 rules.check(m).map_err(|source| SystemError::Mask {
                     app: spec.name.clone(),
@@ -288,6 +299,18 @@ impl System {
                 started: false,
                 umon: None,
             });
+        }
+        for (i, a) in states.iter().enumerate() {
+            let shared = cores[a.spec.core as usize].queue.len() > 1;
+            if a.spec.idle_quantum.is_some() && shared {
+                return Err(cfg_err(
+                    format!("app {}: quantum", a.spec.name),
+                    format!(
+                        "core {} runs other apps too; an idle process needs the app alone on its core (app {i})",
+                        a.spec.core
+                    ),
+                ));
+            }
         }
         let t = &platform.timing;
         let mut sys = System {

@@ -3,8 +3,10 @@
 //! `context-switch-cycles` of the core's clock (charged to no app),
 //! optionally flushes the TLBs, installs the next app's address space
 //! (charging the page copies done while it was parked) and applies its
-//! CAT mask and throttling (duty cycle, prefetcher word). An app that finishes releases its frames and hands the core
-//! to the next one. Placing apps on cores before the run, and the log of
+//! CAT mask and throttling (duty cycle, prefetcher word). An app with an
+//! idle process ([`IdleQuantum`](crate::system::IdleQuantum)) yields its
+//! core to it after each turn (`System::run_idle`). An app that
+//! finishes releases its frames and hands the core to the next one. Placing apps on cores before the run, and the log of
 //! [`AppEvent`]s (start, park, resume, finish) stamped with the core's
 //! clock, live here too.
 
@@ -43,6 +45,14 @@ impl System {
         let old = self.apps[app].spec.core as usize;
         if old == core as usize {
             return Ok(());
+        }
+        let q = &self.cores[core as usize].queue;
+        let idle = |a: usize| self.apps[a].spec.idle_quantum.is_some();
+        if !q.is_empty() && (idle(app) || q.iter().any(|&a| idle(a))) {
+            return Err(cfg_err(
+                format!("app {name}: core"),
+                format!("core {core} would run an app with an idle process (quantum) beside another app; an idle process needs its app alone on the core"),
+            ));
         }
         // Undo both cores' installs, move the app, install again: nothing
         // has run, so this equals building the system with the new core.
@@ -108,6 +118,48 @@ impl System {
             (!core.queue.is_empty()).then(|| core.queue[p % core.queue.len()])
         });
         self.switch_to(b, next, next.is_some())
+    }
+
+    /// The running app of core `b` has had its turn: its idle process
+    /// holds the core for the app's `idle-cycles`, with a context switch
+    /// to it and one back (each `context-switch-cycles`, flushing the TLBs
+    /// where the platform's switches do). The core issues nothing
+    /// meanwhile; the time counts in the app's cycles (its wall-clock
+    /// share of the core), the two switches in its `context_switches`.
+    pub(super) fn run_idle(&mut self, b: usize) {
+        let core = &mut self.cores[b];
+        let Some(a) = core.running else {
+            core.run_end = u64::MAX;
+            return;
+        };
+        let app = &mut self.apps[a];
+        let Some(q) = app.spec.idle_quantum else {
+            core.run_end = u64::MAX;
+            return;
+        };
+        let at = core.clock / TICKS_PER_CYCLE;
+        let held = self
+            .switch_ticks
+            .saturating_mul(2)
+            .saturating_add(q.idle_cycles.saturating_mul(TICKS_PER_CYCLE));
+        core.clock = core.clock.saturating_add(held);
+        if self.platform.timing.tlb_flush_on_switch {
+            core.pc.tlb_mut().flush();
+        }
+        app.c.ticks = app.c.ticks.saturating_add(held);
+        app.c.switches += 2;
+        core.run_end = core
+            .clock
+            .saturating_add(q.run_cycles.saturating_mul(TICKS_PER_CYCLE));
+        let back = core.clock / TICKS_PER_CYCLE;
+        for (kind, at_cycles) in [(EventKind::Parked, at), (EventKind::Resumed, back)] {
+            self.events.push(AppEvent {
+                app: a,
+                kind,
+                at_cycles,
+                core: Some(b as u32),
+            });
+        }
     }
 
     /// Installs app `next` (or nothing) on core `b` in place of the app
@@ -186,7 +238,13 @@ impl System {
                     .saturating_add(writes.saturating_mul(TICKS_PER_CYCLE));
             }
             core.quantum_end = core.clock.saturating_add(self.quantum_ticks);
+            core.run_end = app.spec.idle_quantum.map_or(u64::MAX, |q| {
+                core.clock
+                    .saturating_add(q.run_cycles.saturating_mul(TICKS_PER_CYCLE))
+            });
             app.c.switches += u64::from(charge);
+        } else {
+            core.run_end = u64::MAX;
         }
         core.base = snap(&core.pc);
         Ok(())
