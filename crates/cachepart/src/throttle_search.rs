@@ -43,9 +43,11 @@ use cachepart_sim::system::IdleQuantum;
 use cachepart_units::IdSet;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::Error;
 use crate::method::{gmean, RunMethod};
+use crate::profile_job::SweepProgress;
 use crate::scenario::Scenario;
 use crate::sim_run::{run_scenario, SimReport};
 use crate::throttle_coloring::{color_splits, split_count};
@@ -298,6 +300,17 @@ fn check(scenario: &Scenario, opts: &SearchOptions) -> Result<(u32, Option<u32>)
 
 /// Runs the search on `scenario`.
 pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport, Error> {
+    search_with(scenario, opts, None)
+}
+
+/// [`search`], telling `progress` (runs done, runs in all) after each
+/// simulation; the count in all is known before the first run (the
+/// hybrid stage may run fewer when duty settings tie).
+pub fn search_with(
+    scenario: &Scenario,
+    opts: &SearchOptions,
+    progress: Option<SweepProgress<'_>>,
+) -> Result<SearchReport, Error> {
     let (steps, colors) = check(scenario, opts)?;
     let run_word = scenario.platform.prefetchers.run_word;
     let n = scenario.apps.len();
@@ -325,10 +338,19 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
         return Err(too_many("throttling", total, opts.max_runs));
     }
 
-    // The scenario as written, with its alone runs.
+    // The scenario as written (with its alone runs), then `total` more.
+    let all = total + 1;
+    let done = AtomicUsize::new(0);
+    let tick = || {
+        let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(p) = progress {
+            p(d.min(all), all);
+        }
+    };
     let mut base = scenario.clone();
     base.file.alone = true;
     let first = run_scenario(&base, None)?;
+    tick();
     let alone: Vec<Alone> = first
         .apps
         .iter()
@@ -355,12 +377,15 @@ pub fn search(scenario: &Scenario, opts: &SearchOptions) -> Result<SearchReport,
             a.idle_quantum = set.quantum[i];
         }
         s.colors = set.colors.clone();
-        run_scenario(&s, None).map(|r| candidate(stage, set, slowdowns(&r, &alone, method)))
+        let r = run_scenario(&s, None);
+        tick();
+        r.map(|r| candidate(stage, set, slowdowns(&r, &alone, method)))
     };
     let mut candidates: Vec<Candidate> = duties
         .par_iter()
         .map(|d| {
             if d == &full {
+                tick();
                 Ok(Candidate {
                     stage: "duty",
                     ..default.clone()

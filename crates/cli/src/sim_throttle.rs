@@ -12,7 +12,7 @@ use cachepart::scenario::{Overrides, Scenario};
 use cachepart::throttle_search::{self, SearchOptions};
 use clap::Args;
 
-use crate::common_args::{Format, FormatArg, OutputArg};
+use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
 
 /// Arguments of `cachepart sim throttle`.
 #[derive(Args)]
@@ -51,6 +51,8 @@ pub struct ThrottleArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub quiet: QuietArg,
 }
 
 /// Runs `cachepart sim throttle`.
@@ -72,7 +74,18 @@ pub fn run(a: ThrottleArgs) -> Result<()> {
         quantum_run_cycles: a.quantum_run_cycles,
         coloring: a.coloring,
     };
-    let report = throttle_search::search(&scenario, &opts)?;
+    let bar = a.quiet.runs_bar("runs");
+    let progress = |done: usize, all: usize| {
+        if let Some(pb) = &bar {
+            pb.set_length(all as u64);
+            pb.set_position(done as u64);
+        }
+    };
+    let report = throttle_search::search_with(&scenario, &opts, Some(&progress));
+    if let Some(pb) = &bar {
+        pb.finish_and_clear();
+    }
+    let report = report?;
     let text = match a.format.format {
         Format::Table => throttle_search::to_table(&report),
         Format::Csv => throttle_search::to_csv(&report),
