@@ -10,6 +10,7 @@
 //! colors: 63 on the Xeon 5160's 64). Colors are fixed before the run, so
 //! no page is ever recolored: the ideal the paper assumes.
 
+use cachepart_profile::optimal::composition_count;
 use cachepart_units::IdSet;
 
 /// Every split of `colors` page colors into `n` non-empty contiguous
@@ -49,21 +50,14 @@ pub fn color_splits(colors: u32, n: usize) -> Vec<Vec<IdSet>> {
         .collect()
 }
 
-/// How many splits [`color_splits`] makes, without making them:
-/// `C(colors - 1, n - 1)` (saturating).
+/// How many splits [`color_splits`] makes, without making them: the
+/// compositions of `colors` into `n` parts, `C(colors - 1, n - 1)`
+/// (saturating).
 pub fn split_count(colors: u32, n: usize) -> usize {
-    if n == 0 || colors < n as u32 {
+    if n == 0 {
         return 0;
     }
-    let (top, k) = (u128::from(colors - 1), (n - 1) as u128);
-    let mut c: u128 = 1;
-    for i in 0..k {
-        c = c * (top - i) / (i + 1);
-        if c > usize::MAX as u128 {
-            return usize::MAX;
-        }
-    }
-    c as usize
+    usize::try_from(composition_count(colors as usize, n)).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]

@@ -118,13 +118,32 @@ impl QuietArg {
         })
     }
 
-    /// A bar of `what` done out of a count the work sets with
-    /// `set_length` once it knows it.
-    pub fn runs_bar(&self, what: &str) -> Option<ProgressBar> {
-        self.bar(
+    /// Runs `work` with a bar of `what` done: `work` calls the progress
+    /// function it is given once per finished run, with the runs done and
+    /// the runs in all (from any thread); the bar is cleared when `work`
+    /// returns.
+    pub fn with_runs_bar<T>(
+        &self,
+        what: &str,
+        work: impl FnOnce(&(dyn Fn(usize, usize) + Sync)) -> T,
+    ) -> T {
+        let bar = self.bar(
             Some(1),
             &format!("[{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {what} ({{eta}})"),
-        )
+        );
+        // One call per finished run: counting calls keeps the bar monotone
+        // when parallel runs report out of order.
+        let progress = |_done: usize, all: usize| {
+            if let Some(pb) = &bar {
+                pb.set_length(all as u64);
+                pb.inc(1);
+            }
+        };
+        let out = work(&progress);
+        if let Some(pb) = &bar {
+            pb.finish_and_clear();
+        }
+        out
     }
 
     /// A bar of bytes read out of `size` (a spinner of bytes read when the

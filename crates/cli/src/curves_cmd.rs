@@ -260,17 +260,9 @@ fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
         AxisArg::Colors => Axis::Colors,
     };
     let app = TraceApp::from_path(&args.trace)?;
-    let bar = args.quiet.runs_bar("alone runs");
-    let progress = |_done: usize, all: usize| {
-        if let Some(pb) = &bar {
-            pb.set_length(all as u64);
-            pb.inc(1);
-        }
-    };
-    let curve = stall_rate_curve_with(&app, axis, &opts, Some(&progress));
-    if let Some(pb) = &bar {
-        pb.finish_and_clear();
-    }
+    let curve = args.quiet.with_runs_bar("alone runs", |progress| {
+        stall_rate_curve_with(&app, axis, &opts, Some(progress))
+    });
     let curve = curve?;
     output.write_bytes(render_stall(&curve, args.format.format)?.as_bytes())
 }

@@ -389,17 +389,9 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         warmup: a.warmup,
         seed: a.seed,
     };
-    let bar = a.quiet.runs_bar("alone runs");
-    let progress = |_done: usize, all: usize| {
-        if let Some(pb) = &bar {
-            pb.set_length(all as u64);
-            pb.inc(1);
-        }
-    };
-    let rows = cachepart::from_trace::metrics_rows_with(&apps, &opts, Some(&progress));
-    if let Some(pb) = &bar {
-        pb.finish_and_clear();
-    }
+    let rows = a.quiet.with_runs_bar("alone runs", |progress| {
+        cachepart::from_trace::metrics_rows_with(&apps, &opts, Some(progress))
+    });
     let csv = cachepart::from_trace::to_csv(&rows?);
     output.write_bytes(csv.as_bytes())
 }

@@ -93,17 +93,9 @@ pub fn run(a: MeasureArgs) -> Result<()> {
         repeat: a.repeat,
         interrupt: Some(interrupt),
     };
-    let bar = a.quiet.runs_bar("alone runs");
-    let progress = |done: usize, all: usize| {
-        if let Some(pb) = &bar {
-            pb.set_length(all as u64);
-            pb.set_position(done as u64);
-        }
-    };
-    let rows = measure(&apps, &opts, Some(&progress));
-    if let Some(pb) = &bar {
-        pb.finish_and_clear();
-    }
+    let rows = a.quiet.with_runs_bar("alone runs", |progress| {
+        measure(&apps, &opts, Some(progress))
+    });
     let rows = rows?;
     if opts.counters.is_fake() {
         eprintln!("note: fake counters: the counts are scripted, not measured");

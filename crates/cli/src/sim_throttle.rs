@@ -74,17 +74,9 @@ pub fn run(a: ThrottleArgs) -> Result<()> {
         quantum_run_cycles: a.quantum_run_cycles,
         coloring: a.coloring,
     };
-    let bar = a.quiet.runs_bar("runs");
-    let progress = |done: usize, all: usize| {
-        if let Some(pb) = &bar {
-            pb.set_length(all as u64);
-            pb.set_position(done as u64);
-        }
-    };
-    let report = throttle_search::search_with(&scenario, &opts, Some(&progress));
-    if let Some(pb) = &bar {
-        pb.finish_and_clear();
-    }
+    let report = a.quiet.with_runs_bar("runs", |progress| {
+        throttle_search::search_with(&scenario, &opts, Some(progress))
+    });
     let report = report?;
     let text = match a.format.format {
         Format::Table => throttle_search::to_table(&report),

@@ -17,8 +17,9 @@ use cachepart_machine::share::interpolate;
 pub(crate) const FAST_MAX: u64 = 100_000;
 
 /// Number of compositions of `ways` into `parts` positive parts,
-/// `C(ways - 1, parts - 1)`, saturating at `u64::MAX`.
-pub(crate) fn count(ways: usize, parts: usize) -> u64 {
+/// `C(ways - 1, parts - 1)`, saturating at `u64::MAX` (also the number of
+/// ways to split any `ways` ordered items into `parts` non-empty runs).
+pub fn count(ways: usize, parts: usize) -> u64 {
     if parts == 0 || parts > ways {
         return u64::from(parts == 0 && ways == 0);
     }

@@ -50,6 +50,7 @@ mod tables;
 
 pub use bruteforce::brute_force;
 pub use clustering::EMULATE_MAX_APPS;
+pub use compositions::count as composition_count;
 pub use objective::Objective;
 pub use progress::Progress;
 pub use tables::MAX_SUBSET_APPS as MAX_CLUSTERING_APPS;
