@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,16 +39,22 @@ def _tmp(path: Path) -> Path:
     return path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
 
 
-def write_frame(df: pd.DataFrame, path: Path) -> None:
-    """Writes ``df`` as Parquet at ``path`` atomically (temporary + rename)."""
+def _atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Calls ``write`` on a temporary beside ``path`` and renames it into
+    place; on any failure the temporary is removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp(path)
     try:
-        df.to_parquet(tmp, engine="pyarrow", index=False)
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_frame(df: pd.DataFrame, path: Path) -> None:
+    """Writes ``df`` as Parquet at ``path`` atomically (temporary + rename)."""
+    _atomic(path, lambda tmp: df.to_parquet(tmp, engine="pyarrow", index=False))
 
 
 def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
@@ -56,31 +63,24 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp(path)
-    try:
-        # a run's rows are a few hundred bytes: compression, dictionaries
-        # and statistics would cost more time than they save space
-        pq.write_table(
+    # a run's rows are a few hundred bytes: compression, dictionaries
+    # and statistics would cost more time than they save space
+    _atomic(
+        path,
+        lambda tmp: pq.write_table(
             pa.Table.from_pylist(rows), tmp, compression="none", use_dictionary=False, write_statistics=False
-        )
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        ),
+    )
 
 
 def write_json(value: Any, path: Path) -> None:
     """Writes ``value`` as JSON at ``path`` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp(path)
-    try:
+
+    def write(tmp: Path) -> None:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(value, f, sort_keys=True, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    _atomic(path, write)
 
 
 def result_path(out: Path, run_hash: str) -> Path:
@@ -95,20 +95,21 @@ def failure_path(out: Path, run_hash: str) -> Path:
     return out / FAILED / f"{run_hash}.json"
 
 
-def done(out: Path) -> set[str]:
-    """Hashes of the runs with a result under ``out``."""
-    d = out / RUNS
+def _hashes(d: Path, suffix: str) -> set[str]:
+    """The hashes of the finished files ``HASH + suffix`` in ``d``."""
     if not d.is_dir():
         return set()
-    return {p.name[: -len(".parquet")] for p in d.iterdir() if p.name.endswith(".parquet") and not p.name.startswith(".")}
+    return {p.name[: -len(suffix)] for p in d.iterdir() if p.name.endswith(suffix) and not p.name.startswith(".")}
+
+
+def done(out: Path) -> set[str]:
+    """Hashes of the runs with a result under ``out``."""
+    return _hashes(out / RUNS, ".parquet")
 
 
 def failed(out: Path) -> set[str]:
     """Hashes of the runs recorded as failed (and not done since)."""
-    d = out / FAILED
-    if not d.is_dir():
-        return set()
-    return {p.name[: -len(".json")] for p in d.iterdir() if p.name.endswith(".json") and not p.name.startswith(".")}
+    return _hashes(out / FAILED, ".json")
 
 
 def record_failure(out: Path, run_hash: str, labels: dict[str, Any], error: str) -> None:
