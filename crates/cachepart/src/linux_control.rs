@@ -19,8 +19,7 @@ use cachepart_policy::{Controller, Static};
 use crate::error::Error;
 use crate::experiment::{lfoc, policy_for, RunOptions};
 use crate::linux_counters::CounterChoice;
-use crate::linux_mix::MixFile;
-use crate::online::{dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup};
+use crate::online::{dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup, Sections};
 use crate::Algorithm;
 
 /// Refuses, before anything starts, a policy a Linux machine cannot run
@@ -51,20 +50,19 @@ pub fn linux_setup(machine: &LinuxMachine, interval: Duration, mix_path: &Path) 
     }
 }
 
-/// The controller of `policy` for `mix` on `machine`.
+/// The controller of `policy`, its parameters from `sections` (a mix
+/// file's or a daemon configuration's).
 pub fn linux_controller(
     policy: Algorithm,
-    mix: &MixFile,
+    sections: Sections<'_>,
     setup: &OnlineSetup,
     opts: &RunOptions,
 ) -> Result<Box<dyn Controller>, Error> {
     Ok(match policy {
-        Algorithm::LfocOnline => {
-            Box::new(lfoc_online(mix.lfoc_online.as_ref(), lfoc(opts), setup)?)
-        }
-        Algorithm::DunnDynamic => Box::new(dunn_dynamic(mix.dunn_dynamic.as_ref(), setup)?),
-        Algorithm::KpartDynaway => Box::new(kpart_dynaway(mix.kpart_dynaway.as_ref(), setup)?),
-        Algorithm::UcpOnline => Box::new(ucp_online(mix.ucp_online.as_ref(), setup)?.0),
+        Algorithm::LfocOnline => Box::new(lfoc_online(sections.lfoc_online, lfoc(opts), setup)?),
+        Algorithm::DunnDynamic => Box::new(dunn_dynamic(sections.dunn_dynamic, setup)?),
+        Algorithm::KpartDynaway => Box::new(kpart_dynaway(sections.kpart_dynaway, setup)?),
+        Algorithm::UcpOnline => Box::new(ucp_online(sections.ucp_online, setup)?.0),
         p => Box::new(Static::new(policy_for(p, opts)?)),
     })
 }

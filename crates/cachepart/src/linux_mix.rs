@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::Error;
-use crate::online::{DunnDynamicFile, KpartDynawayFile, LfocOnlineFile, UcpOnlineFile};
+use crate::online::{DunnDynamicFile, KpartDynawayFile, LfocOnlineFile, Sections, UcpOnlineFile};
 
 /// One app of a mix file.
 #[derive(Clone, Debug, Deserialize)]
@@ -106,6 +106,16 @@ impl MixFile {
                 .map_err(|e| Error::Input(format!("{}: interval {e}", path.display())))?;
         }
         Ok(mix)
+    }
+
+    /// Its online controllers' sections.
+    pub fn sections(&self) -> Sections<'_> {
+        Sections {
+            lfoc_online: self.lfoc_online.as_ref(),
+            kpart_dynaway: self.kpart_dynaway.as_ref(),
+            dunn_dynamic: self.dunn_dynamic.as_ref(),
+            ucp_online: self.ucp_online.as_ref(),
+        }
     }
 }
 

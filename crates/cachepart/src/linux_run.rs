@@ -223,7 +223,8 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
     };
     let mut machine = LinuxMachine::start(config, apps)?;
     let setup = linux_setup(&machine, interval, mix_path);
-    let mut controller = linux_controller(opts.policy, &mix, &setup, &RunOptions::default())?;
+    let mut controller =
+        linux_controller(opts.policy, mix.sections(), &setup, &RunOptions::default())?;
     let mut samples = Vec::new();
     let mut first = vec![(0.0f64, 0.0f64); n];
     let mut finished = vec![false; n];

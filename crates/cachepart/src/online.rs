@@ -44,6 +44,20 @@ pub struct LfocOnlineFile {
     pub repartition_cycles: Option<u64>,
 }
 
+/// The online controllers' sections of one file (a mix file, a daemon
+/// configuration): `None` where the file has no such section.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sections<'a> {
+    /// `[lfoc-online]`.
+    pub lfoc_online: Option<&'a LfocOnlineFile>,
+    /// `[kpart-dynaway]`.
+    pub kpart_dynaway: Option<&'a KpartDynawayFile>,
+    /// `[dunn-dynamic]`.
+    pub dunn_dynamic: Option<&'a DunnDynamicFile>,
+    /// `[ucp-online]`.
+    pub ucp_online: Option<&'a UcpOnlineFile>,
+}
+
 /// What every online controller is built from, whatever the machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OnlineSetup {

@@ -16,7 +16,8 @@ use std::sync::Arc;
 #[derive(Args)]
 pub struct DaemonArgs {
     /// The configuration (TOML: policy, interval, metrics, [[target]] name
-    /// with pid, comm or cgroup, and profile). SIGHUP re-reads it.
+    /// with pid, comm or cgroup, and profile; an online controller's
+    /// section). SIGHUP re-reads it.
     config: PathBuf,
     /// Append the log (one JSON object per line) to this file instead of
     /// stderr.
@@ -27,6 +28,15 @@ pub struct DaemonArgs {
     /// The cgroup v2 root that targets' cgroup paths start from.
     #[arg(long, default_value = "/sys/fs/cgroup")]
     cgroup_root: PathBuf,
+    /// An online controller's counters scripted in place of perf
+    /// (machines without a PMU, tests).
+    #[arg(long)]
+    fake_counters: bool,
+    /// An online controller's counters from this profile table (PBBCache
+    /// metrics CSV) in place of perf: each process at its target's
+    /// profile row for the ways its plan gives it.
+    #[arg(long, value_name = "TABLE")]
+    fake_counters_from: Option<PathBuf>,
 }
 
 /// Runs `cachepart daemon`.
@@ -56,6 +66,8 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         plain_resctrl: args.host.resctrl_plain,
         cgroup_root: args.cgroup_root,
         log: args.log,
+        fake_counters: args.fake_counters,
+        fake_table: args.fake_counters_from,
     };
     run_daemon(&opts, &requests)?;
     Ok(())

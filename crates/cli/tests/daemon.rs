@@ -376,3 +376,91 @@ fn a_plan_that_fails_is_logged_once_and_the_daemon_goes_on() {
     assert_eq!(daemon.wait().unwrap().code(), Some(0));
     assert_eq!(owned(&emu.mount), Vec::<PathBuf>::new());
 }
+
+#[test]
+fn an_online_controller_replans_from_the_counters_of_adopted_processes() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let emu = Emulated::start(dir, "skylake");
+    fake::sys_tree(&dir.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    support::three_program_metrics(&dir.join("metrics.csv"));
+    let apps = [Sleeper::new(), Sleeper::new(), Sleeper::new()];
+    let mut config = String::from("policy = \"lfoc-online\"\ninterval = \"100ms\"\n");
+    for (a, program) in apps.iter().zip(["xz", "sort", "copy"]) {
+        config.push_str(&format!(
+            "[[target]]\nname = \"{program}\"\npid = {}\n",
+            a.pid()
+        ));
+    }
+    config.push_str("[lfoc-online]\nwindow-instructions = 5e7\nperiod-instructions = 2e8\n");
+    let path = dir.join("daemon.toml");
+    std::fs::write(&path, config).unwrap();
+    let log = dir.join("daemon.log");
+    let mut daemon = Command::new(bin())
+        .args(["daemon", path.to_str().unwrap(), "--log"])
+        .arg(&log)
+        .args(["--resctrl", emu.arg(), "--sys-root"])
+        .arg(dir.join("sys"))
+        .arg("--fake-counters-from")
+        .arg(dir.join("metrics.csv"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // The first plan comes from the set; the controller's re-plans follow
+    // from the table-driven counters, each one a change of masks.
+    wait_for(30, "two re-plans of the controller", || {
+        events(&log, "plan")
+            .iter()
+            .filter(|p| p["cause"] == "controller")
+            .count()
+            >= 2
+    });
+    let plans = events(&log, "plan");
+    assert_eq!(plans[0]["cause"], "targets", "{}", plans[0]);
+    assert_eq!(plans[0]["policy"], "lfoc-online");
+    let masks = |p: &Value| -> Vec<String> {
+        p["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{}={}", c["mask"], c["apps"]))
+            .collect()
+    };
+    for w in plans.windows(2) {
+        if w[1]["cause"] == "controller" {
+            assert_ne!(masks(&w[0]), masks(&w[1]), "a re-plan changed nothing");
+            assert_eq!(w[1]["joined"], serde_json::json!([]));
+        }
+    }
+    // The last plan is what the mount holds.
+    let last = plans.last().unwrap();
+    for c in last["clusters"].as_array().unwrap() {
+        let Some(g) = c["group"].as_str() else {
+            continue;
+        };
+        let schemata = std::fs::read_to_string(emu.mount.join(g).join("schemata")).unwrap();
+        let mask = c["mask"].as_str().unwrap().trim_start_matches("0x");
+        assert!(schemata.contains(&format!("L3:0={mask}")), "{schemata}");
+    }
+
+    signal(&daemon, libc::SIGTERM);
+    let status = daemon.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(daemon.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(owned(&emu.mount), Vec::<PathBuf>::new());
+    let root = emu.root_tasks();
+    for a in &apps {
+        assert!(
+            root.contains(&a.pid()),
+            "{} not back in the default group",
+            a.pid()
+        );
+    }
+    assert!(
+        events(&log, "error").is_empty(),
+        "{:?}",
+        events(&log, "error")
+    );
+}

@@ -1,10 +1,12 @@
 //! The daemon's configuration file (TOML): the policy, the interval, the
-//! profile table, and the targets, each a process id, a command name or a
-//! cgroup. Every error names the file, the line and the field, and says
-//! what is expected: `daemon.toml:7: target[1].comm: ...`.
+//! profile table, the targets (each a process id, a command name or a
+//! cgroup), and an online controller's parameters in the same sections
+//! as a mix file's (`[lfoc-online]`, `[kpart-dynaway]`, `[dunn-dynamic]`,
+//! `[ucp-online]`). Every error names the file, the line and the field,
+//! and says what is expected: `daemon.toml:7: target[1].comm: ...`.
 //!
 //! ```toml
-//! policy = "lfoc"              # a static policy, as `cachepart run --policy`
+//! policy = "lfoc"              # a policy, as `cachepart run --policy`
 //! interval = "1s"              # how often the targets are found again (default 1s)
 //! metrics = "metrics.csv"      # the profile table; relative to this file
 //!
@@ -12,6 +14,9 @@
 //! name = "db"                  # names its processes in the log (db:PID)
 //! comm = "postgres"            # or pid = 1234, or cgroup = "system.slice/x.service"
 //! profile = "xz"               # its rows in the table (default: name)
+//!
+//! [lfoc-online]                # with policy = "lfoc-online"
+//! window-instructions = 1e7
 //! ```
 
 use std::ops::Range;
@@ -24,6 +29,7 @@ use toml::Spanned;
 
 use crate::error::Error;
 use crate::linux_mix::parse_interval;
+use crate::online::{DunnDynamicFile, KpartDynawayFile, LfocOnlineFile, Sections, UcpOnlineFile};
 use crate::Algorithm;
 
 /// The file as written.
@@ -37,6 +43,14 @@ struct File {
     metrics: Option<Spanned<PathBuf>>,
     #[serde(rename = "target", default)]
     targets: Vec<Spanned<TargetFile>>,
+    #[serde(default)]
+    lfoc_online: Option<LfocOnlineFile>,
+    #[serde(default)]
+    kpart_dynaway: Option<KpartDynawayFile>,
+    #[serde(default)]
+    dunn_dynamic: Option<DunnDynamicFile>,
+    #[serde(default)]
+    ucp_online: Option<UcpOnlineFile>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -73,14 +87,37 @@ pub struct Target {
 pub struct DaemonConfig {
     /// The file it was read from.
     pub path: PathBuf,
-    /// The policy (a static one).
+    /// The policy: a static one (plans when the set of processes
+    /// changes) or an online controller (also re-plans from counters).
     pub policy: Algorithm,
+    /// The 1-based line of `policy`, for errors found later.
+    pub policy_line: usize,
     /// How often the targets are found again.
     pub interval: Duration,
     /// The profile table, resolved against the file's directory.
     pub metrics: Option<PathBuf>,
     /// The targets, file order.
     pub targets: Vec<Target>,
+    /// `[lfoc-online]`.
+    pub lfoc_online: Option<LfocOnlineFile>,
+    /// `[kpart-dynaway]`.
+    pub kpart_dynaway: Option<KpartDynawayFile>,
+    /// `[dunn-dynamic]`.
+    pub dunn_dynamic: Option<DunnDynamicFile>,
+    /// `[ucp-online]`.
+    pub ucp_online: Option<UcpOnlineFile>,
+}
+
+impl DaemonConfig {
+    /// Its online controllers' sections.
+    pub fn sections(&self) -> Sections<'_> {
+        Sections {
+            lfoc_online: self.lfoc_online.as_ref(),
+            kpart_dynaway: self.kpart_dynaway.as_ref(),
+            dunn_dynamic: self.dunn_dynamic.as_ref(),
+            ucp_online: self.ucp_online.as_ref(),
+        }
+    }
 }
 
 /// The 1-based line of byte offset `at` in `text`.
@@ -130,7 +167,7 @@ impl DaemonConfig {
                 &span,
                 &field,
                 format!(
-                    "{} (expected policy, interval, metrics and [[target]] tables with name and one of pid, comm, cgroup)",
+                    "{} (expected policy, interval, metrics, [[target]] tables with name and one of pid, comm, cgroup, and the online controllers' [lfoc-online], [kpart-dynaway], [dunn-dynamic], [ucp-online])",
                     e.message().trim_end()
                 ),
             )
@@ -140,13 +177,6 @@ impl DaemonConfig {
             .get_ref()
             .parse()
             .map_err(|e: Error| at(&file.policy.span(), "policy", e.to_string()))?;
-        if policy.is_online() {
-            return Err(at(
-                &file.policy.span(),
-                "policy",
-                format!("'{policy}' is an online controller; the daemon runs a static policy (stock, equal-part, ucp, kpart, dunn, lfoc, ...)"),
-            ));
-        }
         let interval = match &file.interval {
             Some(s) => parse_interval(s.get_ref()).map_err(|e| at(&s.span(), "interval", e))?,
             None => Duration::from_secs(1),
@@ -228,9 +258,14 @@ impl DaemonConfig {
         Ok(DaemonConfig {
             path: path.to_path_buf(),
             policy,
+            policy_line: line_of(text, file.policy.span().start),
             interval,
             metrics,
             targets,
+            lfoc_online: file.lfoc_online,
+            kpart_dynaway: file.kpart_dynaway,
+            dunn_dynamic: file.dunn_dynamic,
+            ucp_online: file.ucp_online,
         })
     }
 }
@@ -263,6 +298,15 @@ mod tests {
         assert_eq!(c.targets[2].selector, Selector::Pid(42));
         let c = parse("policy = \"stock\"\n[[target]]\nname = \"a\"\npid = 1\n").unwrap();
         assert_eq!((c.interval, c.metrics), (Duration::from_secs(1), None));
+        let c = parse(
+            "policy = \"lfoc-online\"\n[[target]]\nname = \"a\"\npid = 1\n\
+             [lfoc-online]\nwindow-instructions = 2e6\n",
+        )
+        .unwrap();
+        assert_eq!(c.policy, Algorithm::LfocOnline);
+        let section = c.sections().lfoc_online.expect("the section is read");
+        assert_eq!(section.window_instructions, Some(2e6));
+        assert!(c.sections().dunn_dynamic.is_none());
     }
 
     #[test]
@@ -271,9 +315,9 @@ mod tests {
         let cases = [
             (format!("policy = \"lfox\"\n{t}"), ":1: policy: ", "lfox"),
             (
-                format!("policy = \"lfoc-online\"\n{t}"),
-                ":1: policy: ",
-                "online controller",
+                format!("policy = \"lfoc-online\"\n{t}[lfoc-online]\nwindow = 1\n"),
+                ":5: window: ",
+                "unknown field `window`",
             ),
             (
                 format!("policy = \"lfoc\"\ninterval = \"soon\"\n{t}"),

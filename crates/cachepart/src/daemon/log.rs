@@ -7,7 +7,7 @@
 //! | event | fields |
 //! |---|---|
 //! | `start` | `pid`, `config`, `mount`, `policy`, `interval_ms`, `targets`, `removed_at_start` (stale groups of dead managers) |
-//! | `plan` | `interval`, `policy`, `apps` (`name`, `pid`, `cluster`), `clusters` (`group`, `mask`, `apps`), `joined`, `left` |
+//! | `plan` | `interval`, `policy`, `cause` (`targets`: the set of processes changed, or the daemon started or reloaded; `controller`: an online controller re-planned), `apps` (`name`, `pid`, `cluster`), `clusters` (`group`, `mask`, `apps`), `joined`, `left` |
 //! | `error` | `interval`, `error` (said once until it changes) |
 //! | `reload` | `ok`; with `ok: true` the new `policy`, `interval_ms`, `targets`; with `ok: false` the `error`, and `kept` (the old configuration stays) |
 //! | `stop` | `signal` (`SIGINT`, `SIGTERM`), `groups_removed`, `error` if a removal failed |
@@ -22,6 +22,7 @@ use cachepart_units::WayMask;
 use serde::Serialize;
 
 use super::config::DaemonConfig;
+use super::Cause;
 use crate::error::Error;
 
 /// Where the log goes.
@@ -127,6 +128,7 @@ impl Log {
         adopter: &Adopter,
         plan: &Plan,
         before: &BTreeMap<String, u32>,
+        cause: Cause,
     ) -> Result<(), Error> {
         #[derive(Serialize)]
         struct AppLine<'a> {
@@ -144,6 +146,7 @@ impl Log {
         struct PlanLine<'a> {
             interval: u64,
             policy: String,
+            cause: &'a str,
             apps: Vec<AppLine<'a>>,
             clusters: Vec<ClusterLine<'a>>,
             joined: Vec<&'a str>,
@@ -166,6 +169,7 @@ impl Log {
         let line = PlanLine {
             interval,
             policy: config.policy.to_string(),
+            cause: cause.as_str(),
             apps: apps
                 .iter()
                 .enumerate()

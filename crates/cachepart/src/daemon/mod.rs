@@ -1,18 +1,25 @@
-//! `cachepart daemon`: a static policy managing processes that run
-//! anyway, found by process id, command name or cgroup ([`config`]).
+//! `cachepart daemon`: a policy managing processes that run anyway,
+//! found by process id, command name or cgroup ([`config`]).
 //!
 //! The loop, once an interval: find every target's processes again
 //! (processes that appeared join, those gone leave); when the set changed,
-//! adopt it ([`Adopter`]), let the policy plan for it from the profile
-//! table, and apply the plan; otherwise move the threads born since.
-//! Each decision is one JSON object on a line of the log ([`log`]).
-//! The caller's flags carry the signals: a reload request (SIGHUP)
-//! re-reads the configuration, keeping the old one when the new one is
-//! bad; a stop request (SIGINT, SIGTERM) removes the owned groups (their
-//! tasks return to the default group) and ends the loop.
+//! adopt it ([`Adopter`]), start the policy's controller for it, and carry
+//! out its first actions; otherwise move the threads born since, and hand
+//! an online controller the interval's samples, carrying out the new plan
+//! it answers with. Each decision is one JSON object on a line of the log
+//! ([`log`]). The caller's flags carry the signals: a reload request
+//! (SIGHUP) re-reads the configuration, keeping the old one when the new
+//! one is bad; a stop request (SIGINT, SIGTERM) removes the owned groups
+//! (their tasks return to the default group) and ends the loop.
 //!
-//! The daemon reads no hardware counters and writes no MSR: its policies
-//! plan once per set of processes from the profile table.
+//! A static policy plans once per set of processes from the profile table
+//! and reads no counter. An online controller (`lfoc-online`,
+//! `dunn-dynamic`, `kpart-dynaway`; `ucp-online` only on table-driven
+//! counters) is built as `cachepart run` builds it ([`linux_controller`])
+//! and reads the processes' counters (perf, or the table-driven fakes)
+//! every interval; when the set of processes changes it starts over for
+//! the new set, so every app goes through its warm-up and sampling again.
+//! The daemon writes no MSR.
 
 pub mod config;
 pub mod log;
@@ -24,16 +31,19 @@ use std::time::{Duration, Instant};
 
 use cachepart_linux::doctor::Roots;
 use cachepart_linux::machine::{Adopted, Adopter};
-use cachepart_machine::{AppCurves, Machine, Plan};
-use cachepart_policy::Policy;
+use cachepart_machine::{Action, AppCurves, Machine, Plan};
+use cachepart_policy::Controller;
 use cachepart_profile::MetricsTable;
 
 pub use config::{DaemonConfig, Target};
 use log::Log;
 
 use crate::error::Error;
-use crate::experiment::{policy_for, RunOptions};
+use crate::experiment::RunOptions;
+use crate::linux_control::{check_policy, linux_controller};
+use crate::linux_counters::{counter_source, CounterChoice};
 use crate::linux_run::preflight;
+use crate::online::OnlineSetup;
 
 /// Where the daemon runs.
 #[derive(Clone, Debug)]
@@ -49,6 +59,18 @@ pub struct DaemonOptions {
     /// Append the log to this file (`None`: stderr). It is opened once
     /// the daemon has the mount, so a refused start leaves no file.
     pub log: Option<PathBuf>,
+    /// An online controller's counters are scripted (`--fake-counters`).
+    pub fake_counters: bool,
+    /// An online controller's counters come from this profile table's
+    /// rows at each process's way count (`--fake-counters-from`).
+    pub fake_table: Option<PathBuf>,
+}
+
+impl DaemonOptions {
+    /// Where an online controller's counts come from.
+    pub fn counters(&self) -> CounterChoice<'_> {
+        CounterChoice::from_flags(self.fake_counters, self.fake_table.as_deref())
+    }
 }
 
 /// The requests signals make: set by the caller's handlers, read by the
@@ -62,18 +84,23 @@ pub struct Requests {
     pub reload: AtomicBool,
 }
 
-/// A configuration with what it needs to plan: the policy and the curves.
+/// A configuration with what it needs to plan: the curves.
 struct Loaded {
     config: DaemonConfig,
-    policy: Box<dyn Policy>,
     /// Per target, its alone curves, when a table is given.
     curves: Vec<Option<AppCurves>>,
 }
 
 impl Loaded {
-    fn read(path: &std::path::Path) -> Result<Loaded, Error> {
+    fn read(path: &std::path::Path, opts: &DaemonOptions) -> Result<Loaded, Error> {
         let config = DaemonConfig::read(path)?;
-        let policy = policy_for(config.policy, &RunOptions::default())?;
+        check_policy(config.policy, opts.counters()).map_err(|e| {
+            Error::Input(format!(
+                "{}:{}: policy: {e}",
+                path.display(),
+                config.policy_line
+            ))
+        })?;
         let curves = match &config.metrics {
             None => vec![None; config.targets.len()],
             Some(m) => {
@@ -102,11 +129,54 @@ impl Loaded {
                     .collect::<Result<_, Error>>()?
             }
         };
-        Ok(Loaded {
-            config,
-            policy,
-            curves,
-        })
+        Ok(Loaded { config, curves })
+    }
+
+    /// The controller of the policy for the adopted set, its counters
+    /// attached first when it reads them.
+    fn controller(
+        &self,
+        opts: &DaemonOptions,
+        adopter: &mut Adopter,
+    ) -> Result<Box<dyn Controller>, Error> {
+        let config = &self.config;
+        if config.policy.is_online() {
+            let programs: Vec<(String, String)> = adopter
+                .apps()
+                .iter()
+                .map(|a| {
+                    let target = a.name.rsplit_once(':').map_or(a.name.as_str(), |t| t.0);
+                    let profile = config
+                        .targets
+                        .iter()
+                        .find(|t| t.name == target)
+                        .map_or(target, |t| t.profile.as_str());
+                    (a.name.clone(), profile.to_string())
+                })
+                .collect();
+            let programs: Vec<(&str, &str)> = programs
+                .iter()
+                .map(|(a, p)| (a.as_str(), p.as_str()))
+                .collect();
+            let counters =
+                counter_source(opts.counters(), &programs, config.interval, &opts.roots)?;
+            adopter.count_with(counters)?;
+        }
+        let mhz = adopter.clock_mhz();
+        let llc = adopter.llc();
+        let setup = OnlineSetup {
+            apps: adopter.apps().len(),
+            freq_ghz: mhz / 1000.0,
+            interval_cycles: (config.interval.as_secs_f64() * mhz * 1e6) as u64,
+            way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
+            whence: config.path.display().to_string(),
+        };
+        linux_controller(
+            config.policy,
+            config.sections(),
+            &setup,
+            &RunOptions::default(),
+        )
     }
 
     /// Every target's processes now, target order then pid order; a
@@ -130,20 +200,43 @@ impl Loaded {
     }
 }
 
+/// Why a plan was applied (the log's `cause`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The set of processes changed (or the daemon started or reloaded).
+    Targets,
+    /// An online controller re-planned from the interval's samples.
+    Controller,
+}
+
+impl Cause {
+    /// The word the log uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Targets => "targets",
+            Cause::Controller => "controller",
+        }
+    }
+}
+
 /// Runs the daemon until `requests.stop` is set; returns that signal.
 /// Fails before it manages anything when the configuration, the profile
-/// table or the machine is not usable; once running, a failed scan or
-/// plan is logged and the loop goes on.
+/// table, the counters or the machine is not usable; once running, a
+/// failed scan or plan is logged and the loop goes on.
 pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Error> {
-    let mut loaded = Loaded::read(&opts.config)?;
+    let mut loaded = Loaded::read(&opts.config, opts)?;
     // Static policies plan from the profile table: no counters are read,
-    // so the PMU check of `cachepart run` does not apply.
-    preflight(&opts.roots, opts.plain_resctrl, true)?;
+    // so the PMU check of `cachepart run` applies to online ones only.
+    let no_pmu_needed = !loaded.config.policy.is_online() || opts.counters().is_fake();
+    preflight(&opts.roots, opts.plain_resctrl, no_pmu_needed)?;
     let mut adopter = Adopter::start(&opts.roots, opts.plain_resctrl)?;
     let log = &mut Log::open(opts.log.as_deref())?;
     log.start(&loaded.config, &adopter)?;
     // The set the last plan was made for (None: plan at the next scan).
     let mut planned: Option<Vec<(String, u32)>> = None;
+    // The controller of that set and the plan it applied last.
+    let mut controller: Option<Box<dyn Controller>> = None;
+    let mut applied = Plan::default();
     let mut last_error: Option<String> = None;
     let mut index: u64 = 0;
     loop {
@@ -151,7 +244,33 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
         let step = scanned.and_then(|apps| {
             let set: Vec<(String, u32)> = apps.iter().map(|a| (a.name.clone(), a.pid)).collect();
             if planned.as_ref() == Some(&set) {
-                return adopter.resync().map_err(Error::from);
+                let Some(c) = controller
+                    .as_mut()
+                    .filter(|_| loaded.config.policy.is_online())
+                else {
+                    return adopter.resync().map_err(Error::from);
+                };
+                // The samples move the threads born since, too.
+                let interval = adopter.sample().map_err(|e| machine_err(&**c, e))?;
+                let actions = c
+                    .on_interval(&interval)
+                    .map_err(|e| Error::Input(format!("{}: {e}", c.name())))?;
+                if let Some(plan) = carry_out(&mut **c, &mut adopter, actions)? {
+                    if plan != applied {
+                        applied = plan;
+                        let before = adopter.apps().iter().map(|a| (a.name.clone(), a.pid));
+                        let before: BTreeMap<String, u32> = before.collect();
+                        log.plan(
+                            index,
+                            &loaded.config,
+                            &adopter,
+                            &applied,
+                            &before,
+                            Cause::Controller,
+                        )?;
+                    }
+                }
+                return Ok(());
             }
             let before: BTreeMap<String, u32> = adopter
                 .apps()
@@ -159,9 +278,35 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
                 .map(|a| (a.name.clone(), a.pid))
                 .collect();
             planned = Some(set);
+            controller = None;
             adopter.adopt(apps)?;
-            let plan = plan_for(&mut *loaded.policy, &mut adopter)?;
-            log.plan(index, &loaded.config, &adopter, &plan, &before)
+            applied = if adopter.apps().is_empty() {
+                apply(&mut adopter, &Plan::default())?;
+                Plan::default()
+            } else {
+                let mut c = loaded.controller(opts, &mut adopter)?;
+                let actions = c
+                    .start(&mut adopter)
+                    .map_err(|e| Error::Input(format!("{}: {e}", c.name())))?;
+                let plan = match carry_out(&mut *c, &mut adopter, actions)? {
+                    Some(p) => p,
+                    // No plan yet: the last set's clusters go.
+                    None => {
+                        apply(&mut adopter, &Plan::default())?;
+                        Plan::default()
+                    }
+                };
+                controller = Some(c);
+                plan
+            };
+            log.plan(
+                index,
+                &loaded.config,
+                &adopter,
+                &applied,
+                &before,
+                Cause::Targets,
+            )
         });
         match step {
             Ok(()) => last_error = None,
@@ -187,7 +332,7 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
                 return Ok(sig);
             }
             if requests.reload.swap(false, Ordering::Relaxed) {
-                match Loaded::read(&opts.config) {
+                match Loaded::read(&opts.config, opts) {
                     Ok(l) => {
                         log.reload_ok(&l.config)?;
                         loaded = l;
@@ -203,18 +348,33 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
     }
 }
 
-/// The policy's plan for the adopted processes, applied; with no process,
-/// the plan without clusters (every owned group removed).
-fn plan_for(policy: &mut dyn Policy, adopter: &mut Adopter) -> Result<Plan, Error> {
-    let plan = if adopter.apps().is_empty() {
-        Plan::default()
-    } else {
-        policy
-            .decide(adopter)
-            .map_err(|e| Error::Input(format!("{}: {e}", policy.name())))?
-    };
+fn machine_err(c: &dyn Controller, e: cachepart_machine::MachineError) -> Error {
+    Error::Input(format!("{}: {e}", c.name()))
+}
+
+/// Applies `plan` to the adopted processes.
+fn apply(adopter: &mut Adopter, plan: &Plan) -> Result<(), Error> {
     adopter
-        .apply(&plan)
-        .map_err(|e| Error::Input(format!("applying the plan: {e}")))?;
-    Ok(plan)
+        .apply(plan)
+        .map_err(|e| Error::Input(format!("applying the plan: {e}")))
+}
+
+/// Carries out the controller's actions one by one, telling it of each
+/// effect; returns the last plan applied, if any.
+fn carry_out(
+    controller: &mut dyn Controller,
+    adopter: &mut Adopter,
+    actions: Vec<Action>,
+) -> Result<Option<Plan>, Error> {
+    let mut last = None;
+    for action in actions {
+        let effect = adopter
+            .act(&action)
+            .map_err(|e| Error::Input(format!("{}: {}: {e}", controller.name(), action.kind())))?;
+        controller.applied(&action, &effect);
+        if let Action::Apply(plan) = action {
+            last = Some(plan);
+        }
+    }
+    Ok(last)
 }

@@ -11,15 +11,22 @@
 //!
 //! It starts, pins and stops nothing, and writes no MSR: a plan that
 //! throttles is refused (throttling acts on a pinned app's core). The
-//! daemon drives time itself, so [`Machine::run_interval`] is refused.
+//! daemon drives time itself, so [`Machine::run_interval`] is refused;
+//! an online controller gets its samples from [`Adopter::sample`] instead,
+//! once the caller has given the adopted set its counters
+//! ([`Adopter::count_with`]).
 //! On drop, and so after SIGINT or SIGTERM, the owned groups are removed
 //! and their tasks return to the default group.
 
+use std::time::Instant;
+
 use super::groups::Groups;
 use super::host::Host;
+use super::sampling::read_samples;
 use super::Llc;
 use crate::doctor::Roots;
 use crate::error::Result;
+use crate::perf::CounterSource;
 use crate::resctrl::Resctrl;
 use cachepart_machine::{
     AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder,
@@ -43,6 +50,14 @@ pub struct Adopter {
     apps: Vec<Adopted>,
     /// The apps' curves, when every app has them.
     alone: Option<Vec<AppCurves>>,
+    /// The adopted set's counters, when the caller gave them.
+    counters: Option<Box<dyn CounterSource>>,
+    /// When the counters were attached or last read.
+    last_read: Instant,
+    /// When the adopter started (the clock of [`Interval::end_cycles`]).
+    t0: Instant,
+    /// The next sample's interval number.
+    index: u64,
 }
 
 impl std::fmt::Debug for Adopter {
@@ -66,11 +81,16 @@ impl Adopter {
         };
         let host = Host::read(&rdt, roots)?;
         let groups = Groups::new(rdt, 0)?;
+        let now = Instant::now();
         Ok(Adopter {
             host,
             groups,
             apps: Vec::new(),
             alone: Some(Vec::new()),
+            counters: None,
+            last_read: now,
+            t0: now,
+            index: 0,
         })
     }
 
@@ -78,11 +98,75 @@ impl Adopter {
     /// docs). The clusters of the last plan stay until the next
     /// [`Machine::apply`]; an app that joined is in the default group
     /// until then.
+    /// The counters of the previous set are dropped: give the new set
+    /// its own with [`Adopter::count_with`].
     pub fn adopt(&mut self, apps: Vec<Adopted>) -> Result<()> {
+        self.drop_counters();
         let pids: Vec<u32> = apps.iter().map(|a| a.pid).collect();
         self.alone = apps.iter().map(|a| a.curves.clone()).collect();
         self.apps = apps;
         self.groups.retarget(&pids)
+    }
+
+    /// Counts the adopted processes with `counters` (app `i` is the
+    /// `i`-th adopted process) from now on; the next
+    /// [`Adopter::sample`] covers the time since this call. A process
+    /// that cannot be counted (gone, or refused by perf) is an error, and
+    /// the set is then counted by nothing.
+    pub fn count_with(&mut self, mut counters: Box<dyn CounterSource>) -> Result<()> {
+        self.drop_counters();
+        for (i, a) in self.apps.iter().enumerate() {
+            if let Err(e) = counters.attach(i, a.pid) {
+                for j in 0..i {
+                    counters.detach(j);
+                }
+                return Err(e);
+            }
+        }
+        // The table-driven counters answer for the way count each app
+        // holds: in the default group, all of them.
+        for i in 0..self.apps.len() {
+            counters.set_ways(i, self.host.platform.ways);
+        }
+        self.counters = Some(counters);
+        self.last_read = Instant::now();
+        Ok(())
+    }
+
+    fn drop_counters(&mut self) {
+        if let Some(mut c) = self.counters.take() {
+            for i in 0..self.apps.len() {
+                c.detach(i);
+            }
+        }
+    }
+
+    /// The adopted processes' samples since the counters were attached
+    /// or last read, with threads born since moved into their groups.
+    /// Refused when the set has no counters.
+    pub fn sample(&mut self) -> std::result::Result<Interval, MachineError> {
+        let Some(counters) = self.counters.as_mut() else {
+            return Err(MachineError::Unsupported(
+                "samples: the adopted processes have no counters (Adopter::count_with)".into(),
+            ));
+        };
+        let elapsed = self.last_read.elapsed();
+        self.last_read = Instant::now();
+        let samples = read_samples(&mut self.groups, &mut **counters, self.apps.len(), elapsed)
+            .map_err(MachineError::backend)?;
+        let iv = Interval {
+            index: self.index,
+            end_cycles: (self.t0.elapsed().as_nanos() as f64 * self.host.mhz / 1000.0) as u64,
+            samples,
+            events: Vec::new(),
+        };
+        self.index += 1;
+        Ok(iv)
+    }
+
+    /// The CPU clock in MHz (`/proc/cpuinfo`; 1000 when unknown).
+    pub fn clock_mhz(&self) -> f64 {
+        self.host.mhz
     }
 
     /// The adopted processes, in order.
@@ -113,6 +197,7 @@ impl Adopter {
     /// Removes every owned group; the tasks return to the default group.
     /// The first failure is returned after trying all.
     pub fn shutdown(&mut self) -> Result<()> {
+        self.drop_counters();
         self.groups.remove_all()
     }
 }
@@ -176,7 +261,18 @@ impl Machine for Adopter {
         } else {
             self.groups.apply(plan)
         };
-        r.map_err(MachineError::backend)
+        r.map_err(MachineError::backend)?;
+        if let Some(c) = self.counters.as_mut() {
+            for app in 0..self.apps.len() {
+                let ways = plan
+                    .clusters
+                    .iter()
+                    .find(|cl| cl.apps.contains(&app))
+                    .map_or(self.host.platform.ways, |cl| cl.mask.count());
+                c.set_ways(app, ways);
+            }
+        }
+        Ok(())
     }
 
     fn run_interval(

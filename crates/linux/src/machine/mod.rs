@@ -10,7 +10,7 @@
 //! * [`Machine::run_interval`] waits the interval, notes apps that exited
 //!   (restarting them when the methodology says), moves threads born
 //!   since, and reads the [`CounterSource`] and resctrl's `mon_data` into
-//!   one [`Sample`] per app;
+//!   one [`Sample`](cachepart_machine::Sample) per app;
 //! * [`Machine::act`] carries out throttling through [`MsrControl`] when
 //!   MSR access was allowed;
 //! * alone curves come from a profile table the caller gives (PBBCache's
@@ -30,6 +30,7 @@ mod apps;
 mod groups;
 mod host;
 mod llc;
+mod sampling;
 #[cfg(test)]
 mod tests;
 
@@ -46,7 +47,7 @@ use crate::resctrl::Resctrl;
 use apps::Proc;
 use cachepart_machine::{
     Action, AppCurves, AppEvent, Axis, Effect, EventKind, Interval, Machine, MachineError, Plan,
-    Platform, Responder, Sample,
+    Platform, Responder,
 };
 use host::Host;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -353,27 +354,12 @@ impl LinuxMachine {
         }
         self.interrupted()?;
         let elapsed = start.elapsed();
-        let mut samples = Vec::with_capacity(self.apps.len());
-        for app in 0..self.apps.len() {
-            self.groups.resync(app)?;
-            let c = self.counters.read(app, elapsed)?;
-            let (occupancy, bytes) = self.groups.monitor(app)?;
-            let (umon_hits, umon_misses) = self.counters.utility(app).unwrap_or_default();
-            samples.push(Sample {
-                app,
-                instructions: c.instructions,
-                cycles: c.cycles,
-                llc_references: c.llc_references,
-                llc_misses: c.llc_misses,
-                l2_miss_stall_cycles: c.l2_miss_stall_cycles.unwrap_or(0.0),
-                llc_occupancy_bytes: occupancy.unwrap_or(0) as f64,
-                memory_bytes: bytes.unwrap_or(0) as f64,
-                ran: c.cycles > 0.0,
-                umon_hits,
-                umon_misses,
-                ..Sample::default()
-            });
-        }
+        let samples = sampling::read_samples(
+            &mut self.groups,
+            &mut *self.counters,
+            self.apps.len(),
+            elapsed,
+        )?;
         // Apps that exited and were not restarted count no more.
         for (i, a) in self.apps.iter().enumerate() {
             if a.proc.is_none() {
