@@ -42,6 +42,10 @@ pub struct LfocOnlineFile {
     /// clock).
     #[serde(default)]
     pub repartition_cycles: Option<u64>,
+    /// Resample a streaming app after this many monitoring periods even
+    /// when its miss rate stays high (default: never, as in the paper).
+    #[serde(default)]
+    pub streaming_resample_periods: Option<u32>,
 }
 
 /// The online controllers' sections of one file (a mix file, a daemon
@@ -116,6 +120,7 @@ pub fn lfoc_online(
         history: f.history.unwrap_or(d.history),
         repartition_cycles: f.repartition_cycles.unwrap_or(setup.half_second()),
         way_bytes: setup.way_bytes,
+        streaming_resample_periods: f.streaming_resample_periods,
         ..d
     };
     LfocOnline::new(params, setup.apps, Some(setup.interval_cycles))

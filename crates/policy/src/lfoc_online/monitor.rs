@@ -31,6 +31,8 @@ pub struct Monitor {
     stalls: f64,
     occupancy: f64,
     periods: VecDeque<Period>,
+    /// Periods ended since the last reset.
+    ended: u32,
 }
 
 impl Monitor {
@@ -55,6 +57,7 @@ impl Monitor {
         while self.periods.len() > p.history {
             self.periods.pop_front();
         }
+        self.ended = self.ended.saturating_add(1);
         self.instructions = 0.0;
         self.cycles = 0.0;
         self.misses = 0.0;
@@ -99,6 +102,15 @@ impl Monitor {
                 m.llc_mpkc,
                 p.low_threshold()
             )),
+            AppClass::Streaming => p
+                .streaming_resample_periods
+                .filter(|&n| self.ended >= n)
+                .map(|n| {
+                    format!(
+                        "streaming app resampled after {n} monitoring periods \
+                         (streaming-resample-periods; not in the paper)"
+                    )
+                }),
             AppClass::Sensitive => {
                 let effective = p.way_bytes.map(|b| m.occupancy_bytes / b);
                 match effective {
@@ -193,5 +205,24 @@ mod tests {
             .unwrap()
             .contains("critical size 4"));
         assert_eq!(q.class_change(AppClass::Sensitive, 1, &p), None);
+    }
+
+    #[test]
+    fn a_busy_streaming_app_is_resampled_only_when_asked() {
+        let mut p = params();
+        let mut m = Monitor::default();
+        for _ in 0..7 {
+            m.observe(&period(30.0, 0.5), &p);
+        }
+        assert_eq!(m.class_change(AppClass::Streaming, 0, &p), None);
+        p.streaming_resample_periods = Some(8);
+        assert_eq!(m.class_change(AppClass::Streaming, 0, &p), None);
+        m.observe(&period(30.0, 0.5), &p);
+        assert!(m
+            .class_change(AppClass::Streaming, 0, &p)
+            .unwrap()
+            .contains("after 8 monitoring periods"));
+        m.reset();
+        assert_eq!(m.class_change(AppClass::Streaming, 0, &p), None);
     }
 }

@@ -45,6 +45,13 @@ pub struct LfocOnlineParams {
     /// Bytes one LLC way holds, for the occupancy check of sensitive apps;
     /// `None` skips that check.
     pub way_bytes: Option<f64>,
+    /// Resample a streaming app after this many monitoring periods even
+    /// when its miss rate stays high. Not in the paper (`None`, the
+    /// default in both presets): its heuristics resample a streaming app
+    /// only when it calms down, so one that turns cache-sensitive inside
+    /// its one-way cluster, and keeps missing as much there, is never
+    /// resampled. Each resampling costs the app a sampling round.
+    pub streaming_resample_periods: Option<u32>,
 }
 
 impl Default for LfocOnlineParams {
@@ -63,6 +70,7 @@ impl Default for LfocOnlineParams {
             streaming_gain: 0.02,
             critical_slowdown: 1.05,
             way_bytes: None,
+            streaming_resample_periods: None,
         }
     }
 }
@@ -108,6 +116,13 @@ impl LfocOnlineParams {
         if self.history == 0 {
             return Err(bad("history", "0".into(), "at least 1 period"));
         }
+        if self.streaming_resample_periods == Some(0) {
+            return Err(bad(
+                "streaming_resample_periods",
+                "0".into(),
+                "at least 1 period, or none",
+            ));
+        }
         if let Some(b) = self.way_bytes {
             positive("way_bytes", b)?;
         }
@@ -151,6 +166,10 @@ mod tests {
             (|p| p.critical_slowdown = 0.9, "critical_slowdown"),
             (|p| p.history = 0, "history"),
             (|p| p.way_bytes = Some(-1.0), "way_bytes"),
+            (
+                |p| p.streaming_resample_periods = Some(0),
+                "streaming_resample_periods",
+            ),
         ] {
             let mut q = LfocOnlineParams::default();
             edit(&mut q);

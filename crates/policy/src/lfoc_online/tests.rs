@@ -21,9 +21,17 @@ fn params() -> LfocOnlineParams {
 }
 
 fn run(phases: Vec<Vec<(u64, Kind)>>, intervals: u64) -> (LfocOnline, crate::driver::RunLog) {
+    run_with(params(), phases, intervals)
+}
+
+fn run_with(
+    params: LfocOnlineParams,
+    phases: Vec<Vec<(u64, Kind)>>,
+    intervals: u64,
+) -> (LfocOnline, crate::driver::RunLog) {
     let n = phases.len();
     let mut m = ScriptedMachine::new(WAYS, phases);
-    let mut c = LfocOnline::new(params(), n, Some(CYCLES as u64)).unwrap();
+    let mut c = LfocOnline::new(params, n, Some(CYCLES as u64)).unwrap();
     let log = drive(&mut m, &mut c, Stop::After(intervals), &mut |_| {
         Flow::Continue
     })
@@ -140,16 +148,31 @@ fn a_sensitive_app_gets_its_own_partition() {
 /// The paper's heuristics watch a streaming app only for a calm phase
 /// (mean LLCMPKC under `low_threshold`): one that turns cache-sensitive
 /// while squeezed into its streaming way keeps missing as much, so it is
-/// not resampled. This pins that limitation of the published heuristics.
+/// not resampled. This pins that limitation of the published heuristics,
+/// and that the opt-in periodic resample catches it.
 #[test]
-fn streaming_to_sensitive_is_not_signalled_by_the_papers_heuristics() {
+fn streaming_to_sensitive_needs_the_periodic_resample() {
     let phases = vec![
         vec![(0, Kind::Streaming), (60, Kind::Sensitive)],
         vec![(0, Kind::Sensitive)],
     ];
-    let (c, _) = run(phases, 160);
+    let (c, _) = run(phases.clone(), 160);
     assert_eq!(changes(&c, 0), Vec::<u64>::new());
     assert_eq!(classes(&c, 0).len(), 1);
+    // With the periodic resample of streaming apps (not in the paper) the
+    // change is caught: resampled while still streaming, it stays
+    // streaming; resampled after interval 60, it is sensitive.
+    let periodic = LfocOnlineParams {
+        streaming_resample_periods: Some(10),
+        ..params()
+    };
+    let (c, _) = run_with(periodic, phases, 160);
+    let got = classes(&c, 0);
+    assert_eq!(got[0].1, AppClass::Streaming, "{got:?}");
+    assert!(!changes(&c, 0).is_empty());
+    let first_after = got.iter().find(|g| g.0 > 60).expect("a class after 60");
+    assert_eq!(first_after.1, AppClass::Sensitive, "{got:?}");
+    assert_eq!(got.last().unwrap().1, AppClass::Sensitive, "{got:?}");
 }
 
 #[test]
@@ -180,4 +203,35 @@ fn bad_parameters_and_empty_mixes_are_refused() {
         LfocOnline::new(params(), 0, None),
         Err(PolicyError::EmptyMix)
     ));
+}
+
+/// The order, light -> streaming -> sensitive, with the periodic
+/// resample of streaming apps: each phase is found, within a sampling
+/// round and the monitor's history after the change.
+#[test]
+fn light_streaming_sensitive_is_followed_with_the_periodic_resample() {
+    let phases = vec![
+        vec![(0, Kind::Light), (100, Kind::Streaming), (200, Kind::Sensitive)],
+        vec![(0, Kind::Light)],
+        vec![(0, Kind::Streaming)],
+    ];
+    let p = LfocOnlineParams {
+        streaming_resample_periods: Some(10),
+        ..params()
+    };
+    let (c, _) = run_with(p, phases, 320);
+    let got = classes(&c, 0);
+    let at = |from: u64, to: u64| -> Vec<AppClass> {
+        got.iter()
+            .filter(|g| (from..to).contains(&g.0))
+            .map(|g| g.1)
+            .collect()
+    };
+    assert_eq!(at(0, 100), [AppClass::Light], "{got:?}");
+    // Within 40 intervals of each change (5 periods of history, a
+    // sampling round of 11 sizes, the resample every 10 periods) the new
+    // class is found.
+    assert_eq!(at(100, 140).last(), Some(&AppClass::Streaming), "{got:?}");
+    assert_eq!(at(200, 240).last(), Some(&AppClass::Sensitive), "{got:?}");
+    assert_eq!(got.last().unwrap().1, AppClass::Sensitive, "{got:?}");
 }
