@@ -32,15 +32,26 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# chromium (headless) opens a sweep's HTML report in a test and screenshots it;
+# installed without its recommends (no desktop, no sound).
+if ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing Debian's chromium (headless report test)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "setup: warning: chromium is missing (run as root to install); the report screenshot test needs it" >&2
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv
 fi
 # dask[distributed], pyarrow and tqdm run sweeps (cachepart.sweep, docs/sweeps.md).
 # pycachesim is the peer simulator the sim crate's tests compare against.
-if ! .venv/bin/python -c "import maturin, pandas, matplotlib, pytest, hypothesis, mypy, cachesim, pyarrow, distributed, tqdm" 2>/dev/null || ! [ -x .venv/bin/ruff ]; then
+if ! .venv/bin/python -c "import maturin, pandas, matplotlib, pytest, hypothesis, mypy, cachesim, pyarrow, distributed, tqdm, PIL" 2>/dev/null || ! [ -x .venv/bin/ruff ]; then
   echo "setup: installing Python packages into .venv" >&2
-  .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir "maturin>=1.5,<2" "pandas>=2" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "pycachesim>=0.3" "pyarrow>=14" "dask[distributed]>=2024.1" "tqdm>=4.60" "ruff>=0.4"
+  .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir "maturin>=1.5,<2" "pandas>=2" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "pycachesim>=0.3" "pyarrow>=14" "dask[distributed]>=2024.1" "tqdm>=4.60" "pillow>=9" "ruff>=0.4"
 fi
 
 echo "setup: building the Python extension (release)" >&2
