@@ -77,6 +77,7 @@ def sim_run(
     seed: int | None = None,
     policy: str | None = None,
     alone: bool = True,
+    set_keys: list[str] | None = None,
 ) -> tuple[str, str]: ...
 def sim_platforms() -> list[tuple[str, str]]: ...
 def sim_throttle(

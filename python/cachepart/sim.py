@@ -46,20 +46,43 @@ class SimRun:
     report: dict[str, Any]
 
 
+def toml_value(value: object) -> str:
+    """``value`` written as a TOML value (a string, number, boolean, list
+    or dict of those)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise _core.UsageError(f"{value!r}: expected a string, number, boolean, list or dict for a scenario key")
+
+
 def run(
     scenario: PathLike,
     *,
     seed: int | None = None,
     policy: str | None = None,
     alone: bool = True,
+    overrides: dict[str, Any] | None = None,
 ) -> SimRun:
     """Runs a scenario file to the end on the simulator.
 
     ``seed`` and ``policy`` override the file's; ``alone=False`` skips the
-    alone runs (no slowdowns, no metrics). Raises ``cachepart.InputError``
-    for a bad scenario (the message names the file and field).
+    alone runs (no slowdowns, no metrics). ``overrides`` sets keys of the
+    file as ``cachepart sim run --set`` does, dotted key to value:
+    ``{"platform": "xeon-5160", "interval-cycles": 2_000_000,
+    "app.1.mlp": 2}``. Raises ``cachepart.InputError`` for a bad scenario
+    (the message names the file and field).
     """
-    text, csv = call(_core.sim_run, path(scenario, "scenario"), seed=seed, policy=policy, alone=alone)
+    keys = [f"{k}={toml_value(v)}" for k, v in (overrides or {}).items()]
+    text, csv = call(
+        _core.sim_run, path(scenario, "scenario"), seed=seed, policy=policy, alone=alone, set_keys=keys or None
+    )
     report = json.loads(text)
     rows = []
     for a in report["apps"]:

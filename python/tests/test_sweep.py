@@ -319,6 +319,47 @@ def test_sim_plan_hashes_the_scenario_and_the_files_it_names(tmp_path):
     assert sw.plan(tmp_path / "w.toml").runs[0].hash != first.hash
 
 
+def test_sim_platform_and_scenario_key_axes(tmp_path):
+    """``platform`` and ``[axes.set]`` sweep scenario keys: each run calls
+    the engine with them as overrides, and they reach the result."""
+    tiny = (ROOT / "examples/scenarios/tiny.toml").resolve()
+    sweep = (
+        f'[sweep]\nkind = "sim"\n[base]\nscenario = "{tiny}"\nalone = false\n'
+        '[axes]\nplatform = ["xeon-5160", "xeon-e5506"]\n[axes.set]\n"app.0.base-cpi" = [0.8, 1.6]\n'
+    )
+    runs = sw.plan(write(tmp_path, sweep)).runs
+    assert len(runs) == 4 and len({r.hash for r in runs}) == 4
+    assert runs[1].labels == {"scenario": "tiny.toml", "platform": "xeon-5160", "set.app.0.base-cpi": 1.6}
+    assert runs[1].call == {
+        "scenario": str(tiny), "alone": False, "overrides": {"platform": "xeon-5160", "app.0.base-cpi": 1.6},
+    }
+    df = serial(runs)
+    cycles = {r.hash: df[(df["run"] == r.hash) & (df["app_index"] == 0)]["cycles"].item() for r in runs}
+    for platform in ("xeon-5160", "xeon-e5506"):
+        low, high = (cycles[r.hash] for r in runs if r.labels["platform"] == platform)
+        assert high > low  # base-cpi 1.6 takes more cycles than 0.8
+    assert cycles[runs[0].hash] != cycles[runs[2].hash]  # the platform reached the engine
+
+    # a platform file: resolved from the sweep file, its content hashed
+    (tmp_path / "p.toml").write_text((ROOT / "platforms/xeon-5160.toml").read_text())
+    with_file = sweep.replace('"xeon-e5506"]', '"p.toml"]')
+    runs = sw.plan(write(tmp_path, with_file, "f.toml")).runs
+    assert runs[2].call["overrides"]["platform"] == str(tmp_path / "p.toml")
+    assert "platform" in runs[2].content["scenario"]
+    (tmp_path / "p.toml").write_text((ROOT / "platforms/xeon-5160.toml").read_text() + "\n# edited\n")
+    assert sw.plan(tmp_path / "f.toml").runs[2].hash != runs[2].hash
+
+    # bad keys and files are named before anything runs
+    for bad, field in (
+        (sweep.replace('"app.0.base-cpi"', '"app..x"'), "axes.set.app..x[0]"),
+        (sweep.replace('"xeon-e5506"', '"nope/p.toml"'), "axes.platform[1]"),
+        (sweep.replace("[axes.set]", "[axes.colour]"), "axes.colour"),
+    ):
+        with pytest.raises(sw.SweepFileError) as e:
+            sw.plan(write(tmp_path, bad, "bad.toml"))
+        assert e.value.field == field, (field, str(e.value))
+
+
 def test_missing_dask_is_named_with_what_to_install(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     assert main(["plan", str(EXAMPLES / "quick.toml")]) == 1

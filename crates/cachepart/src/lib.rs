@@ -19,6 +19,8 @@
 //! * [`profile_job`]: alone runs of a trace over way or color counts on
 //!   the simulator, and Tam et al.'s stall-rate curves;
 //! * [`from_trace`]: PBBCache metrics tables made from traces that way.
+//! * [`key_set`]: `--set KEY=VALUE`, any key of a scenario file changed
+//!   from the command line, Python or a sweep.
 //! * [`experiments`]: sweeps of simulator scenarios that reproduce the
 //!   papers' figures (table, plot and write-up per experiment file).
 //! * [`linux_run`] and [`daemon`]: a policy on this Linux machine, over a
@@ -50,6 +52,7 @@ mod error;
 mod experiment;
 pub mod experiments;
 pub mod from_trace;
+pub mod key_set;
 pub mod linux_control;
 pub mod linux_counters;
 pub mod linux_measure;

@@ -63,6 +63,7 @@ use serde::{Deserialize, Serialize};
 use crate::algorithm::Algorithm;
 use crate::coloring::{Coloring, ColoringFile};
 use crate::error::Error;
+use crate::key_set::KeySet;
 use crate::method::RunMethod;
 use crate::platforms;
 use cachepart_policy::Thresholds;
@@ -241,8 +242,11 @@ pub struct AppEntry {
 }
 
 /// What the command line (or Python) may change in a scenario file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overrides {
+    /// Keys set as if the file had them (`--set KEY=VALUE`), applied
+    /// before the others.
+    pub set: Vec<KeySet>,
     /// Another seed.
     pub seed: Option<u64>,
     /// A policy in place of the file's (masks come from it).
@@ -272,10 +276,15 @@ pub struct Scenario {
     pub coloring: Option<Coloring>,
 }
 
-fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Error> {
+fn read_config<T: serde::de::DeserializeOwned>(path: &Path, sets: &[KeySet]) -> Result<T, Error> {
     let text = cachepart_units::input::read_text(path)
         .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-    if path.extension().is_some_and(|e| e == "json") {
+    let json = path.extension().is_some_and(|e| e == "json");
+    if !sets.is_empty() {
+        return crate::key_set::read_with(&text, json, sets)
+            .map_err(|e| Error::Input(format!("{}: {e}", path.display())));
+    }
+    if json {
         serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
     } else {
         toml::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
@@ -345,7 +354,12 @@ pub(crate) fn prefetch_word(key: &str, platform: &PlatformConfig) -> Result<Opti
 impl Scenario {
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, Error> {
-        let file: ScenarioFile = read_config(path)?;
+        Scenario::load_setting(path, &[])
+    }
+
+    /// [`Scenario::load`] with `sets` applied to the file's keys first.
+    fn load_setting(path: &Path, sets: &[KeySet]) -> Result<Scenario, Error> {
+        let file: ScenarioFile = read_config(path, sets)?;
         let name = file.name.clone().unwrap_or_else(|| {
             if cachepart_units::input::is_stdin(path) {
                 return "stdin".into();
@@ -358,10 +372,11 @@ impl Scenario {
         Scenario::from_file(file, name, base.as_deref(), Some(path))
     }
 
-    /// Reads and checks a scenario file with command-line overrides: another
-    /// seed, a policy (which replaces every app's `ways`), or no alone runs.
+    /// Reads and checks a scenario file with command-line overrides: keys
+    /// set (`--set`), another seed, a policy (which replaces every app's
+    /// `ways`), or no alone runs.
     pub fn load_with(path: &Path, overrides: &Overrides) -> Result<Scenario, Error> {
-        let s = Scenario::load(path)?;
+        let s = Scenario::load_setting(path, &overrides.set)?;
         if overrides.seed.is_none() && overrides.policy.is_none() && !overrides.no_alone {
             return Ok(s);
         }
@@ -589,7 +604,7 @@ impl Scenario {
                 }
                 (None, Some(g), None) => {
                     let p = join(g);
-                    let cfg: SynthConfig = read_config(&p).map_err(|e| err(field("generator"), e.to_string()))?;
+                    let cfg: SynthConfig = read_config(&p, &[]).map_err(|e| err(field("generator"), e.to_string()))?;
                     cfg.generator().map_err(|e| err(field("generator"), format!("{}: {e}", p.display())))?;
                     Arc::new(cfg)
                 }

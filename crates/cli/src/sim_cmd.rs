@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use cachepart::key_set::KeySet;
 use cachepart::samples::SampleFormat;
 use cachepart::scenario::{Overrides, Scenario};
 use cachepart::sim_run::{self, SimReport};
@@ -53,6 +54,11 @@ pub struct RunArgs {
     /// Skip the alone runs (no slowdowns, no mix metrics).
     #[arg(long)]
     pub no_alone: bool,
+    /// Set a key of the scenario as if the file had it (repeatable): a
+    /// dotted key and a TOML value, `--set platform=xeon-5160`,
+    /// `--set interval-cycles=2000000`, `--set app.1.mlp=2`.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = KeySet::parse)]
+    pub set: Vec<KeySet>,
     #[command(flatten)]
     pub quiet: QuietArg,
 }
@@ -99,6 +105,7 @@ fn run_scenario(a: RunArgs) -> Result<()> {
     let scenario = Scenario::load_with(
         &a.scenario,
         &Overrides {
+            set: a.set,
             seed: a.seed,
             policy: a.policy,
             no_alone: a.no_alone,

@@ -160,3 +160,66 @@ fn platform_colors_prints_the_layout() {
         cachepart::platforms::BUILTIN.len()
     );
 }
+
+/// `--set KEY=VALUE` changes a scenario key as if the file had it: the
+/// result equals a copy of the file with that key edited; a key the
+/// schema does not know is refused with the key and nothing is written.
+#[test]
+fn set_changes_a_key_as_the_file_would() {
+    let dir = tmpdir("set");
+    let d = dir.path();
+    let scen = repo("examples/scenarios/tiny.toml");
+    let run = |args: &[&str]| {
+        let mut all = vec!["sim", "run", "--format", "json", "--no-alone", "-q"];
+        all.extend_from_slice(args);
+        let o = cachepart(&all);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v
+    };
+    // The same edit made in a copy of the file (base-cpi of the first app,
+    // the platform), with the copy beside the original so that relative
+    // paths stay the same.
+    let text_of = std::fs::read_to_string(&scen).unwrap();
+    let edited = text_of
+        .replace("base-cpi = 0.8", "base-cpi = 1.6")
+        .replace("platform = \"xeon-5160\"", "platform = \"xeon-e5506\"");
+    assert_ne!(edited, text_of);
+    let copy = d.join("tiny-edited.toml");
+    std::fs::write(&copy, edited).unwrap();
+    let by_file = run(&[copy.to_str().unwrap()]);
+    let by_set = run(&[
+        &scen,
+        "--set",
+        "app.0.base-cpi=1.6",
+        "--set",
+        "platform=xeon-e5506",
+    ]);
+    let plain = run(&[&scen]);
+    let apps = |v: &serde_json::Value| v["apps"].to_string();
+    assert_eq!(apps(&by_set), apps(&by_file));
+    assert_ne!(apps(&by_set), apps(&plain));
+    assert_eq!(by_set["platform"], by_file["platform"]);
+
+    for (set, words) in [
+        ("colour=1", "unknown field `colour`"),
+        ("app.5.mlp=2", "app.5: index 5, but the array has 2 items"),
+        ("seed", "expected KEY=VALUE"),
+    ] {
+        let out = d.join("out.json");
+        let o = cachepart(&[
+            "sim",
+            "run",
+            &scen,
+            "--set",
+            set,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let (_, err) = text(&o);
+        assert!(!o.status.success(), "{set}");
+        assert!(err.contains(words), "{set}: {err}");
+        assert!(!out.exists(), "{set}: an output was left");
+    }
+}

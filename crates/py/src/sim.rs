@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use cachepart::cachegrind;
+use cachepart::key_set::KeySet;
 use cachepart::platforms;
 use cachepart::samples;
 use cachepart::scenario::{Overrides, Scenario};
@@ -17,18 +18,26 @@ use pyo3::prelude::*;
 
 use crate::guarded;
 
-/// Runs a scenario file; returns (report JSON, samples CSV).
+/// Runs a scenario file; returns (report JSON, samples CSV). `set_keys`:
+/// `KEY=VALUE` texts, as `sim run --set` takes them.
 #[pyfunction]
-#[pyo3(signature = (scenario, seed=None, policy=None, alone=true))]
+#[pyo3(signature = (scenario, seed=None, policy=None, alone=true, set_keys=None))]
 fn sim_run(
     py: Python<'_>,
     scenario: PathBuf,
     seed: Option<u64>,
     policy: Option<String>,
     alone: bool,
+    set_keys: Option<Vec<String>>,
 ) -> PyResult<(String, String)> {
     guarded(py, move || {
+        let set = set_keys
+            .unwrap_or_default()
+            .iter()
+            .map(|k| KeySet::parse(k).map_err(Error::Input))
+            .collect::<Result<Vec<_>, Error>>()?;
         let overrides = Overrides {
+            set,
             seed,
             policy,
             no_alone: !alone,

@@ -39,6 +39,7 @@ from cachepart import _core
 from cachepart.sweep.spec import (
     BUILTIN_PREFIX,
     PROFILE_OPTIONS,
+    SET_PREFIX,
     SIM_OPTIONS,
     SweepFileError,
     SweepSpec,
@@ -304,16 +305,32 @@ def _sim_runs(spec: SweepSpec) -> list[Run]:
         for combo in combos:
             options = {**spec.base, **combo}
             options.pop("scenario", None)
-            kwargs = {SIM_OPTIONS[k][0]: v for k, v in options.items()}
+            # platform and set.KEY are scenario keys: sim.run's overrides
+            overrides = {k[len(SET_PREFIX):]: v for k, v in options.items() if k.startswith(SET_PREFIX)}
+            if "platform" in options:
+                overrides = {"platform": options["platform"], **overrides}
+            kwargs: dict[str, Any] = {
+                SIM_OPTIONS[k][0]: v for k, v in options.items() if k in SIM_OPTIONS and k != "platform"
+            }
+            if overrides:
+                kwargs["overrides"] = overrides
             labels = {
                 "scenario": os.path.basename(scenario),
-                **{SIM_OPTIONS[k][0]: v for k, v in combo.items() if k != "scenario"},
+                **{
+                    (k if k.startswith(SET_PREFIX) else SIM_OPTIONS[k][0]): v
+                    for k, v in combo.items()
+                    if k != "scenario"
+                },
             }
+            platform = overrides.get("platform")
+            platform_file = (
+                {"platform": files(platform)} if isinstance(platform, str) and os.path.isfile(platform) else {}
+            )
             content = {
                 "format": PLAN_FORMAT,
                 "engine": engine,
                 "kind": "sim",
-                "scenario": inputs,
+                "scenario": {**inputs, **platform_file},
                 "options": kwargs,
                 "record": spec.record,
                 "labels": labels,

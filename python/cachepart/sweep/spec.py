@@ -14,6 +14,7 @@ Keys are kebab-case, as in scenario files. See docs/sweeps.md for the format.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,14 +90,31 @@ PROFILE_OPTIONS: dict[str, tuple[str, Callable[[object], str | None]]] = {
     "lfoc-gaps-per-streaming": ("lfoc_gaps_per_streaming", _check_int),
 }
 
+def _check_toml(v: object) -> str | None:
+    if isinstance(v, (bool, int, float, str)):
+        return None
+    if isinstance(v, list):
+        return next((p for p in map(_check_toml, v) if p), None)
+    if isinstance(v, dict):
+        return next((p for p in map(_check_toml, v.values()) if p), None)
+    return "expected a TOML value (string, number, boolean, array or table)"
+
+
 #: The options of a simulator base: sweep-file key -> (keyword of
-#: :func:`cachepart.sim.run` or ``scenario``, type check).
+#: :func:`cachepart.sim.run` or ``scenario``, type check). ``platform``
+#: (a built-in name or a platform file) and ``set.KEY`` (any key of the
+#: scenario, written ``[base.set]`` / ``[axes.set]``) become
+#: :func:`cachepart.sim.run`'s ``overrides``.
 SIM_OPTIONS: dict[str, tuple[str, Callable[[object], str | None]]] = {
     "scenario": ("scenario", _check_path),
     "seed": ("seed", _check_int),
     "policy": ("policy", _check_str),
     "alone": ("alone", _check_bool),
+    "platform": ("platform", _check_str),
 }
+#: The prefix of the option that sets one scenario key.
+SET_PREFIX = "set."
+_KEY_PART = re.compile(r"^[A-Za-z0-9_-]+$")
 
 #: Keys of ``[record]`` per kind.
 RECORD_KEYS = {"profile": ("timings",), "sim": ("samples",)}
@@ -135,6 +153,23 @@ class SweepSpec:
     random_mixes: RandomMixes | None = None
     #: ``[record]``: what each run keeps beyond its per-app rows.
     record: dict[str, bool] = field(default_factory=dict)
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A ``[set]`` table's keys, dotted: ``{"timing": {"x": 1}}`` gives
+    ``("timing.x", 1)``; a dotted TOML key gives the same."""
+    out: list[tuple[str, Any]] = []
+    for k, v in table.items():
+        if isinstance(v, dict):
+            out.extend(_flatten(v, f"{prefix}{k}."))
+        else:
+            out.append((prefix + k, v))
+    return out
+
+
+def _is_path(value: str) -> bool:
+    """Whether a ``platform`` value names a file (else a built-in name)."""
+    return "/" in value or value.endswith(".toml")
 
 
 def _resolve(base_dir: Path, value: str) -> str:
@@ -187,6 +222,18 @@ def from_dict(doc: dict[str, Any], file: Path) -> SweepSpec:
     path_keys = ("metrics",) if kind == "profile" else ("scenario",)
 
     def option(key: str, value: object, where: str) -> object:
+        if kind == "sim" and key.startswith(SET_PREFIX):
+            name = key[len(SET_PREFIX):]
+            if not all(_KEY_PART.match(part) for part in name.split(".")):
+                raise SweepFileError(file, where, f"{name!r}: expected a dotted scenario key such as lfoc-online.window-instructions")
+            problem = _check_toml(value)
+            if problem:
+                raise SweepFileError(file, where, f"{value!r}: {problem}")
+            return value
+        if kind == "sim" and key == "platform" and isinstance(value, str) and _is_path(value):
+            value = _resolve(base_dir, value)
+            _check_file(file, where, value)
+            return value
         if key not in options:
             raise SweepFileError(file, where, f"unknown option for a {kind} sweep (expected one of {', '.join(options)})")
         problem = options[key][1](value)
@@ -198,8 +245,17 @@ def from_dict(doc: dict[str, Any], file: Path) -> SweepSpec:
             _check_file(file, where, value)
         return value
 
-    base = {k: option(k, v, f"base.{k}") for k, v in _table(doc, "base", file).items()}
+    base_doc = dict(_table(doc, "base", file))
     axes_doc = dict(_table(doc, "axes", file))
+    if kind == "sim":
+        # [base.set] and [axes.set]: one option per scenario key.
+        for section, d in (("base", base_doc), ("axes", axes_doc)):
+            sets = d.pop("set", {})
+            if not isinstance(sets, dict):
+                raise SweepFileError(file, f"{section}.set", "expected a table of scenario keys ([" + section + ".set])")
+            for k, v in _flatten(sets):
+                d[SET_PREFIX + k] = v
+    base = {k: option(k, v, f"base.{k}") for k, v in base_doc.items()}
 
     algorithms: tuple[str, ...] = ()
     workloads: tuple[Path, ...] = ()
@@ -215,8 +271,8 @@ def from_dict(doc: dict[str, Any], file: Path) -> SweepSpec:
     axes: dict[str, list[Any]] = {}
     for k, values in axes_doc.items():
         where = f"axes.{k}"
-        if k not in options:
-            special = ", algorithms, workloads, random-mixes" if kind == "profile" else ""
+        if k not in options and not (kind == "sim" and k.startswith(SET_PREFIX)):
+            special = ", algorithms, workloads, random-mixes" if kind == "profile" else ", set"
             raise SweepFileError(file, where, f"unknown axis for a {kind} sweep (expected one of {', '.join(options)}{special})")
         if not isinstance(values, list) or not values:
             raise SweepFileError(file, where, "expected a non-empty list of values")

@@ -211,7 +211,11 @@ fn bad_parameters_and_empty_mixes_are_refused() {
 #[test]
 fn light_streaming_sensitive_is_followed_with_the_periodic_resample() {
     let phases = vec![
-        vec![(0, Kind::Light), (100, Kind::Streaming), (200, Kind::Sensitive)],
+        vec![
+            (0, Kind::Light),
+            (100, Kind::Streaming),
+            (200, Kind::Sensitive),
+        ],
         vec![(0, Kind::Light)],
         vec![(0, Kind::Streaming)],
     ];
