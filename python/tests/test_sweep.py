@@ -334,7 +334,7 @@ def test_sim_platform_and_scenario_key_axes(tmp_path):
         "scenario": str(tiny), "alone": False, "overrides": {"platform": "xeon-5160", "app.0.base-cpi": 1.6},
     }
     df = serial(runs)
-    cycles = {r.hash: df[(df["run"] == r.hash) & (df["app_index"] == 0)]["cycles"].item() for r in runs}
+    cycles = {r.hash: df[(df["run"] == r.hash) & (df["app"] == "sensitive")]["cycles"].item() for r in runs}
     for platform in ("xeon-5160", "xeon-e5506"):
         low, high = (cycles[r.hash] for r in runs if r.labels["platform"] == platform)
         assert high > low  # base-cpi 1.6 takes more cycles than 0.8
