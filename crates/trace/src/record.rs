@@ -459,7 +459,10 @@ mod tests {
         assert_eq!(Kind::from_code(5), Some(Kind::DepLoad));
         assert!(r.is_access() && r.kind().is_data() && r.kind().is_load());
         assert!(!Kind::Store.is_load() && !Kind::Modify.is_load() && Kind::Load.is_load());
-        assert_eq!((r.addr(), r.size(), r.instructions()), (0x7ff0_0000_1000, 8, 3));
+        assert_eq!(
+            (r.addr(), r.size(), r.instructions()),
+            (0x7ff0_0000_1000, 8, 3)
+        );
         assert_eq!(Record::from_raw(r.raw()), Ok(r));
     }
 

@@ -367,7 +367,10 @@ fn dependency_hints_mark_only_pointer_chase_loads() {
         }
         let mut counts = Counts::default();
         b.iter().for_each(|&r| counts.add(r));
-        assert_eq!((counts.dependent_loads, counts.loads), (dep as u64, loads as u64));
+        assert_eq!(
+            (counts.dependent_loads, counts.loads),
+            (dep as u64, loads as u64)
+        );
         let json = serde_json::to_string(&plain).unwrap();
         assert!(!json.contains("dependency-hints"), "{json}");
         let json = serde_json::to_string(&hinted).unwrap();
