@@ -49,7 +49,8 @@
 //! ROB fills at `1 / base-cpi` instructions a cycle), prefetches take no
 //! miss buffer, and the store part of a modify is not buffered.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -135,14 +136,13 @@ struct Pending {
 #[derive(Clone, Debug)]
 pub struct Window {
     rob: u64,
-    mshr_cap: usize,
     sb_cap: usize,
     /// Load misses not yet retired, in program order; `ready` strictly
     /// increasing (a miss done no later than one before it never holds
     /// the ROB on its own, so it is not kept).
     loads: VecDeque<Pending>,
-    /// Completion times of the misses holding a miss buffer.
-    in_flight: Vec<u64>,
+    /// When each miss buffer frees (the earliest on top).
+    buffers: BinaryHeap<Reverse<u64>>,
     /// Store misses in the store buffer, in order (`ready` non-decreasing).
     stores: VecDeque<Pending>,
     /// When the last load's data is there.
@@ -154,10 +154,9 @@ impl Window {
     pub fn new(cfg: &WindowConfig) -> Window {
         Window {
             rob: u64::from(cfg.rob_entries),
-            mshr_cap: cfg.mshrs as usize,
             sb_cap: cfg.store_buffer_entries as usize,
             loads: VecDeque::new(),
-            in_flight: Vec::with_capacity(cfg.mshrs as usize + 1),
+            buffers: (0..cfg.mshrs.max(1)).map(|_| Reverse(0)).collect(),
             stores: VecDeque::new(),
             last_load: 0,
         }
@@ -172,8 +171,27 @@ impl Window {
     /// app's count so far) from clock `t`, at `cpi` ticks each (through
     /// `duty` when throttled), waiting for the oldest load miss whenever
     /// the ROB is full.
-    #[inline]
+    #[inline(always)]
     pub fn dispatch(
+        &mut self,
+        t: &mut u64,
+        done: u64,
+        n: u64,
+        cpi: u64,
+        duty: Option<&DutyClock>,
+        w: &mut Waits,
+    ) {
+        // The common case: no load miss outstanding.
+        if self.loads.is_empty() {
+            *t = run(duty, *t, n * cpi);
+        } else {
+            self.dispatch_behind(t, done, n, cpi, duty, w);
+        }
+    }
+
+    /// [`Window::dispatch`] with load misses outstanding.
+    #[inline(never)]
+    fn dispatch_behind(
         &mut self,
         t: &mut u64,
         mut done: u64,
@@ -184,7 +202,9 @@ impl Window {
     ) {
         let end = done + n;
         loop {
-            self.retire(*t);
+            while self.loads.front().is_some_and(|f| f.ready <= *t) {
+                self.loads.pop_front();
+            }
             let Some(&f) = self.loads.front() else { break };
             // The first instruction that waits for `f`.
             let k = f.instr + self.rob;
@@ -234,7 +254,7 @@ impl Window {
                         break;
                     }
                 }
-                let done = self.slot(*t, *t, latency);
+                let done = self.slot(*t, latency);
                 let ready = self.stores.back().map_or(done, |b| b.ready.max(done));
                 self.stores.push_back(Pending {
                     instr,
@@ -248,7 +268,7 @@ impl Window {
                 } else {
                     *t
                 };
-                let done = self.slot(*t, at, latency);
+                let done = self.slot(at, latency);
                 self.last_load = done;
                 if self.loads.back().is_none_or(|b| done > b.ready) {
                     self.loads.push_back(Pending {
@@ -274,47 +294,22 @@ impl Window {
         }
         self.loads.clear();
         self.stores.clear();
-        self.in_flight.clear();
         self.last_load = self.last_load.min(*t);
     }
 
-    /// Drops the misses done by `t` from the ROB and the store buffer.
-    #[inline(always)]
-    fn retire(&mut self, t: u64) {
-        while self.loads.front().is_some_and(|f| f.ready <= t) {
-            self.loads.pop_front();
-        }
-        while self.stores.front().is_some_and(|f| f.ready <= t) {
-            self.stores.pop_front();
-        }
-    }
-
-    /// Issues a miss of `latency` ticks that wants to issue at `at` (core
-    /// clock `t <= at`): at `at`, or at the earliest completion that frees
-    /// a miss buffer when all are busy. Returns its completion, until
-    /// which it holds the buffer.
+    /// Issues a miss of `latency` ticks that wants to issue at `at`: at
+    /// `at`, or when the earliest busy miss buffer frees if all are busy.
+    /// The miss takes that buffer until its completion, which it returns.
+    /// (Misses take buffers in program order, each the one that frees
+    /// first: O(log mshrs) a miss.)
     #[inline]
-    fn slot(&mut self, t: u64, at: u64, latency: u64) -> u64 {
-        // Buffers freed by now are free for every later miss (issues
-        // never precede the core's clock).
-        self.in_flight.retain(|&c| c > t);
-        let mut x = at;
-        loop {
-            let mut busy = 0;
-            let mut first = u64::MAX;
-            for &c in &self.in_flight {
-                if c > x {
-                    busy += 1;
-                    first = first.min(c);
-                }
-            }
-            if busy < self.mshr_cap {
-                break;
-            }
-            x = first;
-        }
-        let done = x + latency;
-        self.in_flight.push(done);
+    fn slot(&mut self, at: u64, latency: u64) -> u64 {
+        let mut free = self
+            .buffers
+            .peek_mut()
+            .expect("a window has at least one miss buffer");
+        let done = at.max(free.0) + latency;
+        free.0 = done;
         done
     }
 }
