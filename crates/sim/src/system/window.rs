@@ -338,3 +338,66 @@ fn wait(t: &mut u64, p: Pending, w: &mut Waits) {
         *t = p.ready;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(rob: u32, mshrs: u32, sb: u32) -> Window {
+        Window::new(&WindowConfig {
+            rob_entries: rob,
+            mshrs,
+            store_buffer_entries: sb,
+        })
+    }
+
+    /// Worked by hand: one tick per instruction, misses of 100 ticks.
+    #[test]
+    fn hand_worked_timelines() {
+        let mut w = Waits::default();
+        // Two independent loads, ROB of 4: the 5th instruction after the
+        // first load waits for it (issued at 1, done at 101).
+        let mut win = window(4, 8, 4);
+        let mut t = 0;
+        win.dispatch(&mut t, 0, 1, 1, None, &mut w);
+        win.issue(&mut t, 1, Access::Load, Served::Memory, 100, &mut w);
+        win.dispatch(&mut t, 1, 1, 1, None, &mut w);
+        win.issue(&mut t, 2, Access::Load, Served::Memory, 100, &mut w);
+        assert_eq!(t, 2);
+        win.dispatch(&mut t, 2, 10, 1, None, &mut w);
+        // Instructions 3 and 4 run (t = 4); 5 waits for load 1 (101);
+        // 6 waits for load 2 (102); 6..12 run: 102 + 7 = 109.
+        assert_eq!(t, 109);
+        assert_eq!(w.all, (101 - 4) + (102 - 102));
+        assert_eq!((w.memory, w.beyond_private), (w.all, w.all));
+        // A dependent load issues when the previous one's data is there.
+        let mut win = window(64, 8, 4);
+        let (mut t, mut w) = (0, Waits::default());
+        win.issue(&mut t, 0, Access::Load, Served::Llc, 100, &mut w);
+        win.issue(&mut t, 0, Access::DepLoad, Served::L1, 0, &mut w);
+        win.issue(&mut t, 0, Access::DepLoad, Served::Llc, 100, &mut w);
+        win.drain(&mut t, &mut w);
+        assert_eq!(t, 200);
+        assert_eq!((w.all, w.beyond_private, w.memory), (200, 200, 0));
+        // One miss buffer: the second miss issues when the first is done.
+        let mut win = window(64, 1, 4);
+        let (mut t, mut w) = (0, Waits::default());
+        win.issue(&mut t, 0, Access::Load, Served::L2, 100, &mut w);
+        win.issue(&mut t, 0, Access::Load, Served::L2, 100, &mut w);
+        win.drain(&mut t, &mut w);
+        assert_eq!((t, w.all, w.beyond_private), (200, 200, 0));
+        // A store buffer of one: the second store miss waits for the
+        // first; hits take no entry.
+        let mut win = window(64, 8, 1);
+        let (mut t, mut w) = (0, Waits::default());
+        win.issue(&mut t, 0, Access::Store, Served::Memory, 100, &mut w);
+        win.issue(&mut t, 0, Access::Store, Served::L1, 0, &mut w);
+        assert_eq!(t, 0);
+        win.issue(&mut t, 0, Access::Store, Served::Memory, 100, &mut w);
+        assert_eq!((t, w.memory), (100, 100));
+        assert!(!win.is_empty());
+        win.drain(&mut t, &mut w);
+        assert!(win.is_empty());
+        assert_eq!((t, w.all), (200, 200));
+    }
+}
