@@ -10,7 +10,7 @@ use cachepart_sim::Mode;
 use crate::error::Error;
 
 /// Built-in platforms: name, the paper whose machine it models, file text.
-pub const BUILTIN: [(&str, &str, &str); 6] = [
+pub const BUILTIN: [(&str, &str, &str); 8] = [
     (
         "xeon-5160",
         "Zhang et al. (execution throttling): 2 cores, 4 MiB 16-way shared L2",
@@ -35,6 +35,16 @@ pub const BUILTIN: [(&str, &str, &str); 6] = [
         "xeon-gold-6138-small",
         "the Gold 6138 with L2 and LLC scaled by 1/8 (3.4375 MiB, 11 ways): the built-in Debian profiles",
         include_str!("../../../platforms/xeon-gold-6138-small.toml"),
+    ),
+    (
+        "xeon-5160-ooo",
+        "xeon-5160 with the out-of-order window (ROB 96, 8 fill buffers, 20-entry store buffer)",
+        include_str!("../../../platforms/xeon-5160-ooo.toml"),
+    ),
+    (
+        "xeon-gold-6138-ooo",
+        "xeon-gold-6138 with the out-of-order window (ROB 224, 10 fill buffers, 56-entry store buffer)",
+        include_str!("../../../platforms/xeon-gold-6138-ooo.toml"),
     ),
     (
         "power5",
@@ -150,6 +160,19 @@ mod tests {
         assert_eq!(colors("xeon-e5506"), 64);
         assert_eq!(colors("xeon-5160"), 64);
         assert_eq!(colors("power5"), 16);
+    }
+
+    #[test]
+    fn ooo_platforms_differ_from_theirs_only_by_the_window() {
+        for (name, rob) in [("xeon-5160", 96), ("xeon-gold-6138", 224)] {
+            let base = builtin(name).unwrap().unwrap();
+            let mut ooo = builtin(&format!("{name}-ooo")).unwrap().unwrap();
+            assert_eq!(base.timing.window, None);
+            let w = ooo.timing.window.take().unwrap();
+            assert_eq!(w.rob_entries, rob);
+            ooo.name = base.name.clone();
+            assert_eq!(ooo, base);
+        }
     }
 
     #[test]

@@ -19,15 +19,23 @@
 //! of today's flat walks (`--walk flat`, the default);
 //! `scripts/bench-walks.sh` prints both side by side.
 //!
-//! Run: `cargo run --release -p cachepart-sim --example bench_system -- [--accesses N] [--in-memory] [--mix a,b,c,d] [--trace FILE] [--walk flat|hierarchy]`.
+//! `--prefetchers` gives every core the four hardware prefetchers, all on
+//! (MSR 0x1A4 word 0); `--window` replaces the flat timing model (each
+//! app's hand-set `mlp`) by the out-of-order window (ROB 224, 10 miss
+//! buffers, 56-entry store buffer, every app's `mlp` at 1);
+//! `scripts/bench/sim-timing.sh` prints the four combinations side by
+//! side.
+//!
+//! Run: `cargo run --release -p cachepart-sim --example bench_system -- [--accesses N] [--in-memory] [--mix a,b,c,d] [--trace FILE] [--walk flat|hierarchy] [--prefetchers] [--window]`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cachepart_sim::memory::{MemoryConfig, WalkMode};
+use cachepart_sim::prefetch::PrefetchPlatform;
 use cachepart_sim::system::{
-    AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, System, TraceSource,
+    AppSpec, AppTiming, CptFile, PlatformConfig, RecordsSource, System, TraceSource, WindowConfig,
 };
 use cachepart_sim::{CacheConfig, HierarchyConfig};
 use cachepart_trace::synth::SynthConfig;
@@ -124,6 +132,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut mix: Option<Vec<String>> = None;
     let mut trace: Option<PathBuf> = None;
     let mut walk = WalkMode::Flat;
+    let mut prefetchers = false;
+    let mut window = false;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
@@ -135,6 +145,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map_err(|e| format!("--accesses {v}: {e}"))? as u64;
             }
             "--in-memory" => in_memory = true,
+            "--prefetchers" => prefetchers = true,
+            "--window" => window = true,
             "--walk" => {
                 i += 1;
                 walk = match args.get(i).map(String::as_str) {
@@ -160,6 +172,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let mut p = platform();
     p.tlb.walk = walk;
+    if prefetchers {
+        p.prefetchers = PrefetchPlatform {
+            available: ["l2-streamer", "l2-adjacent", "l1-next-line", "l1-ip-stride"]
+                .map(String::from)
+                .to_vec(),
+            run_word: Some(0),
+            ..PrefetchPlatform::default()
+        };
+    }
+    if window {
+        p.timing.window = Some(WindowConfig {
+            rob_entries: 224,
+            mshrs: 10,
+            store_buffer_entries: 56,
+        });
+    }
+    // The window derives memory-level parallelism: every app's mlp is 1.
+    let timed = |t: AppTiming| {
+        if window {
+            AppTiming::new(t.base_cpi, 1.0)
+        } else {
+            t
+        }
+    };
     let mut specs = Vec::new();
     let all = apps();
     let chosen: Vec<_> = match &mix {
@@ -192,7 +228,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         specs.push(
             AppSpec::new(format!("{name}-{i}"), source)
                 .on_core(i as u32)
-                .with_timing(timing)
+                .with_timing(timed(timing))
                 .with_limit(u64::MAX / 2, true),
         );
     }
@@ -201,7 +237,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|c| {
                 AppSpec::new(format!("trace-{c}"), Arc::new(CptFile(path.clone())))
                     .on_core(c)
-                    .with_timing(AppTiming::new(1.0, 2.0))
+                    .with_timing(timed(AppTiming::new(1.0, 2.0)))
                     .with_limit(u64::MAX / 2, true)
             })
             .collect();
@@ -229,6 +265,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pcpu = process_cpu_secs() - pcpu0;
     println!(
         "platform: 4 cores, L1 32K/8w, L2 256K/4w, LLC 8 MiB/16w in 4 slices, 4 GiB aged buddy memory, Skylake TLBs ({walk:?} walks), timing on"
+    );
+    println!(
+        "models: prefetchers {}, timing {}",
+        if prefetchers { "on (word 0)" } else { "off" },
+        if window {
+            "out-of-order window (ROB 224, 10 MSHRs, 56 store-buffer entries)"
+        } else {
+            "flat (per-app mlp)"
+        }
     );
     let (walks, loads): (u64, [u64; 4]) =
         (0..4)

@@ -806,7 +806,7 @@ impl Hierarchy {
 fn write_back_kind(kind: Kind) -> Option<(AccessKind, bool, bool)> {
     match kind {
         Kind::Ifetch => Some((AccessKind::Instr, false, true)),
-        Kind::Load => Some((AccessKind::Read, false, false)),
+        Kind::Load | Kind::DepLoad => Some((AccessKind::Read, false, false)),
         Kind::Modify => Some((AccessKind::Read, true, false)),
         Kind::Store => Some((AccessKind::Write, true, false)),
         Kind::Escape => None,

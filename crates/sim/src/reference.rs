@@ -38,7 +38,7 @@ pub fn reference_cachegrind(records: &[Record], i1: Geom, d1: Geom, ll: Geom) ->
     for r in records {
         let (slot, l1) = match r.kind() {
             Kind::Ifetch => (0, 0),
-            Kind::Load | Kind::Modify => (3, 1),
+            Kind::Load | Kind::DepLoad | Kind::Modify => (3, 1),
             Kind::Store => (6, 1),
             Kind::Escape => continue,
         };

@@ -275,7 +275,8 @@ impl FrameDecoder {
                     pi = undelta48(z, pi);
                     pi
                 }
-                0 | 1 | 3 => {
+                // Data accesses: load, store, modify, dependent load.
+                0 | 1 | 3 | 5 => {
                     let z = get_varint(&mut dc)
                         .ok_or_else(|| bad(offset, "data address section ends early"))?;
                     pd = undelta48(z, pd);
@@ -307,10 +308,12 @@ mod tests {
     #[test]
     fn frame_round_trips() {
         let recs: Vec<Record> = (0..1000u64)
-            .map(|i| match i % 4 {
+            .map(|i| match i % 5 {
                 0 => Record::access(Kind::Ifetch, 0x40_0000 + i * 3, 3, 0).unwrap(),
                 1 => Record::access(Kind::Load, 0x7fff_0000_0000 - i * 8, 8, 1).unwrap(),
                 2 => Record::event(crate::Event::ThreadSwitch(i), 2).unwrap(),
+                // Dependent loads share the data address section.
+                3 => Record::access(Kind::DepLoad, 0x1000_0000 + i * 64, 8, 4).unwrap(),
                 _ => Record::access(Kind::Store, 0xffff_ffff_ff60_0000, 8, 63).unwrap(),
             })
             .collect();

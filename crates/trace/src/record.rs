@@ -11,6 +11,10 @@
 //! |   gap    | size/code| kind |        address / event payload        |
 //! +----------+----------+------+---------------------------------------+
 //! ```
+//!
+//! Kind codes: 0 load, 1 store, 2 instruction fetch, 3 modify, 4 escape,
+//! 5 dependent load (a load marked as needing the previous load's data;
+//! see [`Kind::DepLoad`]); 6 and 7 are invalid.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -44,16 +48,23 @@ pub enum Kind {
     Modify = 3,
     /// An escape record carrying an [`Event`] instead of an access.
     Escape = 4,
+    /// A data read whose address depends on the data of the previous
+    /// load (a dependency hint: pointer chasing). Caches treat it as a
+    /// [`Kind::Load`]; the simulator's out-of-order window issues it only
+    /// once the previous load's data has arrived. Traces without hints
+    /// hold none, and every load counts as independent.
+    DepLoad = 5,
 }
 
 impl Kind {
     /// All kinds, in code order.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Load,
         Kind::Store,
         Kind::Ifetch,
         Kind::Modify,
         Kind::Escape,
+        Kind::DepLoad,
     ];
 
     /// The kind with this 3-bit code, if any.
@@ -66,9 +77,19 @@ impl Kind {
         self != Kind::Escape
     }
 
-    /// Whether this kind touches data (load, store or modify).
+    /// Whether this kind touches data (load, dependent load, store or
+    /// modify).
     pub fn is_data(self) -> bool {
-        matches!(self, Kind::Load | Kind::Store | Kind::Modify)
+        matches!(
+            self,
+            Kind::Load | Kind::Store | Kind::Modify | Kind::DepLoad
+        )
+    }
+
+    /// Whether this kind reads data without writing it (a load, dependent
+    /// or not).
+    pub fn is_load(self) -> bool {
+        matches!(self, Kind::Load | Kind::DepLoad)
     }
 }
 
@@ -306,6 +327,8 @@ impl Record {
             1 => Kind::Store,
             2 => Kind::Ifetch,
             3 => Kind::Modify,
+            5 => Kind::DepLoad,
+            // 6 and 7 never reach a record (every constructor refuses them).
             _ => Kind::Escape,
         }
     }
@@ -429,6 +452,21 @@ mod tests {
     }
 
     #[test]
+    fn dependent_loads_round_trip_as_code_5() {
+        let r = Record::access(Kind::DepLoad, 0x7ff0_0000_1000, 8, 3).unwrap();
+        assert_eq!(r.kind(), Kind::DepLoad);
+        assert_eq!(r.kind_code(), 5);
+        assert_eq!(Kind::from_code(5), Some(Kind::DepLoad));
+        assert!(r.is_access() && r.kind().is_data() && r.kind().is_load());
+        assert!(!Kind::Store.is_load() && !Kind::Modify.is_load() && Kind::Load.is_load());
+        assert_eq!(
+            (r.addr(), r.size(), r.instructions()),
+            (0x7ff0_0000_1000, 8, 3)
+        );
+        assert_eq!(Record::from_raw(r.raw()), Ok(r));
+    }
+
+    #[test]
     fn high_canonical_addresses_sign_extend() {
         let r = Record::access(Kind::Ifetch, 0xffff_ffff_ff60_0000, 4, 0).unwrap();
         assert_eq!(r.addr(), 0xffff_ffff_ff60_0000);
@@ -457,7 +495,8 @@ mod tests {
             Record::access(Kind::Escape, 0, 1, 0),
             Err(RecordError::NotAnAccess)
         );
-        assert_eq!(Record::from_raw(5 << 48), Err(RecordError::KindCode(5)));
+        assert_eq!(Record::from_raw(6 << 48), Err(RecordError::KindCode(6)));
+        assert_eq!(Record::from_raw(7 << 48), Err(RecordError::KindCode(7)));
         assert_eq!(
             Record::from_raw(4 << 48 | 10 << 51),
             Err(RecordError::EventCode(10))

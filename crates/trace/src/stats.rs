@@ -7,13 +7,21 @@ use serde::Serialize;
 
 use crate::record::{Kind, Record};
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// Counts over a stream of records.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// Records, escapes included.
     pub records: u64,
-    /// Load records.
+    /// Load records, dependent loads included.
     pub loads: u64,
+    /// Of the loads, those marked dependent ([`Kind::DepLoad`]); left
+    /// out of JSON when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dependent_loads: u64,
     /// Store records.
     pub stores: u64,
     /// Instruction fetch records.
@@ -39,6 +47,10 @@ impl Counts {
         self.instructions += r.instructions();
         match r.kind() {
             Kind::Load => self.loads += 1,
+            Kind::DepLoad => {
+                self.loads += 1;
+                self.dependent_loads += 1;
+            }
             Kind::Store => self.stores += 1,
             Kind::Ifetch => self.ifetches += 1,
             Kind::Modify => self.modifies += 1,
@@ -50,6 +62,7 @@ impl Counts {
     pub fn merge(&mut self, o: &Counts) {
         self.records += o.records;
         self.loads += o.loads;
+        self.dependent_loads += o.dependent_loads;
         self.stores += o.stores;
         self.ifetches += o.ifetches;
         self.modifies += o.modifies;

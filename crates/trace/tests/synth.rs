@@ -304,3 +304,86 @@ fn phase_offsets_give_disjoint_regions() {
     );
     assert!(past.generator().is_err());
 }
+
+/// `dependency-hints` turns the loads of pointer-chase patterns (and of
+/// nothing else) into dependent loads, leaving every address, size, gap
+/// and store where it was; off, no record is a dependent load and the
+/// key is left out of the configuration's JSON (headers of existing
+/// configurations are unchanged).
+#[test]
+fn dependency_hints_mark_only_pointer_chase_loads() {
+    let chase = Pattern::CacheSensitive {
+        working_set_bytes: 64 << 10,
+        distribution: Distribution::PointerChase,
+        zipf_exponent: 1.0,
+    };
+    let uniform = Pattern::CacheSensitive {
+        working_set_bytes: 64 << 10,
+        distribution: Distribution::Uniform,
+        zipf_exponent: 1.0,
+    };
+    let phased = Pattern::Phases {
+        phases: vec![
+            Phase {
+                accesses: 100,
+                pattern: chase.clone(),
+                offset_bytes: 0,
+            },
+            Phase {
+                accesses: 100,
+                pattern: uniform.clone(),
+                offset_bytes: 1 << 30,
+            },
+        ],
+    };
+    for pattern in [chase, uniform, phased] {
+        let plain = cfg(pattern.clone(), 20_000);
+        let mut hinted = plain.clone();
+        hinted.mix.dependency_hints = true;
+        let a: Vec<Record> = plain.generator().unwrap().collect();
+        let b: Vec<Record> = hinted.generator().unwrap().collect();
+        assert_eq!(a.len(), b.len());
+        assert!(a.iter().all(|r| r.kind() != Kind::DepLoad));
+        let mut dep = 0;
+        for (x, y) in a.iter().zip(&b) {
+            if y.kind() == Kind::DepLoad {
+                dep += 1;
+                assert_eq!(x.kind(), Kind::Load);
+                // Chased lines are below the uniform phase's offset.
+                assert!(y.addr() < 0x1000_0000 + (1 << 30), "{:#x}", y.addr());
+            } else {
+                assert_eq!(x.kind(), y.kind());
+            }
+            assert_eq!((x.addr(), x.size(), x.gap()), (y.addr(), y.size(), y.gap()));
+        }
+        let loads = a.iter().filter(|r| r.kind() == Kind::Load).count();
+        match &pattern {
+            Pattern::CacheSensitive {
+                distribution: Distribution::PointerChase,
+                ..
+            } => assert_eq!(dep, loads),
+            Pattern::CacheSensitive { .. } => assert_eq!(dep, 0),
+            _ => assert!(dep > 0 && dep < loads, "{dep} of {loads}"),
+        }
+        let mut counts = Counts::default();
+        b.iter().for_each(|&r| counts.add(r));
+        assert_eq!(
+            (counts.dependent_loads, counts.loads),
+            (dep as u64, loads as u64)
+        );
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("dependency-hints"), "{json}");
+        let json = serde_json::to_string(&hinted).unwrap();
+        assert!(json.contains("\"dependency-hints\":true"), "{json}");
+        assert_eq!(serde_json::from_str::<SynthConfig>(&json).unwrap(), hinted);
+        // A hinted trace survives the binary format.
+        let path = tmp("hints.cpt");
+        hinted.write(&path).unwrap();
+        let back = cachepart_trace::TraceFile::open(&path)
+            .unwrap()
+            .read_all_parallel()
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(back, b);
+    }
+}

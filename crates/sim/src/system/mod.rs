@@ -6,6 +6,8 @@
 //!   levels, sliced LLC, TLBs, memory, timing, mask rules).
 //! * [`timing`]: [`TimingConfig`], [`AppTiming`] and the per-access
 //!   [`StallTable`].
+//! * [`window`]: [`WindowConfig`], the out-of-order window that derives
+//!   memory-level parallelism from the trace (opt-in per platform).
 //! * [`dram`]: [`Dram`], DRAM latency growing with bandwidth utilisation.
 //! * [`source`]: [`TraceSource`] (trace files, generators, records in
 //!   memory).
@@ -53,6 +55,7 @@ pub mod platform;
 pub mod sim_machine;
 pub mod source;
 pub mod timing;
+pub mod window;
 
 pub use alone::{
     alone_sweep, alone_sweep_many, run_alone, run_alone_at, run_alone_for, run_alone_runs,
@@ -68,3 +71,4 @@ pub use platform::PlatformConfig;
 pub use sim_machine::{curves_from_totals, SimMachine};
 pub use source::{CptFile, RecordBatches, RecordStream, RecordsSource, TraceSource};
 pub use timing::{AppTiming, StallTable, TimingConfig, TICKS_PER_CYCLE};
+pub use window::WindowConfig;

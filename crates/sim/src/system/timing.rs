@@ -31,6 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::SystemError;
+use super::window::WindowConfig;
 use crate::hierarchy::Served;
 use crate::memory::TlbConfig;
 
@@ -85,6 +86,12 @@ pub struct TimingConfig {
     /// overhead of the simulator by a fifth).
     #[serde(default = "d_slack")]
     pub interleave_slack_cycles: u64,
+    /// The cores' out-of-order window (`window = { rob-entries = 224,
+    /// mshrs = 10, store-buffer-entries = 56 }`): memory-level
+    /// parallelism derived from the trace instead of each app's `mlp`
+    /// (see [`window`](super::window)). Absent: the flat model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowConfig>,
 }
 
 fn d_freq() -> f64 {
@@ -143,6 +150,7 @@ impl Default for TimingConfig {
             quantum_cycles: d_quantum(),
             tlb_flush_on_switch: true,
             interleave_slack_cycles: d_slack(),
+            window: None,
         }
     }
 }
@@ -180,6 +188,9 @@ impl TimingConfig {
         }
         if self.quantum_cycles == 0 {
             return Err(bad("quantum-cycles", "must be positive"));
+        }
+        if let Some(w) = &self.window {
+            w.check()?;
         }
         Ok(())
     }
@@ -287,6 +298,13 @@ impl StallTable {
             ],
             walk_load: [0, l2, ticks(llc), ticks(llc + dram_cycles)],
         }
+    }
+
+    /// The whole latency of an access served by `served`, ticks (no
+    /// `mlp`: the out-of-order window overlaps misses itself).
+    #[inline(always)]
+    pub fn latency(&self, served: Served) -> u64 {
+        self.walk_load[served as usize]
     }
 
     /// The stall of an access served by `served` (stores: none).

@@ -19,6 +19,17 @@ pub struct Mix {
     /// Fraction of accesses that are stores (0.3 by default).
     #[serde(default = "default_stores")]
     pub store_fraction: f64,
+    /// Marks the loads of pointer-chase patterns as dependent
+    /// ([`Kind::DepLoad`]: each needs the previous load's data); off by
+    /// default, so that traces generated before the hint existed stay
+    /// byte-identical (the key is left out of the recorded configuration
+    /// when off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dependency_hints: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn default_api() -> f64 {
@@ -33,6 +44,7 @@ impl Default for Mix {
         Mix {
             accesses_per_instr: default_api(),
             store_fraction: default_stores(),
+            dependency_hints: false,
         }
     }
 }

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, TraceError};
 use crate::header::Header;
-use crate::record::{Record, MAX_SIZE};
+use crate::record::{Kind, Record, MAX_SIZE};
 use crate::writer::{WriteSummary, Writer};
 
 pub use mix::Mix;
@@ -179,6 +179,16 @@ impl State {
         })
     }
 
+    /// Whether the last access was a pointer chase's (its address came
+    /// from the previous one's data).
+    fn chases(&self) -> bool {
+        match self {
+            State::WorkingSet(s) => s.chases(),
+            State::Phases(s) => s.chases(),
+            State::Streaming(_) | State::Strided(_) => false,
+        }
+    }
+
     /// The next address and access size.
     fn next(&mut self, rng: &mut ChaCha8Rng) -> (u64, u32) {
         match self {
@@ -248,7 +258,10 @@ impl Iterator for Generator {
         }
         self.left -= 1;
         let (addr, size) = self.state.next(&mut self.rng);
-        let kind = self.mix.kind(&mut self.rng);
+        let mut kind = self.mix.kind(&mut self.rng);
+        if kind == Kind::Load && self.mix.dependency_hints && self.state.chases() {
+            kind = Kind::DepLoad;
+        }
         let gap = self.mix.gap(&mut self.rng);
         // Fields were checked when the generator was built.
         let rec = Record::access(kind, addr, size, 0).expect("generator fields are valid");

@@ -29,4 +29,9 @@ impl Phases {
         self.left -= 1;
         self.phases[self.cur].1.next(rng)
     }
+
+    /// Whether the phase of the last access chases pointers.
+    pub(super) fn chases(&self) -> bool {
+        self.phases[self.cur].1.chases()
+    }
 }

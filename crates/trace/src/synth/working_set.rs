@@ -81,6 +81,12 @@ impl WorkingSet {
         })
     }
 
+    /// Whether it chases pointers (each access reads the line the
+    /// previous one pointed to).
+    pub(super) fn chases(&self) -> bool {
+        matches!(self.pick, Pick::Chase { .. })
+    }
+
     #[inline]
     pub(super) fn next(&mut self, rng: &mut ChaCha8Rng) -> (u64, u32) {
         let lines = self.lines;

@@ -48,6 +48,7 @@ use super::error::SystemError;
 use super::platform::PlatformConfig;
 use super::source::RecordBatches;
 use super::timing::{StallTable, TICKS_PER_CYCLE};
+use super::window::Window;
 use crate::cache::Cache;
 use crate::error::SimError;
 use crate::hierarchy::{Hierarchy, Inclusion};
@@ -89,6 +90,8 @@ struct App {
     stalls: StallTable,
     /// Its core's clock while it runs throttled (`None`: full speed).
     duty_clock: Option<DutyClock>,
+    /// Its out-of-order window (`None`: the flat timing model).
+    ooo: Option<Window>,
     limit: u64,
     mask: WayMask,
     done: bool,
@@ -244,6 +247,15 @@ impl System {
                 ));
             }
             spec.timing.check(&spec.name)?;
+            if platform.timing.window.is_some() && spec.timing.mlp != 1.0 {
+                return Err(cfg_err(
+                    field("mlp"),
+                    format!(
+                        "{} is set, but the platform's [timing] window derives memory-level parallelism from the trace; leave mlp at 1 (its default)",
+                        spec.timing.mlp
+                    ),
+                ));
+            }
             throttle::checked(platform, &spec.name, spec.duty, spec.prefetch_word)?;
             if let Some(q) = &spec.idle_quantum {
                 q.check()
@@ -279,6 +291,7 @@ impl System {
                     dram.latency_cycles(),
                 ),
                 duty_clock: platform.clock_modulation.and_then(|m| m.clock(spec.duty)),
+                ooo: platform.timing.window.as_ref().map(Window::new),
                 limit: spec.instructions.unwrap_or(u64::MAX),
                 mask: spec.llc_mask.unwrap_or(full),
                 space: Some(space),

@@ -6,7 +6,10 @@
 //! CAT mask and throttling (duty cycle, prefetcher word). An app with an
 //! idle process ([`IdleQuantum`](crate::system::IdleQuantum)) yields its
 //! core to it after each turn (`System::run_idle`). An app that
-//! finishes releases its frames and hands the core to the next one. Placing apps on cores before the run, and the log of
+//! finishes releases its frames and hands the core to the next one.
+//! Under the out-of-order window model the core first waits for the
+//! app's outstanding misses (`System::drain_window`). Placing apps on
+//! cores before the run, and the log of
 //! [`AppEvent`]s (start, park, resume, finish) stamped with the core's
 //! clock, live here too.
 
@@ -17,6 +20,7 @@ use super::throttle::write_registers;
 use super::{cfg_err, idle_space, System, IDLE_SPACE};
 use crate::system::error::SystemError;
 use crate::system::timing::TICKS_PER_CYCLE;
+use crate::system::window::Waits;
 
 impl System {
     /// Moves app `app` to core `core` before the run starts (after that it
@@ -99,12 +103,35 @@ impl System {
         });
     }
 
+    /// Under the out-of-order window model, core `b` waits for its
+    /// running app's outstanding misses (at a context switch, before an
+    /// idle turn, at the end of the app); the wait counts in the app's
+    /// cycles and stall counters, by the level of the miss waited for.
+    pub(super) fn drain_window(&mut self, b: usize) {
+        let core = &mut self.cores[b];
+        let Some(a) = core.running else {
+            return;
+        };
+        let app = &mut self.apps[a];
+        let Some(w) = app.ooo.as_mut() else {
+            return;
+        };
+        let mut waits = Waits::default();
+        let before = core.clock;
+        w.drain(&mut core.clock, &mut waits);
+        app.c.ticks += core.clock - before;
+        app.c.stall_ticks += waits.all;
+        app.c.l2_miss_stall_ticks += waits.beyond_private;
+        app.c.mem_stall_ticks += waits.memory;
+    }
+
     /// The app running on core `b` has finished: it leaves the core, which
     /// switches to the next app of its queue if any.
     pub(super) fn finish(&mut self, b: usize) -> Result<(), SystemError> {
         let Some(a) = self.cores[b].running else {
             return Ok(());
         };
+        self.drain_window(b);
         self.log(a, EventKind::Finished, b);
         let app = &mut self.apps[a];
         app.done = true;
@@ -127,6 +154,7 @@ impl System {
     /// meanwhile; the time counts in the app's cycles (its wall-clock
     /// share of the core), the two switches in its `context_switches`.
     pub(super) fn run_idle(&mut self, b: usize) {
+        self.drain_window(b);
         let core = &mut self.cores[b];
         let Some(a) = core.running else {
             core.run_end = u64::MAX;
@@ -170,6 +198,7 @@ impl System {
         next: Option<usize>,
         charge: bool,
     ) -> Result<(), SystemError> {
+        self.drain_window(b);
         let prev = self.cores[b].running;
         self.switch_umon(b, prev, next);
         let new_space = next
