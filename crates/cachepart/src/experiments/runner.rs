@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use cachepart_machine::{AppColors, EventKind, Plan};
+use cachepart_machine::EventKind;
 use cachepart_policy::{self as policy, drive, Fixed, Flow};
-use cachepart_sim::system::{AppTotals, SimMachine};
+use cachepart_sim::system::AppTotals;
 use rayon::prelude::*;
 
 use super::build::{scenario_of, Run, Stop};
@@ -72,26 +72,10 @@ fn sim_err(label: &str, e: impl std::fmt::Display) -> Error {
 /// apps that finished).
 pub fn simulate(scenario: &Scenario, stop: Stop) -> Result<RunResult, Error> {
     let label = scenario.name.clone();
-    let mut machine = SimMachine::new(
-        scenario.platform.clone(),
-        scenario.apps.clone(),
-        scenario.file.seed,
-        scenario.file.interval_cycles,
-    )
-    .map_err(|e| sim_err(&label, e))?;
-    let colors: Vec<AppColors> = scenario
-        .colors
-        .iter()
-        .enumerate()
-        .filter_map(|(app, c)| c.clone().map(|colors| AppColors { app, colors }))
-        .collect();
-    let mut fixed = if colors.is_empty() {
-        Fixed::none()
-    } else {
-        Fixed::new(Plan {
-            colors,
-            ..Plan::default()
-        })
+    let mut machine = scenario.machine().map_err(|e| sim_err(&label, e))?;
+    let mut fixed = match scenario.fixed_colors() {
+        None => Fixed::none(),
+        Some(plan) => Fixed::new(plan),
     };
     let mut finished = vec![false; scenario.apps.len()];
     let mut window = match stop {

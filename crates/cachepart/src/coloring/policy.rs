@@ -1,0 +1,66 @@
+//! The color policies by name ([`ColorPolicy`]): `coloris-static`,
+//! `coloris-dynamic`, `tam-static`, and the allocator each uses by
+//! default.
+
+use cachepart_sim::memory::AllocatorKind;
+use serde::Serialize;
+
+/// The color policies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColorPolicy {
+    /// COLORIS's per-core sections, fixed.
+    ColorisStatic,
+    /// COLORIS's sections and Cache Utilization Monitor (Algorithm 1).
+    ColorisDynamic,
+    /// Tam et al.'s sizing from alone curves.
+    TamStatic,
+}
+
+impl ColorPolicy {
+    /// Every color policy.
+    pub const ALL: [ColorPolicy; 3] = [
+        ColorPolicy::ColorisStatic,
+        ColorPolicy::ColorisDynamic,
+        ColorPolicy::TamStatic,
+    ];
+
+    /// The policy named `name` (kebab-case), if there is one.
+    pub fn from_name(name: &str) -> Option<ColorPolicy> {
+        ColorPolicy::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorPolicy::ColorisStatic => "coloris-static",
+            ColorPolicy::ColorisDynamic => "coloris-dynamic",
+            ColorPolicy::TamStatic => "tam-static",
+        }
+    }
+
+    /// The allocator the policy uses by default.
+    pub fn allocator(self) -> AllocatorKind {
+        match self {
+            ColorPolicy::TamStatic => AllocatorKind::Tam,
+            _ => AllocatorKind::Coloris,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_color_policy_is_found_by_its_name() {
+        for p in ColorPolicy::ALL {
+            assert_eq!(ColorPolicy::from_name(p.name()), Some(p));
+        }
+        assert_eq!(ColorPolicy::from_name("coloris"), None);
+        assert_eq!(
+            ColorPolicy::from_name("tam-static").map(ColorPolicy::allocator),
+            Some(AllocatorKind::Tam)
+        );
+    }
+}
