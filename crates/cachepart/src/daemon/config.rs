@@ -316,7 +316,7 @@ mod tests {
             (format!("policy = \"lfox\"\n{t}"), ":1: policy: ", "lfox"),
             (
                 format!("policy = \"lfoc-online\"\n{t}[lfoc-online]\nwindow = 1\n"),
-                ":5: window: ",
+                ":6: window: ",
                 "unknown field `window`",
             ),
             (
