@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use cachepart_linux::machine::LinuxMachine;
+use cachepart_linux::machine::{LinuxMachine, Llc};
 use cachepart_policy::{Controller, Static};
 
 use crate::error::Error;
@@ -39,14 +39,31 @@ pub fn check_policy(policy: Algorithm, counters: CounterChoice<'_>) -> Result<()
 /// The online setup of a run of `mix` (read from `mix_path`) on
 /// `machine` with `interval`.
 pub fn linux_setup(machine: &LinuxMachine, interval: Duration, mix_path: &Path) -> OnlineSetup {
-    let mhz = machine.clock_mhz();
-    let llc = machine.llc();
+    host_setup(
+        machine.specs().len(),
+        machine.clock_mhz(),
+        machine.llc(),
+        interval,
+        mix_path,
+    )
+}
+
+/// The online setup of `apps` apps on a host whose clock is `mhz` and
+/// whose LLC is `llc`, sampled every `interval`; errors name `whence`
+/// (the launcher's mix file, the daemon's configuration).
+pub fn host_setup(
+    apps: usize,
+    mhz: f64,
+    llc: &Llc,
+    interval: Duration,
+    whence: &Path,
+) -> OnlineSetup {
     OnlineSetup {
-        apps: machine.specs().len(),
+        apps,
         freq_ghz: mhz / 1000.0,
         interval_cycles: (interval.as_secs_f64() * mhz * 1e6) as u64,
         way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
-        whence: mix_path.display().to_string(),
+        whence: whence.display().to_string(),
     }
 }
 

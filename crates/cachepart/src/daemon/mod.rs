@@ -40,10 +40,9 @@ use log::Log;
 
 use crate::error::Error;
 use crate::experiment::RunOptions;
-use crate::linux_control::{check_policy, linux_controller};
+use crate::linux_control::{check_policy, host_setup, linux_controller};
 use crate::linux_counters::{counter_source, CounterChoice};
 use crate::linux_run::preflight;
-use crate::online::OnlineSetup;
 
 /// Where the daemon runs.
 #[derive(Clone, Debug)]
@@ -133,44 +132,33 @@ impl Loaded {
     }
 
     /// The controller of the policy for the adopted set, its counters
-    /// attached first when it reads them.
+    /// attached first when it reads them; `profiles` are the adopted
+    /// processes' programs in the profile table (their targets').
     fn controller(
         &self,
         opts: &DaemonOptions,
         adopter: &mut Adopter,
+        profiles: &[&str],
     ) -> Result<Box<dyn Controller>, Error> {
         let config = &self.config;
         if config.policy.is_online() {
-            let programs: Vec<(String, String)> = adopter
+            let programs: Vec<(&str, &str)> = adopter
                 .apps()
                 .iter()
-                .map(|a| {
-                    let target = a.name.rsplit_once(':').map_or(a.name.as_str(), |t| t.0);
-                    let profile = config
-                        .targets
-                        .iter()
-                        .find(|t| t.name == target)
-                        .map_or(target, |t| t.profile.as_str());
-                    (a.name.clone(), profile.to_string())
-                })
-                .collect();
-            let programs: Vec<(&str, &str)> = programs
-                .iter()
-                .map(|(a, p)| (a.as_str(), p.as_str()))
+                .zip(profiles)
+                .map(|(a, p)| (a.name.as_str(), *p))
                 .collect();
             let counters =
                 counter_source(opts.counters(), &programs, config.interval, &opts.roots)?;
             adopter.count_with(counters)?;
         }
-        let mhz = adopter.clock_mhz();
-        let llc = adopter.llc();
-        let setup = OnlineSetup {
-            apps: adopter.apps().len(),
-            freq_ghz: mhz / 1000.0,
-            interval_cycles: (config.interval.as_secs_f64() * mhz * 1e6) as u64,
-            way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
-            whence: config.path.display().to_string(),
-        };
+        let setup = host_setup(
+            adopter.apps().len(),
+            adopter.clock_mhz(),
+            adopter.llc(),
+            config.interval,
+            &config.path,
+        );
         linux_controller(
             config.policy,
             config.sections(),
@@ -179,20 +167,22 @@ impl Loaded {
         )
     }
 
-    /// Every target's processes now, target order then pid order; a
-    /// process two targets name belongs to the first. The daemon never
-    /// adopts itself (a cgroup target may hold it).
-    fn scan(&self, opts: &DaemonOptions) -> Result<Vec<Adopted>, Error> {
+    /// Every target's processes now, target order then pid order, each
+    /// with its target's profile; a process two targets name belongs to
+    /// the first. The daemon never adopts itself (a cgroup target may
+    /// hold it).
+    fn scan(&self, opts: &DaemonOptions) -> Result<Vec<(Adopted, &str)>, Error> {
         let mut seen = std::collections::BTreeSet::from([std::process::id()]);
         let mut apps = Vec::new();
         for (t, curves) in self.config.targets.iter().zip(&self.curves) {
             for pid in t.selector.find(&opts.roots.proc_root, &opts.cgroup_root)? {
                 if seen.insert(pid) {
-                    apps.push(Adopted {
+                    let adopted = Adopted {
                         name: format!("{}:{pid}", t.name),
                         pid,
                         curves: curves.clone(),
-                    });
+                    };
+                    apps.push((adopted, t.profile.as_str()));
                 }
             }
         }
@@ -241,8 +231,9 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
     let mut index: u64 = 0;
     loop {
         let scanned = loaded.scan(opts);
-        let step = scanned.and_then(|apps| {
-            let set: Vec<(String, u32)> = apps.iter().map(|a| (a.name.clone(), a.pid)).collect();
+        let step = scanned.and_then(|found| {
+            let set: Vec<(String, u32)> =
+                found.iter().map(|(a, _)| (a.name.clone(), a.pid)).collect();
             if planned.as_ref() == Some(&set) {
                 let Some(c) = controller
                     .as_mut()
@@ -251,15 +242,15 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
                     return adopter.resync().map_err(Error::from);
                 };
                 // The samples move the threads born since, too.
-                let interval = adopter.sample().map_err(|e| machine_err(&**c, e))?;
+                let interval = adopter.sample().map_err(|e| controller_err(&**c, e))?;
                 let actions = c
                     .on_interval(&interval)
-                    .map_err(|e| Error::Input(format!("{}: {e}", c.name())))?;
+                    .map_err(|e| controller_err(&**c, e))?;
                 if let Some(plan) = carry_out(&mut **c, &mut adopter, actions)? {
                     if plan != applied {
                         applied = plan;
-                        let before = adopter.apps().iter().map(|a| (a.name.clone(), a.pid));
-                        let before: BTreeMap<String, u32> = before.collect();
+                        // the same set: nobody joined or left
+                        let before = adopted(&adopter);
                         log.plan(
                             index,
                             &loaded.config,
@@ -272,22 +263,17 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
                 }
                 return Ok(());
             }
-            let before: BTreeMap<String, u32> = adopter
-                .apps()
-                .iter()
-                .map(|a| (a.name.clone(), a.pid))
-                .collect();
+            let before = adopted(&adopter);
             planned = Some(set);
             controller = None;
+            let (apps, profiles): (Vec<Adopted>, Vec<&str>) = found.into_iter().unzip();
             adopter.adopt(apps)?;
             applied = if adopter.apps().is_empty() {
                 apply(&mut adopter, &Plan::default())?;
                 Plan::default()
             } else {
-                let mut c = loaded.controller(opts, &mut adopter)?;
-                let actions = c
-                    .start(&mut adopter)
-                    .map_err(|e| Error::Input(format!("{}: {e}", c.name())))?;
+                let mut c = loaded.controller(opts, &mut adopter, &profiles)?;
+                let actions = c.start(&mut adopter).map_err(|e| controller_err(&*c, e))?;
                 let plan = match carry_out(&mut *c, &mut adopter, actions)? {
                     Some(p) => p,
                     // No plan yet: the last set's clusters go.
@@ -348,8 +334,18 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
     }
 }
 
-fn machine_err(c: &dyn Controller, e: cachepart_machine::MachineError) -> Error {
+/// An error of controller `c` (or of the machine it asked), named by it.
+fn controller_err(c: &dyn Controller, e: impl std::fmt::Display) -> Error {
     Error::Input(format!("{}: {e}", c.name()))
+}
+
+/// The adopted processes, name to pid.
+fn adopted(adopter: &Adopter) -> BTreeMap<String, u32> {
+    adopter
+        .apps()
+        .iter()
+        .map(|a| (a.name.clone(), a.pid))
+        .collect()
 }
 
 /// Applies `plan` to the adopted processes.

@@ -21,7 +21,7 @@
 use std::time::Instant;
 
 use super::groups::Groups;
-use super::host::Host;
+use super::host::{cycles_since, Host};
 use super::sampling::read_samples;
 use super::Llc;
 use crate::doctor::Roots;
@@ -98,10 +98,11 @@ impl Adopter {
     /// docs). The clusters of the last plan stay until the next
     /// [`Machine::apply`]; an app that joined is in the default group
     /// until then.
+    ///
     /// The counters of the previous set are dropped: give the new set
     /// its own with [`Adopter::count_with`].
     pub fn adopt(&mut self, apps: Vec<Adopted>) -> Result<()> {
-        self.drop_counters();
+        self.counters = None;
         let pids: Vec<u32> = apps.iter().map(|a| a.pid).collect();
         self.alone = apps.iter().map(|a| a.curves.clone()).collect();
         self.apps = apps;
@@ -114,14 +115,10 @@ impl Adopter {
     /// that cannot be counted (gone, or refused by perf) is an error, and
     /// the set is then counted by nothing.
     pub fn count_with(&mut self, mut counters: Box<dyn CounterSource>) -> Result<()> {
-        self.drop_counters();
+        // Dropping a source stops all its counting.
+        self.counters = None;
         for (i, a) in self.apps.iter().enumerate() {
-            if let Err(e) = counters.attach(i, a.pid) {
-                for j in 0..i {
-                    counters.detach(j);
-                }
-                return Err(e);
-            }
+            counters.attach(i, a.pid)?;
         }
         // The table-driven counters answer for the way count each app
         // holds: in the default group, all of them.
@@ -131,14 +128,6 @@ impl Adopter {
         self.counters = Some(counters);
         self.last_read = Instant::now();
         Ok(())
-    }
-
-    fn drop_counters(&mut self) {
-        if let Some(mut c) = self.counters.take() {
-            for i in 0..self.apps.len() {
-                c.detach(i);
-            }
-        }
     }
 
     /// The adopted processes' samples since the counters were attached
@@ -156,7 +145,7 @@ impl Adopter {
             .map_err(MachineError::backend)?;
         let iv = Interval {
             index: self.index,
-            end_cycles: (self.t0.elapsed().as_nanos() as f64 * self.host.mhz / 1000.0) as u64,
+            end_cycles: cycles_since(self.t0, self.host.mhz),
             samples,
             events: Vec::new(),
         };
@@ -197,7 +186,7 @@ impl Adopter {
     /// Removes every owned group; the tasks return to the default group.
     /// The first failure is returned after trying all.
     pub fn shutdown(&mut self) -> Result<()> {
-        self.drop_counters();
+        self.counters = None;
         self.groups.remove_all()
     }
 }

@@ -4,6 +4,8 @@
 //! core count and the clock (for cycle stamps). Shared by the launcher
 //! ([`super::LinuxMachine`]) and the adopter ([`super::Adopter`]).
 
+use std::time::Instant;
+
 use super::Llc;
 use crate::cpu::CpuModel;
 use crate::doctor::Roots;
@@ -63,4 +65,9 @@ impl Host {
             cores,
         })
     }
+}
+
+/// Cycles of a `mhz` clock since `t0` (the machines' cycle stamps).
+pub(super) fn cycles_since(t0: Instant, mhz: f64) -> u64 {
+    (t0.elapsed().as_nanos() as f64 * mhz / 1000.0) as u64
 }

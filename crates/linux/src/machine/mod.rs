@@ -234,9 +234,7 @@ impl LinuxMachine {
     }
 
     fn cycles_since_start(&self) -> u64 {
-        self.t0.map_or(0, |t| {
-            (t.elapsed().as_nanos() as f64 * self.mhz / 1000.0) as u64
-        })
+        self.t0.map_or(0, |t| host::cycles_since(t, self.mhz))
     }
 
     fn event(&self, app: usize, kind: EventKind) -> AppEvent {
