@@ -175,12 +175,40 @@ mod tests {
         Selector::Comm("nginx".into()).check().unwrap();
     }
 
+    /// Polls `done` for up to ten seconds: a child's `comm` is the parent's
+    /// until its exec, and a killed child turns zombie only once the kernel
+    /// has delivered the signal, neither at a fixed time after the call.
+    fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+        let start = std::time::Instant::now();
+        while !done() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(10),
+                "{what}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    fn comm_of(pid: u32) -> String {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default()
+    }
+
+    fn state_of(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(") ")?.1.chars().next()
+    }
+
     #[test]
     fn processes_are_found_by_pid_comm_and_cgroup() {
         let proc_root = Path::new("/proc");
         let a = Child(Command::new("sleep").arg("60").spawn().unwrap());
         let b = Child(Command::new("sleep").arg("60").spawn().unwrap());
         let (pa, pb) = (a.0.id(), b.0.id());
+        for pid in [pa, pb] {
+            eventually("the child never exec'd sleep", || {
+                comm_of(pid).trim() == "sleep"
+            });
+        }
         let t = tempfile::tempdir().unwrap();
         assert_eq!(
             Selector::Pid(pa).find(proc_root, t.path()).unwrap(),
@@ -210,7 +238,9 @@ mod tests {
         let pz = z.id();
         // SAFETY: kill sends SIGKILL to the child we started.
         unsafe { libc::kill(pz as i32, libc::SIGKILL) };
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        eventually("the killed child never became a zombie", || {
+            state_of(pz) == Some('Z')
+        });
         assert!(Selector::Pid(pz)
             .find(proc_root, t.path())
             .unwrap()
