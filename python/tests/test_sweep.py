@@ -288,6 +288,44 @@ def test_failed_run_is_recorded_and_the_sweep_goes_on(cluster, tmp_path):
     assert sw.load(tmp_path / "out")["run"].nunique() == 24
 
 
+def test_a_task_writes_one_file_and_a_retried_task_rewrites_nothing(tmp_path):
+    """The store without Dask: a batch of runs is one file, a run of its
+    own is HASH.parquet, a retried task skips its written file, a run
+    held by two files (two sweeps at once) is loaded once."""
+    from cachepart.sweep.execute import DONE, FAILED, SKIPPED, execute
+
+    # 3 sizes x 1 mix x 5 algorithms; `user` (every fifth run) fails
+    text = SWEEP.format(metrics="builtin:debian").replace('"lfoc"]', '"user"]').replace("count = 20", "count = 1")
+    plan = sw.plan(write(tmp_path, text))
+    assert len(plan.runs) == 15
+    out = tmp_path / "out"
+    want = [(r.hash, FAILED if r.labels["algorithm"] == "user" else DONE) for r in plan.runs[:8]]
+    assert execute(plan.runs[:8], str(out)) == want
+    [batch] = store.result_files(out)
+    assert batch.name.startswith("batch-") and batch == store.task_path(out, [r.hash for r in plan.runs[:8]])
+    stamp = batch.stat().st_mtime_ns
+    assert execute(plan.runs[:8], str(out)) == [(h, SKIPPED if st == DONE else FAILED) for h, st in want]
+    assert batch.stat().st_mtime_ns == stamp
+    assert execute(plan.runs[8:9], str(out)) == [(plan.runs[8].hash, DONE)]
+    assert store.result_path(out, plan.runs[8].hash).exists()
+    execute(plan.runs[9:], str(out))
+    execute(plan.runs[1:4], str(out))  # these three again, in a third file
+    assert len(store.result_files(out)) == 4
+    ok = [r for r in plan.runs if r.labels["algorithm"] != "user"]
+    assert store.done(out) == {r.hash for r in ok}
+    pd.testing.assert_frame_equal(sw.load(out), serial(plan.runs), check_dtype=False)
+    assert set(sw.load_failures(out)["algorithm"]) == {"user"}
+
+
+def test_rows_of_different_columns_share_a_file(tmp_path):
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "r.parquet"
+    store.write_rows([{"run": "a", "x": 1}, {"run": "b", "y": 2.5}], p)
+    t = pq.read_table(p).to_pylist()
+    assert t == [{"run": "a", "x": 1, "y": None}, {"run": "b", "x": None, "y": 2.5}]
+
+
 def test_local_cluster_and_cli(tmp_path, capsys):
     """The default: a LocalCluster of worker processes, via the command line."""
     out = tmp_path / "out"

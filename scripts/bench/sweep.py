@@ -14,7 +14,16 @@ then the sweep on a LocalCluster of 1 and of 2 worker processes (started
 before the clock; its start-up is printed once), with results written to
 a fresh directory each time. Prints one row per (workload, workers,
 batch): wall seconds, runs per second, and the overhead per run and in
-percent against the loop (1 worker; with 2 workers the speed-up instead).
+percent against the loop (1 worker; with 2 workers the speed-up instead),
+then the same from CPU time: the CPU seconds of every process of the
+sweep (this one, which holds the LocalCluster's scheduler, and each
+worker) against the loop's. On a shared machine the wall-clock figures
+move with the other tenants' load (they can even come out negative);
+CPU time is what the sweep itself spends, and moves much less.
+Last, without Dask: the worker's own share, a batch's
+:func:`cachepart.sweep.execute.execute` (engine, rows, result files) in
+this process against the loop, in CPU time (best of three), per batch
+size.
 """
 
 from __future__ import annotations
@@ -23,10 +32,12 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from cachepart.profile import evaluate_records
 from cachepart.sweep import plan as expand
 from cachepart.sweep import run
+from cachepart.sweep.execute import execute
 
 WORKLOADS = {
     "short": ('["stock", "ucp", "kpart", "lfoc"]', "[4]", "false"),
@@ -50,6 +61,34 @@ def _warm() -> None:
     import cachepart.sweep.execute  # noqa: F401
 
 
+def _cpu(client: Any) -> float:
+    """CPU seconds used so far by this process and every worker."""
+    return time.process_time() + sum(client.run(time.process_time).values())
+
+
+def _worker_share(plans: dict[str, Any], batches: list[int | None], d: Path) -> None:
+    print("# the worker's share, without Dask: execute() in this process, CPU time, best of 3")
+    print(f"{'workload':8} {'batch':>5} {'loop ms/run':>11} {'execute ms/run':>14} {'overhead':>18}")
+    k = 0
+    for n, p in plans.items():
+        for b in batches:
+            size = b or max(1, min(64, len(p.runs) // 20))
+            loop = share = float("inf")
+            for _ in range(3):
+                c = time.process_time()
+                for r in p.runs:
+                    evaluate_records(**r.call)
+                loop = min(loop, time.process_time() - c)
+                k += 1
+                c = time.process_time()
+                for i in range(0, len(p.runs), size):
+                    execute(p.runs[i : i + size], str(d / f"share{k}"))
+                share = min(share, time.process_time() - c)
+            per = 1000 / len(p.runs)
+            extra = f"{per * (share - loop):+6.2f} ms {100 * (share / loop - 1):+6.1f}%"
+            print(f"{n:8} {size:5} {per * loop:11.2f} {per * share:14.2f} {extra:>18}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=100, help="mixes per workload (default 100: 400 short runs, 100 long)")
@@ -62,15 +101,23 @@ def main() -> None:
         d = Path(tmp)
         plans = {n: expand(sweep_file(d, n, args.count)) for n in WORKLOADS}
         loop: dict[str, float] = {}
+        loop_cpu: dict[str, float] = {}
         for n, p in plans.items():
             evaluate_records(**p.runs[0].call)  # warm up
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for r in p.runs:
                 evaluate_records(**r.call)
             loop[n] = time.perf_counter() - t
-        print(f"{'workload':8} {'runs':>5} {'ms/run':>7} {'workers':>7} {'batch':>5} {'wall s':>7} {'runs/s':>7} {'overhead':>18}")
+            loop_cpu[n] = time.process_time() - c
+        print(
+            f"{'workload':8} {'runs':>5} {'ms/run':>7} {'workers':>7} {'batch':>5} {'wall s':>7} {'runs/s':>7} {'overhead':>18}"
+            f" {'CPU s':>7} {'CPU overhead':>18}"
+        )
         for n, p in plans.items():
-            print(f"{n:8} {len(p.runs):5} {1000 * loop[n] / len(p.runs):7.2f} {'loop':>7} {'-':>5} {loop[n]:7.2f} {len(p.runs) / loop[n]:7.1f}")
+            print(
+                f"{n:8} {len(p.runs):5} {1000 * loop[n] / len(p.runs):7.2f} {'loop':>7} {'-':>5} {loop[n]:7.2f}"
+                f" {len(p.runs) / loop[n]:7.1f} {'':18} {loop_cpu[n]:7.2f}"
+            )
         k = 0
         for workers in (1, 2):
             t = time.perf_counter()
@@ -84,18 +131,25 @@ def main() -> None:
                 for n, p in plans.items():
                     for b in batches:
                         k += 1
+                        c = _cpu(client)
                         t = time.perf_counter()
                         s = run(p, client=client, out=d / f"out{k}", batch=b, progress=False)
                         wall = time.perf_counter() - t
+                        cpu = _cpu(client) - c
                         assert s.done == len(p.runs) and s.failed == 0
                         if workers == 1:
                             extra = f"{1000 * (wall - loop[n]) / len(p.runs):+6.2f} ms {100 * (wall / loop[n] - 1):+6.1f}%"
                         else:
                             extra = f"speed-up x{loop[n] / wall:.2f}"
-                        print(f"{n:8} {len(p.runs):5} {'':7} {workers:7} {b or 'auto':>5} {wall:7.2f} {len(p.runs) / wall:7.1f} {extra:>18}")
+                        extra_cpu = f"{1000 * (cpu - loop_cpu[n]) / len(p.runs):+6.2f} ms {100 * (cpu / loop_cpu[n] - 1):+6.1f}%"
+                        print(
+                            f"{n:8} {len(p.runs):5} {'':7} {workers:7} {b or 'auto':>5} {wall:7.2f} {len(p.runs) / wall:7.1f}"
+                            f" {extra:>18} {cpu:7.2f} {extra_cpu:>18}"
+                        )
             finally:
                 client.close()
                 cluster.close()
+        _worker_share(plans, batches, d)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """One run in a worker: call cachepart's engine, write the result.
 
-:func:`execute` is what the Dask tasks run. It skips a run whose result is
-already there (a retried task after its worker died, or a resumed sweep),
-calls :func:`cachepart.profile.evaluate_records` or
+:func:`execute` is what the Dask tasks run, on a batch of runs. It skips
+a batch whose result is already there (a retried task after its worker
+died), calls :func:`cachepart.profile.evaluate_records` or
 :func:`cachepart.sim.run` (the Rust engine, which releases the GIL while it
-works), puts the run's hash, index and labels in front of every row and
-writes the rows atomically under its hash. An exception from the engine is
+works) on each run, puts the run's hash, index and labels in front of
+every row and writes the batch's rows atomically in one file
+(:func:`cachepart.sweep.store.task_path`). An exception from the engine is
 recorded as the run's failure and does not stop the batch or the sweep.
 Profile rows go from the engine's records to Parquet through pyarrow
 without a DataFrame: for runs of a millisecond, pandas would cost more
@@ -66,29 +67,43 @@ def rows(run: Run) -> tuple[list[dict[str, Any]], pd.DataFrame | None]:
     return out, samples
 
 
-def execute_one(run: Run, out: Path) -> str:
-    """Runs ``run`` unless done; returns :data:`DONE`, :data:`FAILED` or
-    :data:`SKIPPED`."""
-    if store.result_path(out, run.hash).exists():
-        return SKIPPED
+def _attempt(run: Run, out: Path) -> list[dict[str, Any]] | None:
+    """The run's rows, its samples written; ``None`` when the engine
+    raised (the failure recorded under ``OUT/failed``)."""
     try:
         result, samples = rows(run)
     except Exception as e:  # recorded, and the sweep goes on
         kind = type(e).__name__
         detail = str(e) if isinstance(e, _core.CachepartError) else traceback.format_exc(limit=5)
         store.record_failure(out, run.hash, run.labels, f"{kind}: {detail}")
-        return FAILED
+        return None
     if samples is not None:
         store.write_frame(samples, store.samples_path(out, run.hash))
-    store.write_rows(result, store.result_path(out, run.hash))
-    store.clear_failure(out, run.hash)
-    return DONE
+    return result
 
 
 def execute(runs: list[Run], out: str) -> list[tuple[str, str]]:
-    """Runs a batch in order; returns ``(hash, status)`` per run."""
+    """Runs a batch in order and writes the rows of those that succeeded
+    in one file; returns ``(hash, status)`` per run: :data:`DONE`,
+    :data:`FAILED`, or :data:`SKIPPED` when the batch's file was already
+    there (a failure recorded by that earlier attempt stays
+    :data:`FAILED`)."""
     path = Path(out)
-    return [(r.hash, execute_one(r, path)) for r in runs]
+    target = store.task_path(path, [r.hash for r in runs])
+    if target.exists():
+        return [(r.hash, FAILED if store.failure_path(path, r.hash).exists() else SKIPPED) for r in runs]
+    statuses: list[tuple[str, str]] = []
+    result: list[dict[str, Any]] = []
+    for r in runs:
+        got = _attempt(r, path)
+        statuses.append((r.hash, FAILED if got is None else DONE))
+        result.extend(got or [])
+    if result:
+        store.write_rows(result, target)
+    for h, status in statuses:
+        if status == DONE:
+            store.clear_failure(path, h)
+    return statuses
 
 
 def serial(runs: list[Run]) -> pd.DataFrame:

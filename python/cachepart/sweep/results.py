@@ -31,20 +31,31 @@ def _dir(out: PathLike) -> Path:
     return p
 
 
-def _read(paths: list[Path]) -> pd.DataFrame:
+def _read(paths: list[Path], *, once: bool = False) -> pd.DataFrame:
     """The files' rows as one frame (one conversion to pandas: per file
-    it would cost more than reading)."""
+    it would cost more than reading). ``once``: a run's rows are taken
+    from the first file (in ``paths`` order) that holds them: two files
+    hold the same run only when two sweeps ran it at the same time, with
+    the same result."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if not paths:
         return pd.DataFrame()
     tables = []
+    seen: set[str] = set()
     for p in paths:
         try:
-            tables.append(pq.ParquetFile(p).read())
+            t = pq.ParquetFile(p).read()
         except Exception as e:  # pyarrow raises several kinds
             raise _core.InputError(f"{p}: not a readable Parquet file ({e})") from None
+        if once:
+            runs = set(t.column("run").to_pylist())
+            if runs & seen:
+                t = t.filter(pc.invert(pc.is_in(t.column("run"), value_set=pa.array(sorted(seen)))))
+            seen |= runs
+        tables.append(t)
     # a label that is null in every row of one run (mix_seed of a
     # workload-file mix) is typed null there: promote it
     return pa.concat_tables(tables, promote_options="default").to_pandas()
@@ -54,8 +65,7 @@ def load(out: PathLike) -> pd.DataFrame:
     """Every finished run under ``out`` as one frame, in plan order (then
     app order)."""
     d = _dir(out)
-    paths = sorted(store.result_path(d, h) for h in store.done(d))
-    df = _read(paths)
+    df = _read(store.result_files(d), once=True)
     if df.empty:
         return df
     order = ["run_index"] + (["app_index"] if "app_index" in df.columns else [])

@@ -5,10 +5,10 @@
 ``LocalCluster`` of worker processes by default, or the scheduler at
 ``scheduler`` (``tcp://HOST:PORT``: a multi-machine cluster, or one that
 dask-jobqueue started on SLURM/PBS). Each task runs a batch of runs in a
-worker (:func:`cachepart.sweep.execute.execute`), which writes each result
-under its hash. A task whose
+worker (:func:`cachepart.sweep.execute.execute`), which writes the batch's
+results in one file named by its runs' hashes. A task whose
 worker dies is re-run elsewhere by Dask, and a re-run writes the same
-files again (same name, whole-file rename), so nothing is lost or doubled.
+file again (same name, whole-file rename), so nothing is lost or doubled.
 A task lost for good (Dask's ``KilledWorker`` after repeated worker deaths)
 is recorded as its runs' failure; the next ``run`` retries it.
 """
@@ -149,8 +149,9 @@ def run(
                 statuses = fut.result()
             except Exception as e:  # the task itself was lost (KilledWorker, ...)
                 statuses = []
+                written = store.done(out_dir)
                 for r in by_key[fut.key]:
-                    if store.result_path(out_dir, r.hash).exists():
+                    if r.hash in written:
                         statuses.append((r.hash, DONE))
                     else:
                         store.record_failure(out_dir, r.hash, r.labels, f"{type(e).__name__}: {e}")

@@ -2,15 +2,21 @@
 
 Layout of ``OUT/``::
 
-    runs/HASH.parquet      the run's rows (written last: its presence means done)
+    runs/HASH.parquet      a task of one run: its rows (written last: its
+                           presence means done)
+    runs/batch-KEY.parquet a task of several runs: their rows, one file (KEY
+                           is the SHA-256 of the runs' hashes, so a retried
+                           task writes the same name); column ``run`` says
+                           which run each row is of
     samples/HASH.parquet   per-interval samples of a sim run (when recorded)
     failed/HASH.json       a run that raised: its labels and the error
     sweep.json             the sweep's name, kind and file (for the report)
 
 Every file is written to a temporary in the same directory (a dot-name
 ending in ``.tmp``) and renamed into place, so a reader sees a whole file
-or none, and a run written twice (a retried task) leaves one file with the
-same content. Files are written by the worker that ran the run, so on a
+or none, and a task written twice (a retried task) leaves one file with the
+same content. One file per task rather than per run: writing a Parquet file
+costs a millisecond or more, as much as a short run. Files are written by the worker that ran the run, so on a
 cluster ``OUT`` must be on a file system every worker sees. Files are not
 fsynced: the rename protects against a killed process, not against the
 machine losing power (one fsync per run would cost more than most runs;
@@ -19,8 +25,10 @@ after a power loss, delete the results of the last minutes and resume).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -58,18 +66,22 @@ def write_frame(df: pd.DataFrame, path: Path) -> None:
 
 
 def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
-    """Writes records (one dict per row, the same keys in each) as Parquet
-    at ``path`` atomically, through pyarrow alone."""
+    """Writes records (one dict per row) as Parquet at ``path`` atomically,
+    through pyarrow alone. The columns are every key of any row, in order
+    of first appearance; a row without a key has a null there (runs of one
+    task may differ in their columns: a policy's own metrics)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # a run's rows are a few hundred bytes: compression, dictionaries
+    names: dict[str, None] = {}
+    for row in rows:
+        names.update(dict.fromkeys(row))
+    table = pa.table({k: [row.get(k) for row in rows] for k in names})
+    # a task's rows are a few kilobytes: compression, dictionaries
     # and statistics would cost more time than they save space
     _atomic(
         path,
-        lambda tmp: pq.write_table(
-            pa.Table.from_pylist(rows), tmp, compression="none", use_dictionary=False, write_statistics=False
-        ),
+        lambda tmp: pq.write_table(table, tmp, compression="none", use_dictionary=False, write_statistics=False),
     )
 
 
@@ -84,7 +96,44 @@ def write_json(value: Any, path: Path) -> None:
 
 
 def result_path(out: Path, run_hash: str) -> Path:
+    """Where a task of the one run ``run_hash`` writes its rows."""
     return out / RUNS / f"{run_hash}.parquet"
+
+
+def task_path(out: Path, run_hashes: list[str]) -> Path:
+    """Where a task of these runs writes their rows: :func:`result_path`
+    for one run, ``batch-KEY.parquet`` for several (KEY: the SHA-256 of
+    the hashes in order, so the same task always writes the same file)."""
+    if len(run_hashes) == 1:
+        return result_path(out, run_hashes[0])
+    key = hashlib.sha256("\n".join(run_hashes).encode()).hexdigest()[:32]
+    return out / RUNS / f"batch-{key}.parquet"
+
+
+_RUN_FILE = re.compile(r"[0-9a-f]{64}\.parquet")
+
+
+def result_files(out: Path) -> list[Path]:
+    """The finished files under ``OUT/runs``, sorted by name."""
+    d = out / RUNS
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.iterdir() if p.suffix == ".parquet" and not p.name.startswith("."))
+
+
+def runs_in(path: Path) -> set[str]:
+    """The run hashes whose rows ``path`` holds: the name says it for a
+    file of one run; a batch file's ``run`` column is read."""
+    if _RUN_FILE.fullmatch(path.name):
+        return {path.name[: -len(".parquet")]}
+    import pyarrow.parquet as pq
+
+    try:
+        return set(pq.read_table(path, columns=["run"]).column("run").to_pylist())
+    except Exception as e:  # pyarrow raises several kinds
+        from cachepart import _core
+
+        raise _core.InputError(f"{path}: not a readable result file ({e})") from None
 
 
 def samples_path(out: Path, run_hash: str) -> Path:
@@ -104,7 +153,10 @@ def _hashes(d: Path, suffix: str) -> set[str]:
 
 def done(out: Path) -> set[str]:
     """Hashes of the runs with a result under ``out``."""
-    return _hashes(out / RUNS, ".parquet")
+    hashes: set[str] = set()
+    for p in result_files(out):
+        hashes |= runs_in(p)
+    return hashes
 
 
 def failed(out: Path) -> set[str]:
