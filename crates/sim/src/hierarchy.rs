@@ -367,9 +367,15 @@ impl Hierarchy {
         match self.mode {
             Mode::Cachegrind => self.cachegrind_at(llc, rec, addr),
             Mode::WriteBack => {
-                if self.l1_repeat_hit(rec, addr) {
-                    if self.prefetch.as_deref().is_some_and(Prefetchers::l1_on) {
-                        self.prefetch_after_repeat_hit(llc, rec, addr);
+                if let Some((instr, block)) = self.l1_repeat_hit(rec, addr) {
+                    if let Some(p) = self.prefetch.as_deref().filter(|p| p.l1_on()) {
+                        // an instruction fetch only sets the IP of the
+                        // data accesses that follow it
+                        if !instr {
+                            self.prefetch_after_repeat_hit(llc, block, addr);
+                        } else if p.wants_ip() {
+                            self.last_ip = Some(addr);
+                        }
                     }
                     Served::L1
                 } else {
@@ -408,22 +414,21 @@ impl Hierarchy {
 
     /// [`Self::write_back_at`] of an access within one line that is its
     /// first-level set's most recent block (inline: the common case of a
-    /// real program); `false` (nothing done) for any other record.
+    /// real program): whether it was an instruction fetch, and the block;
+    /// `None` (nothing done) for any other record.
     #[inline(always)]
-    fn l1_repeat_hit(&mut self, rec: Record, addr: u64) -> bool {
-        let Some((kind, write, instr)) = write_back_kind(rec.kind()) else {
-            return false;
-        };
+    fn l1_repeat_hit(&mut self, rec: Record, addr: u64) -> Option<(bool, u64)> {
+        let (kind, write, instr) = write_back_kind(rec.kind())?;
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;
         let last = addr.wrapping_add(u64::from(rec.size()) - 1) >> bits;
         if first != last || !l1.repeat_hit(first, write) {
-            return false;
+            return None;
         }
         l1.record(kind, false);
         self.instructions += u64::from(rec.gap()) + u64::from(instr);
-        true
+        Some((instr, first))
     }
 
     /// cachegrind's rules (`cachesim_I1_doref`, `cachesim_D1_doref`).
@@ -553,34 +558,28 @@ impl Hierarchy {
         }
     }
 
-    /// The prefetchers' share of a repeated L1 hit (the shortcut of
-    /// [`Self::l1_repeat_hit`]): an instruction fetch sets the IP; a data
-    /// access may be the first use of a prefetched line, and feeds the L1
-    /// prefetchers like any other.
+    /// The prefetchers' share of a repeated L1D hit of `block` (the
+    /// shortcut of [`Self::l1_repeat_hit`]): the access may be the first
+    /// use of a prefetched line, and feeds the L1 prefetchers like any
+    /// other.
     #[inline(never)]
-    fn prefetch_after_repeat_hit(&mut self, llc: &mut Cache, rec: Record, addr: u64) {
-        let Some((_, _, instr)) = write_back_kind(rec.kind()) else {
-            return;
-        };
-        if instr {
-            if self.prefetch.as_deref().is_some_and(Prefetchers::wants_ip) {
-                self.last_ip = Some(addr);
-            }
-            return;
-        }
-        let block = addr >> self.l1d.geometry().line_bits();
-        let first_use = self.l1d.take_mru_prefetched(block);
-        if first_use {
+    fn prefetch_after_repeat_hit(&mut self, llc: &mut Cache, block: u64, addr: u64) {
+        if self.l1d.take_mru_prefetched(block) {
             if let Some(p) = self.prefetch.as_deref_mut() {
                 p.useful(Target::L1);
             }
+            self.prefetch_l1(llc, addr, block, (true, true));
+            return;
         }
-        // A plain repeated hit triggers only the IP stride prefetcher,
-        // and only when the trace gives IPs.
-        let ip_active =
-            self.last_ip.is_some() && self.prefetch.as_deref().is_some_and(Prefetchers::wants_ip);
-        if first_use || ip_active {
-            self.prefetch_l1(llc, addr, block, (true, first_use));
+        // A plain repeated hit (nearly every access of most programs)
+        // triggers only the IP stride prefetcher, and only when the trace
+        // gives IPs: trained here directly, without the buffer of
+        // `prefetch_l1`.
+        let (Some(ip), Some(p)) = (self.last_ip, self.prefetch.as_deref_mut()) else {
+            return;
+        };
+        if let Some(b) = p.ip_stride_access(ip, addr) {
+            self.prefetch_into_l1(llc, b, PrefetchKind::L1IpStride);
         }
     }
 
@@ -597,38 +596,49 @@ impl Hierarchy {
     /// Feeds the L1 prefetchers a demand data access and fetches the
     /// lines they ask for into the L1D (see [`crate::prefetch`]).
     fn prefetch_l1(&mut self, llc: &mut Cache, addr: u64, block: u64, hit: (bool, bool)) {
-        let mut want: Vec<(u64, PrefetchKind)> = Vec::new();
         let ip = self.last_ip;
+        let Some(p) = self.prefetch.as_deref_mut() else {
+            return;
+        };
+        let mut want = p.take_buffer();
+        p.l1_access(ip, addr, block, hit, &mut want);
+        for &(b, k) in &want {
+            self.prefetch_into_l1(llc, b, k);
+        }
         if let Some(p) = self.prefetch.as_deref_mut() {
-            p.l1_access(ip, addr, block, hit, &mut want);
+            p.return_buffer(want);
         }
-        for (b, k) in want {
-            if self.l1d.contains(b) {
-                continue;
-            }
-            let out = self.l1d.line(b, false, u64::MAX);
-            self.l1d.mark_prefetched(b);
-            if let Some(p) = self.prefetch.as_deref_mut() {
-                p.issued(k);
-                if let Some(v) = &out.victim {
-                    p.evicted(Target::L1, v);
-                }
-            }
-            if let Some(v) = out.victim.filter(|v| v.dirty) {
-                self.write_back_below(llc, v.block);
-            }
-            self.prefetch_below(llc, b, true);
+    }
+
+    /// Fetches line `b`, asked for by L1 prefetcher `k`, into the L1D
+    /// (and below), unless the L1D has it.
+    fn prefetch_into_l1(&mut self, llc: &mut Cache, b: u64, k: PrefetchKind) {
+        if self.l1d.contains(b) {
+            return;
         }
+        let out = self.l1d.line(b, false, u64::MAX);
+        self.l1d.mark_prefetched(b);
+        if let Some(p) = self.prefetch.as_deref_mut() {
+            p.issued(k);
+            if let Some(v) = &out.victim {
+                p.evicted(Target::L1, v);
+            }
+        }
+        if let Some(v) = out.victim.filter(|v| v.dirty) {
+            self.write_back_below(llc, v.block);
+        }
+        self.prefetch_below(llc, b, true);
     }
 
     /// Feeds the L2 prefetchers a request and fetches the lines they ask
     /// for into the L2.
     fn prefetch_l2(&mut self, llc: &mut Cache, block: u64, hit: bool) {
-        let mut want: Vec<(u64, PrefetchKind)> = Vec::new();
-        if let Some(p) = self.prefetch.as_deref_mut() {
-            p.l2_access(block, hit, &mut want);
-        }
-        for (b, k) in want {
+        let Some(p) = self.prefetch.as_deref_mut() else {
+            return;
+        };
+        let mut want = p.take_buffer();
+        p.l2_access(block, hit, &mut want);
+        for &(b, k) in &want {
             let present = match &self.l2 {
                 Some(l2) => l2.contains(b),
                 None => llc.contains(b),
@@ -640,6 +650,9 @@ impl Hierarchy {
                 p.issued(k);
             }
             self.prefetch_below(llc, b, false);
+        }
+        if let Some(p) = self.prefetch.as_deref_mut() {
+            p.return_buffer(want);
         }
     }
 

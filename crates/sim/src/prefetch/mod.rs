@@ -175,6 +175,9 @@ pub struct Prefetchers {
     adjacent: adjacent::Adjacent,
     streamer: streamer::Streamer,
     stats: PrefetchStats,
+    /// The buffer the hierarchy collects each access's lines in, kept
+    /// here so that no access allocates one ([`Self::take_buffer`]).
+    buffer: Vec<(u64, Kind)>,
 }
 
 impl Prefetchers {
@@ -189,7 +192,23 @@ impl Prefetchers {
             adjacent: adjacent::Adjacent,
             streamer: streamer::Streamer::new(platform.streamer_degree, platform.streamer_distance),
             stats: PrefetchStats::default(),
+            buffer: Vec::new(),
         }
+    }
+
+    /// The (empty) buffer for one access's lines to prefetch; hand it
+    /// back with [`Self::return_buffer`] so that the next access reuses
+    /// its allocation.
+    #[inline]
+    pub fn take_buffer(&mut self) -> Vec<(u64, Kind)> {
+        std::mem::take(&mut self.buffer)
+    }
+
+    /// Gives back the buffer of [`Self::take_buffer`], emptied.
+    #[inline]
+    pub fn return_buffer(&mut self, mut buffer: Vec<(u64, Kind)>) {
+        buffer.clear();
+        self.buffer = buffer;
     }
 
     /// Switches prefetchers on and off (a new MSR 0x1A4 word).
@@ -242,6 +261,18 @@ impl Prefetchers {
         }
     }
 
+    /// The IP stride prefetcher alone (when on) on the load at `ip` that
+    /// read `addr`: what [`Self::l1_access`] does for a repeated L1 hit
+    /// that is not a first use (the next-line prefetcher ignores those).
+    #[inline]
+    pub fn ip_stride_access(&mut self, ip: u64, addr: u64) -> Option<u64> {
+        if self.on(Kind::L1IpStride) {
+            self.ip_stride.on_access(ip, addr)
+        } else {
+            None
+        }
+    }
+
     /// A request for `block` that hit or missed the L2: the lines to
     /// prefetch into the L2 go to `out`.
     pub fn l2_access(&mut self, block: u64, hit: bool, out: &mut Vec<(u64, Kind)>) {
@@ -251,9 +282,8 @@ impl Prefetchers {
             }
         }
         if self.on(Kind::L2Streamer) {
-            let mut lines = Vec::new();
-            self.streamer.on_access(block, &mut lines);
-            out.extend(lines.into_iter().map(|b| (b, Kind::L2Streamer)));
+            self.streamer
+                .on_access(block, |b| out.push((b, Kind::L2Streamer)));
         }
     }
 

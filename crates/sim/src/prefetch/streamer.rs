@@ -41,8 +41,9 @@ impl Streamer {
         }
     }
 
-    /// Lines to prefetch after an L2 request for `block`, appended to `out`.
-    pub fn on_access(&mut self, block: u64, out: &mut Vec<u64>) {
+    /// Lines to prefetch after an L2 request for `block`, each handed to
+    /// `emit` (no buffer of its own: this runs on every L2 request).
+    pub fn on_access(&mut self, block: u64, mut emit: impl FnMut(u64)) {
         self.clock += 1;
         let page = block >> PAGE_LINES_BITS;
         let Some(s) = self.streams.iter_mut().find(|s| s.page == page) else {
@@ -100,7 +101,7 @@ impl Streamer {
             if (b as i64 - block as i64).abs() > limit {
                 break;
             }
-            out.push(b);
+            emit(b);
             s.next = b;
         }
     }
@@ -114,18 +115,18 @@ mod tests {
     fn an_ascending_stream_is_prefetched_ahead_within_its_page() {
         let mut p = Streamer::new(2, 8);
         let mut out = Vec::new();
-        p.on_access(64, &mut out);
-        p.on_access(65, &mut out);
+        p.on_access(64, |b| out.push(b));
+        p.on_access(65, |b| out.push(b));
         assert!(out.is_empty());
-        p.on_access(66, &mut out);
+        p.on_access(66, |b| out.push(b));
         assert_eq!(out, vec![67, 68]);
         out.clear();
-        p.on_access(67, &mut out);
+        p.on_access(67, |b| out.push(b));
         assert_eq!(out, vec![69, 70]);
         // never past the page (lines 64..128)
         out.clear();
         for b in 68..128 {
-            p.on_access(b, &mut out);
+            p.on_access(b, |b| out.push(b));
         }
         assert!(out.iter().all(|&b| (64..128).contains(&b)), "{out:?}");
         assert!(out.iter().all(|&b| b <= 127));
@@ -136,7 +137,7 @@ mod tests {
         let mut p = Streamer::new(2, 8);
         let mut out = Vec::new();
         for b in (200..=210).rev() {
-            p.on_access(b, &mut out);
+            p.on_access(b, |b| out.push(b));
         }
         assert!(!out.is_empty() && out.iter().all(|&b| b < 210), "{out:?}");
         let mut q = Streamer::new(2, 8);
@@ -146,7 +147,7 @@ mod tests {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            q.on_access((x >> 20) % (1 << 24), &mut out);
+            q.on_access((x >> 20) % (1 << 24), |b| out.push(b));
         }
         assert!(out.len() < 50, "{}", out.len());
     }

@@ -181,8 +181,14 @@ impl Window {
         duty: Option<&DutyClock>,
         w: &mut Waits,
     ) {
-        // The common case: no load miss outstanding.
-        if self.loads.is_empty() {
+        // The common cases: no load miss outstanding, or the oldest one
+        // neither done by now nor holding up any of these `n` (what
+        // `dispatch_behind` would find first, without its call).
+        if self
+            .loads
+            .front()
+            .is_none_or(|f| f.ready > *t && f.instr + self.rob > done + n)
+        {
             *t = run(duty, *t, n * cpi);
         } else {
             self.dispatch_behind(t, done, n, cpi, duty, w);
