@@ -526,6 +526,17 @@ fn cases() -> Vec<Case> {
             expect: vec!["user plan", "0x1ffffffffffffffffffff", "wider than 64 bits"],
         },
         Case {
+            // serde's "expected struct SynthConfig" names a Rust type
+            name: "a generator that is not a table in a scenario",
+            files: vec![(
+                "s.toml",
+                "platform = \"xeon-5160\"\n[[app]]\nname = \"x\"\nsynth = 5\n".into(),
+            )],
+            traces: no_traces,
+            args: vec!["sim", "run", "s.toml", "-o", "out.txt"],
+            expect: vec!["s.toml", "line 4", "expected a table"],
+        },
+        Case {
             name: "trace info of standard input",
             files: vec![],
             traces: no_traces,
