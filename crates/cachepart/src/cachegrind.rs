@@ -5,7 +5,6 @@
 //! mode ([`CachegrindSim`]), and the nine totals written as cachegrind
 //! prints its summary ([`to_table`]) or as one JSON object ([`to_json`]).
 
-use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
@@ -56,7 +55,7 @@ pub fn config(
 /// on empty caches of geometry `cfg`.
 pub fn simulate_trace(path: &Path, cfg: &CachegrindConfig) -> Result<CachegrindSummary, Error> {
     let input = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", path.display()));
-    let file = File::open(path).map_err(|e| Error::Io {
+    let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
         source: e,
     })?;

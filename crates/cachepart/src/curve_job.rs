@@ -8,7 +8,6 @@ use cachepart_curves::{
 };
 use cachepart_trace::{Prefetch, Reader};
 use serde::{Deserialize, Serialize};
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
@@ -199,7 +198,7 @@ impl CurveRequest {
 
 /// Wraps the trace file before it is read, e.g. to count the bytes read
 /// for a progress bar. The wrapped reader runs on the decoding thread.
-pub type ReadHook = Box<dyn FnOnce(File) -> Box<dyn Read + Send>>;
+pub type ReadHook = Box<dyn FnOnce(Box<dyn Read + Send>) -> Box<dyn Read + Send>>;
 
 /// Computes the requested curve of the binary trace at `trace`.
 pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Error> {
@@ -220,7 +219,9 @@ pub fn compute_curve_with(
         .with_ifetch(req.include_ifetch);
     let mut index_skipped = None;
     let idx = index_path(trace);
-    if req.kind == CurveKind::Shards && req.use_index && idx.exists() {
+    // standard input (`-`) has no index beside it
+    let piped = trace.as_os_str() == "-";
+    if req.kind == CurveKind::Shards && req.use_index && !piped && idx.exists() {
         let cfg = shards_config(req)?;
         let input = |e: &dyn std::fmt::Display| Error::Input(e.to_string());
         let index = ShardsIndex::open(&idx).map_err(|e| input(&e))?;
@@ -290,7 +291,7 @@ fn pass(
 ) -> Result<CurveResult, Error> {
     let ctx = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", trace.display()));
     let opts = *opts;
-    let file = File::open(trace).map_err(|e| ctx(&e))?;
+    let file = cachepart_trace::open_stream(trace).map_err(|e| ctx(&e))?;
     let raw: Box<dyn Read + Send> = match hook {
         Some(wrap) => wrap(file),
         None => Box::new(file),

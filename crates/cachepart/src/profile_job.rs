@@ -291,6 +291,12 @@ pub fn sweep_many_with(
 ) -> Result<Vec<Vec<AloneRun>>, Error> {
     check(opts)?;
     for app in apps {
+        if app.path.as_os_str() == "-" {
+            return Err(app.err(
+                "standard input can not be read here: every alone run replays the trace, \
+                 so it needs a file (save the trace to a file first)",
+            ));
+        }
         if !app.path.is_file() {
             return Err(app.err("no such file"));
         }

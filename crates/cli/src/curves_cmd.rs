@@ -16,7 +16,8 @@ use std::path::PathBuf;
 /// Arguments of `cachepart curves`.
 #[derive(Args)]
 pub struct CurvesArgs {
-    /// The trace file (.cpt).
+    /// The trace file (.cpt), or `-` to read it from standard input (a
+    /// pipe is fine, except for stall-rate curves, which replay it).
     pub trace: PathBuf,
     /// Which curve.
     #[arg(long, value_enum, default_value = "fully-associative")]

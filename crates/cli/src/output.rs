@@ -65,7 +65,19 @@ impl Output {
                     "{option} {}: not a regular file, character device or FIFO",
                     path.display()
                 ),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Target::File(resolved),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    // Refused now, before any work, rather than when the
+                    // result is written.
+                    let dir = parent_dir(&resolved);
+                    if !dir.is_dir() {
+                        bail!(
+                            "{option} {}: the directory {} does not exist",
+                            path.display(),
+                            dir.display()
+                        );
+                    }
+                    Target::File(resolved)
+                }
                 Err(e) => bail!("{option} {}: {e}", path.display()),
             }
         };

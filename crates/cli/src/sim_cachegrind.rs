@@ -24,9 +24,9 @@ use crate::common_args::{Format, FormatArg, OutputArg};
 /// Arguments of `cachepart sim cachegrind`.
 #[derive(Args)]
 pub struct CachegrindArgs {
-    /// The binary trace (.cpt) to simulate. Give none and put a command
-    /// after `--` to capture it under valgrind lackey and simulate it in
-    /// one pass.
+    /// The binary trace (.cpt) to simulate (`-`: standard input, a pipe is
+    /// fine). Give none and put a command after `--` to capture it under
+    /// valgrind lackey and simulate it in one pass.
     pub trace: Option<PathBuf>,
     /// The I1 cache, as cachegrind's option: size in bytes, ways, line
     /// size in bytes (default: the platform's L1I, else 65536,2,64).

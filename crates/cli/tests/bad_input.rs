@@ -508,6 +508,63 @@ fn cases() -> Vec<Case> {
             args: eval(&["-m", "m.csv", "-w", "w.json"]),
             expect: vec!["w.json", "workloads[0]", "aps"],
         },
+        Case {
+            // an overflow is not a "Non-hex character"
+            name: "a plan mask wider than 64 bits",
+            files: ok_metrics(),
+            traces: no_traces,
+            args: eval(&[
+                "-m",
+                "m.csv",
+                "--apps",
+                "a,b",
+                "-a",
+                "user",
+                "--plan",
+                "0x1ffffffffffffffffffff=0,1",
+            ]),
+            expect: vec!["user plan", "0x1ffffffffffffffffffff", "wider than 64 bits"],
+        },
+        Case {
+            // serde's "expected struct SynthConfig" names a Rust type
+            name: "a generator that is not a table in a scenario",
+            files: vec![(
+                "s.toml",
+                "platform = \"xeon-5160\"\n[[app]]\nname = \"x\"\nsynth = 5\n".into(),
+            )],
+            traces: no_traces,
+            args: vec!["sim", "run", "s.toml", "-o", "out.txt"],
+            expect: vec!["s.toml", "line 4", "expected a table"],
+        },
+        Case {
+            name: "trace info of standard input",
+            files: vec![],
+            traces: no_traces,
+            args: vec!["trace", "info", "-", "-o", "out.txt"],
+            expect: vec!["-: ", "standard input", "needs a file"],
+        },
+        Case {
+            name: "sim run of a trace on standard input",
+            files: vec![("s.toml", SCENARIO.replace("TRACE", "-"))],
+            traces: no_traces,
+            args: vec!["sim", "run", "s.toml", "-o", "out.txt"],
+            expect: vec!["s.toml", "app[0]", "standard input", "needs a file"],
+        },
+        Case {
+            name: "from-trace of a trace on standard input",
+            files: vec![],
+            traces: no_traces,
+            args: vec![
+                "profile",
+                "from-trace",
+                "--platform",
+                "xeon-5160",
+                "-",
+                "-o",
+                "out.csv",
+            ],
+            expect: vec!["standard input", "replays the trace"],
+        },
     ]
 }
 

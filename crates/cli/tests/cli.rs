@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod support;
+
 fn cachepart(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cachepart"))
         .args(args)
@@ -796,6 +798,62 @@ fn cachepart_stdin(args: &[&str], input: &[u8]) -> Output {
         r => r.unwrap(),
     }
     child.wait_with_output().unwrap()
+}
+
+/// "Extra columns are kept": text and empty columns too, and they change
+/// nothing in the results.
+#[test]
+fn extra_text_and_empty_columns_are_kept() {
+    let dir = tmpdir("extra-columns");
+    let plain = "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\n\
+                 a,1,1.0,5,5,100\na,2,1.2,2,2,50\nb,1,2.0,1,1,10\nb,2,2.0,1,1,10\n";
+    let extra = "BENCH,NR_WAYS,ipc,note,llcmpki,llcmpkc,bandwidth_mbps,empty\n\
+                 a,1,1.0,cold,5,5,100,\na,2,1.2,\"warm, hot\",2,2,50,\n\
+                 b,1,2.0,x,1,1,10,\nb,2,2.0,,1,1,10,\n";
+    let run = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let o = cachepart(&[
+            "profile",
+            "eval",
+            "-m",
+            p.to_str().unwrap(),
+            "--apps",
+            "a,b",
+            "-a",
+            "stock,ucp,optc-stp",
+            "--format",
+            "csv",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        o.stdout
+    };
+    assert_eq!(run("plain.csv", plain), run("extra.csv", extra));
+}
+
+/// A binary trace read from a pipe by the commands that read it from
+/// start to end gives what the file gives.
+#[test]
+fn dash_reads_a_binary_trace_from_a_pipe() {
+    let dir = tmpdir("trace-stdin");
+    let t = support::gen_trace(dir.path(), "t", 20_000);
+    let bytes = std::fs::read(&t).unwrap();
+    for args in [
+        vec!["curves", "--format", "csv", "-q"],
+        vec!["curves", "--kind", "shards", "--format", "csv", "-q"],
+        vec!["sim", "cachegrind"],
+    ] {
+        let mut from_file = args.clone();
+        from_file.push(t.to_str().unwrap());
+        let a = cachepart(&from_file);
+        assert!(a.status.success(), "{args:?}: {}", stderr(&a));
+        let mut piped = args.clone();
+        piped.push("-");
+        let b = cachepart_stdin(&piped, &bytes);
+        assert!(b.status.success(), "{args:?} -: {}", stderr(&b));
+        assert_eq!(a.stdout, b.stdout, "{args:?}");
+    }
 }
 
 #[test]

@@ -420,6 +420,24 @@ fn a_directory_as_output_is_refused_by_name() {
     }
 }
 
+/// An output in a directory that does not exist is refused by name when
+/// the command starts, not after its work when the result is written.
+#[test]
+fn an_output_in_a_missing_directory_is_refused_up_front() {
+    let f = Fixture::new();
+    for (name, a) in writers() {
+        let o = f.run(&with_out(&a, "missing/out.csv"));
+        assert_no_panic(name, &o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("missing/out.csv: the directory missing does not exist"),
+            "{name}: {}",
+            stderr(&o)
+        );
+        assert!(!f.path("missing").exists(), "{name}");
+    }
+}
+
 /// mkfifo(1), from coreutils.
 fn nix_mkfifo(p: &Path) {
     let ok = Command::new("mkfifo")

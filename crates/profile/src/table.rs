@@ -1,9 +1,12 @@
 //! The metrics table: per-app measurements at every way count, read from the
 //! PBBCache CSV format (`BENCH,NR_WAYS,ipc,llcmpki,...`).
 //!
-//! Rows may come in any order; every numeric column is kept and can be read
-//! by name ([`AppTable::column`]). Each app must have one row for every way
-//! count `1..=W`, with the same `W` for all apps.
+//! Rows may come in any order. The columns the model reads
+//! ([`MODEL_COLUMNS`]) must hold finite numbers; every other column is kept:
+//! as numbers when all its cells are numbers ([`MetricsTable::column`]),
+//! else as text, empty cells included ([`MetricsTable::text_column`]). Each
+//! app must have one row for every way count `1..=W`, with the same `W` for
+//! all apps.
 
 use crate::error::ProfileError;
 use cachepart_machine::AppCurves;
@@ -28,18 +31,36 @@ pub const NON_NEGATIVE_COLUMNS: [&str; 8] = [
     "stalls_store_buf",
 ];
 
+/// Columns the model reads when present (the required ones, the rates the
+/// sharing estimate and the bandwidth models use, Dunn's stalls): each cell
+/// must be a finite number. Other columns may hold anything.
+pub const MODEL_COLUMNS: [&str; 10] = [
+    "ipc",
+    "llcmpki",
+    "llcmpkc",
+    "bandwidth_mbps",
+    "llcrpki",
+    "stalls_total",
+    "stalls_l3_miss",
+    "stalls_ldm_pending",
+    "stalls_store_buf",
+    "stalls_l2_miss",
+];
+
 /// The IPC range a table may hold. Slowdowns are ratios of IPCs, so this
 /// bounds every slowdown by 10^12 and keeps the mix metrics (whose
 /// variance squares slowdowns) finite.
 pub const IPC_RANGE: (f64, f64) = (1e-6, 1e6);
 
-/// One app's rows: every numeric column at every way count.
+/// One app's rows: every column at every way count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppTable {
     /// Program name (`BENCH`).
     pub name: String,
-    /// `values[c][w - 1]`: column `c` of the table at `w` ways.
+    /// `values[c][w - 1]`: numeric column `c` of the table at `w` ways.
     values: Vec<Vec<f64>>,
+    /// `text[c][w - 1]`: text column `c` at `w` ways, as written.
+    text: Vec<Vec<String>>,
 }
 
 /// All apps of a metrics file.
@@ -48,6 +69,7 @@ pub struct MetricsTable {
     source: PathBuf,
     ways: usize,
     columns: Vec<String>,
+    text_columns: Vec<String>,
     apps: Vec<AppTable>,
     by_name: HashMap<String, usize>,
 }
@@ -56,6 +78,12 @@ impl AppTable {
     /// Column `c` (index into [`MetricsTable::columns`]) at every way count.
     pub fn values(&self, c: usize) -> &[f64] {
         &self.values[c]
+    }
+
+    /// Text column `c` (index into [`MetricsTable::text_columns`]) at
+    /// every way count, as written.
+    pub fn text(&self, c: usize) -> &[String] {
+        &self.text[c]
     }
 }
 
@@ -99,28 +127,24 @@ impl MetricsTable {
                 ));
             }
         }
-        let numeric: Vec<usize> = (0..headers.len())
+        let data: Vec<usize> = (0..headers.len())
             .filter(|&i| i != bench_col && i != ways_col)
             .collect();
-        let columns: Vec<String> = numeric.iter().map(|&i| headers[i].to_string()).collect();
         {
             let mut seen = HashMap::new();
-            for (k, c) in columns.iter().enumerate() {
-                if let Some(prev) = seen.insert(c.clone(), k) {
-                    let _ = prev;
+            for &i in &data {
+                if seen.insert(&headers[i], i).is_some() {
                     return Err(ProfileError::parse(
                         source,
                         Some(1),
-                        Some(c.clone()),
+                        Some(headers[i].to_string()),
                         "column name appears twice in the header",
                     ));
                 }
             }
         }
 
-        // name -> (way -> (line, values))
-        let mut order: Vec<String> = Vec::new();
-        let mut rows: HashMap<String, HashMap<usize, (u64, Vec<f64>)>> = HashMap::new();
+        let mut records = Vec::new();
         for rec in rdr.records() {
             let rec = rec.map_err(|e| {
                 let line = e.position().map(|p| p.line());
@@ -142,6 +166,26 @@ impl MetricsTable {
                     ),
                 ));
             }
+            records.push((line, rec));
+        }
+        // A column the model does not read is numeric when every cell is a
+        // finite number, else kept as text.
+        let is_numeric = |i: usize| {
+            MODEL_COLUMNS.contains(&&headers[i])
+                || records
+                    .iter()
+                    .all(|(_, r)| r[i].parse::<f64>().is_ok_and(f64::is_finite))
+        };
+        let (numeric, text_cols): (Vec<usize>, Vec<usize>) =
+            data.iter().partition(|&&i| is_numeric(i));
+        let columns: Vec<String> = numeric.iter().map(|&i| headers[i].to_string()).collect();
+        let text_columns: Vec<String> = text_cols.iter().map(|&i| headers[i].to_string()).collect();
+
+        // name -> (way -> (line, values, text))
+        let mut order: Vec<String> = Vec::new();
+        type Row = (u64, Vec<f64>, Vec<String>);
+        let mut rows: HashMap<String, HashMap<usize, Row>> = HashMap::new();
+        for (line, rec) in records {
             let name = rec[bench_col].to_string();
             if name.is_empty() {
                 return Err(ProfileError::parse(
@@ -196,7 +240,7 @@ impl MetricsTable {
                 order.push(name.clone());
                 HashMap::new()
             });
-            if let Some((prev, _)) = per_app.get(&w) {
+            if let Some((prev, _, _)) = per_app.get(&w) {
                 return Err(ProfileError::parse(
                     source,
                     Some(line),
@@ -204,7 +248,8 @@ impl MetricsTable {
                     format!("duplicated row: {name} at {w} ways already given on line {prev}"),
                 ));
             }
-            per_app.insert(w, (line, vals));
+            let text = text_cols.iter().map(|&i| rec[i].to_string()).collect();
+            per_app.insert(w, (line, vals, text));
         }
         if order.is_empty() {
             return Err(ProfileError::parse(source, None, None, "no data rows"));
@@ -219,8 +264,9 @@ impl MetricsTable {
         for name in &order {
             let r = &rows[name];
             let mut values = vec![vec![0.0; ways]; columns.len()];
+            let mut text = vec![vec![String::new(); ways]; text_columns.len()];
             for w in 1..=ways {
-                let Some((line, vals)) = r.get(&w) else {
+                let Some((line, vals, texts)) = r.get(&w) else {
                     return Err(ProfileError::parse(
                         source,
                         None,
@@ -243,10 +289,14 @@ impl MetricsTable {
                 for (c, v) in vals.iter().enumerate() {
                     values[c][w - 1] = *v;
                 }
+                for (c, t) in texts.iter().enumerate() {
+                    text[c][w - 1].clone_from(t);
+                }
             }
             apps.push(AppTable {
                 name: name.clone(),
                 values,
+                text,
             });
         }
         let by_name = order
@@ -258,6 +308,7 @@ impl MetricsTable {
             source: source.to_path_buf(),
             ways,
             columns,
+            text_columns,
             apps,
             by_name,
         })
@@ -273,12 +324,26 @@ impl MetricsTable {
         self.ways
     }
 
-    /// Numeric column names, in file order.
+    /// Numeric column names, in file order (the text ones are
+    /// [`MetricsTable::text_columns`]).
     pub fn columns(&self) -> &[String] {
         &self.columns
     }
 
-    /// Index of a column by name.
+    /// Names of the columns kept as text (those the model does not read
+    /// that hold a cell that is not a finite number, such as an empty one),
+    /// in file order.
+    pub fn text_columns(&self) -> &[String] {
+        &self.text_columns
+    }
+
+    /// A text column of an app by names, at every way count.
+    pub fn text_column(&self, app: &str, column: &str) -> Option<&[String]> {
+        let c = self.text_columns.iter().position(|n| n == column)?;
+        Some(self.app(app)?.text(c))
+    }
+
+    /// Index of a numeric column by name.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
     }
@@ -386,6 +451,33 @@ mod tests {
         assert_eq!(t.column("a", "extra").unwrap(), &[8.0, 7.0]);
         let c = t.curves(0);
         assert_eq!(c.slowdown, vec![2.0, 1.0]);
+    }
+
+    #[test]
+    fn keeps_text_and_empty_extra_columns_as_text() {
+        let text = "BENCH,NR_WAYS,ipc,note,llcmpki,llcmpkc,bandwidth_mbps,empty,extra\n\
+                    a,2,2.0,fast,1,1,10,,7\na,1,1.0,\"slow, cold\",2,2,20,,8\n";
+        let t = MetricsTable::from_csv_str(text, Path::new("m.csv")).unwrap();
+        assert_eq!(
+            t.columns(),
+            ["ipc", "llcmpki", "llcmpkc", "bandwidth_mbps", "extra"]
+        );
+        assert_eq!(t.text_columns(), ["note", "empty"]);
+        assert_eq!(t.text_column("a", "note").unwrap(), ["slow, cold", "fast"]);
+        assert_eq!(t.text_column("a", "empty").unwrap(), ["", ""]);
+        assert_eq!(t.column("a", "extra").unwrap(), &[8.0, 7.0]);
+        assert!(t.column("a", "note").is_none());
+        // a column with one number and one empty cell is text
+        let t = parse("a,2,2.0,1,1,10,\na,1,1.0,2,2,20,8\n").unwrap();
+        assert_eq!(t.text_column("a", "extra").unwrap(), ["8", ""]);
+        // a column the model reads must still be numbers
+        let e = MetricsTable::from_csv_str(
+            "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps,stalls_total\na,1,1.0,2,2,20,\n",
+            Path::new("m.csv"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("m.csv:2 column stalls_total"), "{e}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct TraceFile {
 impl TraceFile {
     /// Opens `path`, reading and checking the header, trailer and index.
     pub fn open(path: impl AsRef<Path>) -> Result<TraceFile> {
-        let mut file = File::open(path)?;
+        let mut file = crate::io_util::open_seekable(path.as_ref())?;
         let len = file.metadata()?.len();
         let (header, data_start) = Header::read(&mut file)?;
         if len < data_start + TRAILER as u64 + 8 {

@@ -1,6 +1,32 @@
 //! Small byte-level helpers shared by the binary reader and writer.
 
+use std::fs::File;
 use std::io::{self, Read};
+use std::path::Path;
+
+/// Opens a binary trace to read it from start to end: `-` is standard
+/// input (a pipe is fine: [`crate::Reader`] never seeks).
+pub fn open_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+    if path.as_os_str() == "-" {
+        Ok(Box::new(io::stdin()))
+    } else {
+        Ok(Box::new(File::open(path)?))
+    }
+}
+
+/// Opens a binary trace that will be seeked ([`crate::TraceFile`]: its
+/// index is at the end): `-` is refused with a message that says so,
+/// rather than looked for as a file named `-`.
+pub(crate) fn open_seekable(path: &Path) -> io::Result<File> {
+    if path.as_os_str() == "-" {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "standard input can not be read here: this command seeks to the trace's \
+             index at its end, so it needs a file (save the trace to a file first)",
+        ));
+    }
+    File::open(path)
+}
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
 pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {

@@ -20,9 +20,42 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
     }
 }
 
+/// A parser's message without the Rust type names serde puts in it: a
+/// value of the wrong type for a table reads "expected struct SynthConfig";
+/// users wrote a table, not a struct, so it becomes "expected a table".
+pub fn plain_type_names(message: &str) -> String {
+    const STRUCT: &str = "expected struct ";
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(STRUCT) {
+        out.push_str(&rest[..i]);
+        out.push_str("expected a table");
+        let after = &rest[i + STRUCT.len()..];
+        let end = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn struct_names_become_tables() {
+        assert_eq!(
+            plain_type_names("line 4\ninvalid type: integer `5`, expected struct SynthConfig\n"),
+            "line 4\ninvalid type: integer `5`, expected a table\n"
+        );
+        assert_eq!(
+            plain_type_names("expected struct A, expected struct B_2"),
+            "expected a table, expected a table"
+        );
+        assert_eq!(plain_type_names("expected a string"), "expected a string");
+    }
 
     #[test]
     fn a_file_is_read_and_only_dash_is_stdin() {

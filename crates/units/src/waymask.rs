@@ -51,6 +51,10 @@ pub enum MaskError {
     /// The text is not a hexadecimal number.
     #[error("Non-hex character in the mask {0}")]
     NotHex(String),
+    /// The text is hexadecimal but wider than 64 bits: no cache has that
+    /// many ways (not a "non-hex character", which it has none of).
+    #[error("The mask {0} is wider than 64 bits (a cache has at most 64 ways)")]
+    TooWide(String),
     /// The mask's first run of ones is shorter than the hardware minimum
     /// (resctrl counts the first run only, as `cbm_validate` does).
     #[error("Need at least {min} bits in the mask (mask {mask} has {bits})")]
@@ -193,12 +197,21 @@ impl FromStr for WayMask {
             .strip_prefix("0x")
             .or_else(|| t.strip_prefix("0X"))
             .unwrap_or(t);
-        if digits.is_empty() || digits.len() > 16 {
+        // a sign, as u64::from_str_radix (and the kernel's kstrtoul) take it
+        let digits = digits.strip_prefix('+').unwrap_or(digits);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(MaskError::NotHex(s.to_string()));
         }
-        u64::from_str_radix(digits, 16)
-            .map(WayMask)
-            .map_err(|_| MaskError::NotHex(s.to_string()))
+        // Leading zeros do not widen a mask.
+        let significant = digits.trim_start_matches('0');
+        if significant.len() > 16 {
+            return Err(MaskError::TooWide(s.to_string()));
+        }
+        Ok(WayMask(if significant.is_empty() {
+            0
+        } else {
+            u64::from_str_radix(significant, 16).expect("at most 16 hex digits fit in u64")
+        }))
     }
 }
 
@@ -228,6 +241,28 @@ mod tests {
         assert_eq!(m.to_hex(), "0x7f0");
         assert!("xyz".parse::<WayMask>().is_err());
         assert!("".parse::<WayMask>().is_err());
+    }
+
+    #[test]
+    fn overflow_is_too_wide_not_a_non_hex_character() {
+        let e = "0x1ffffffffffffffffffff".parse::<WayMask>().unwrap_err();
+        assert_eq!(e, MaskError::TooWide("0x1ffffffffffffffffffff".into()));
+        assert!(e.to_string().contains("wider than 64 bits"), "{e}");
+        // 17 digits, one of them not hex: still a non-hex character
+        let e = "0x1fffffffffffffffg".parse::<WayMask>().unwrap_err();
+        assert!(matches!(e, MaskError::NotHex(_)), "{e:?}");
+        assert!(matches!("-f".parse::<WayMask>(), Err(MaskError::NotHex(_))));
+        assert_eq!("+f".parse::<WayMask>().unwrap(), WayMask(0xf));
+        // leading zeros do not count
+        assert_eq!(
+            "0x0000000000000000000ff".parse::<WayMask>().unwrap(),
+            WayMask(0xff)
+        );
+        assert_eq!("0x00".parse::<WayMask>().unwrap(), WayMask(0));
+        assert_eq!(
+            "ffffffffffffffff".parse::<WayMask>().unwrap(),
+            WayMask(u64::MAX)
+        );
     }
 
     #[test]

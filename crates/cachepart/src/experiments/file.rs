@@ -94,8 +94,13 @@ impl Experiment {
     pub fn load(path: &Path) -> Result<Experiment, Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-        let file: ExperimentFile =
-            toml::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        let file: ExperimentFile = toml::from_str(&text).map_err(|e| {
+            Error::Input(format!(
+                "{}: {}",
+                path.display(),
+                cachepart_units::input::plain_type_names(&e.to_string())
+            ))
+        })?;
         let name = file.name.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

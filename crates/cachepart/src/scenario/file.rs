@@ -207,6 +207,12 @@ pub(crate) fn read_config<T: serde::de::DeserializeOwned>(
     if json {
         serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
     } else {
-        toml::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+        toml::from_str(&text).map_err(|e| {
+            Error::Input(format!(
+                "{}: {}",
+                path.display(),
+                cachepart_units::input::plain_type_names(&e.to_string())
+            ))
+        })
     }
 }

@@ -27,6 +27,14 @@ pub(super) fn trace_source(
     };
     let source: Arc<dyn TraceSource> = match (&a.trace, &a.generator, &a.synth) {
         (Some(t), None, None) => {
+            if t.as_os_str() == "-" {
+                return Err(err(
+                    field("trace"),
+                    "-: standard input can not be read here: the simulator seeks to the \
+                     trace's index at its end, so it needs a file (save the trace to a file first)"
+                        .to_string(),
+                ));
+            }
             let p = join(t);
             if !p.is_file() {
                 return Err(err(

@@ -126,7 +126,7 @@ impl SchemataLine {
             let value = if resource.is_cache() {
                 Value::Mask(
                     val.parse()
-                        .map_err(|_| format!("Non-hex character in the mask {val}"))?,
+                        .map_err(|e: cachepart_units::MaskError| e.to_string())?,
                 )
             } else {
                 Value::Bandwidth(

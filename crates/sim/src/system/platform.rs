@@ -125,7 +125,7 @@ impl PlatformConfig {
     pub fn from_toml_str(text: &str) -> Result<PlatformConfig, SystemError> {
         toml::from_str(text).map_err(|e| SystemError::Parse {
             path: "<string>".into(),
-            message: e.to_string(),
+            message: cachepart_units::input::plain_type_names(&e.to_string()),
         })
     }
 
@@ -143,7 +143,7 @@ impl PlatformConfig {
         };
         parsed.map_err(|message| SystemError::Parse {
             path: path.into(),
-            message,
+            message: cachepart_units::input::plain_type_names(&message),
         })
     }
 
