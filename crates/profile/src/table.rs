@@ -16,21 +16,6 @@ use std::path::{Path, PathBuf};
 /// Columns the model needs in every metrics table.
 pub const REQUIRED_COLUMNS: [&str; 4] = ["ipc", "llcmpki", "llcmpkc", "bandwidth_mbps"];
 
-/// Columns the model reads that are counts or rates and so can not be
-/// negative (a negative miss rate or bandwidth would silently change the
-/// sharing estimate and the bandwidth models). Other columns are kept as
-/// given.
-pub const NON_NEGATIVE_COLUMNS: [&str; 8] = [
-    "llcmpki",
-    "llcmpkc",
-    "bandwidth_mbps",
-    "llcrpki",
-    "stalls_total",
-    "stalls_l3_miss",
-    "stalls_ldm_pending",
-    "stalls_store_buf",
-];
-
 /// Columns the model reads when present (the required ones, the rates the
 /// sharing estimate and the bandwidth models use, Dunn's stalls): each cell
 /// must be a finite number. Other columns may hold anything.
@@ -46,6 +31,12 @@ pub const MODEL_COLUMNS: [&str; 10] = [
     "stalls_store_buf",
     "stalls_l2_miss",
 ];
+
+/// The columns the model reads that are counts or rates and so can not be
+/// negative (a negative miss rate or bandwidth would silently change the
+/// sharing estimate and the bandwidth models): every one of
+/// [`MODEL_COLUMNS`] but `ipc`, which has its own range ([`IPC_RANGE`]).
+pub const NON_NEGATIVE_COLUMNS: &[&str] = MODEL_COLUMNS.split_at(1).1;
 
 /// The IPC range a table may hold. Slowdowns are ratios of IPCs, so this
 /// bounds every slowdown by 10^12 and keeps the mix metrics (whose
@@ -439,6 +430,13 @@ mod tests {
         assert!(e.contains("column ipc") && e.contains("1e-6"), "{e}");
         let e = parse("a,1,0,2,2,20,8\n").unwrap_err().to_string();
         assert!(e.contains("column ipc"), "{e}");
+        let e = MetricsTable::from_csv_str(
+            "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps,stalls_l2_miss\na,1,1.0,2,2,20,-1\n",
+            Path::new("m.csv"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("column stalls_l2_miss"), "{e}");
         // columns the model does not read may be negative
         assert!(parse("a,1,1.0,2,2,20,-8\n").is_ok());
     }
