@@ -254,16 +254,15 @@ impl Prefetchers {
                 out.push((b, Kind::L1NextLine));
             }
         }
-        if let (true, Some(ip)) = (self.on(Kind::L1IpStride), ip) {
-            if let Some(b) = self.ip_stride.on_access(ip, addr) {
-                out.push((b, Kind::L1IpStride));
-            }
+        if let Some(b) = ip.and_then(|ip| self.ip_stride_access(ip, addr)) {
+            out.push((b, Kind::L1IpStride));
         }
     }
 
     /// The IP stride prefetcher alone (when on) on the load at `ip` that
-    /// read `addr`: what [`Self::l1_access`] does for a repeated L1 hit
-    /// that is not a first use (the next-line prefetcher ignores those).
+    /// read `addr`: its part of [`Self::l1_access`], and all of it for a
+    /// repeated L1 hit that is not a first use (the next-line prefetcher
+    /// ignores those).
     #[inline]
     pub fn ip_stride_access(&mut self, ip: u64, addr: u64) -> Option<u64> {
         if self.on(Kind::L1IpStride) {
