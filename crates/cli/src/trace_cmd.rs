@@ -253,9 +253,13 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 config.extension().and_then(|e| e.to_str())
             };
             let cfg: SynthConfig = match ext {
-                Some("json") => {
-                    serde_json::from_str(&text).with_context(|| format!("{}", config.display()))?
-                }
+                Some("json") => serde_json::from_str(&text).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: {}",
+                        config.display(),
+                        cachepart::units::input::plain_type_names(&e.to_string())
+                    )
+                })?,
                 Some("toml") => {
                     toml::from_str(&text).with_context(|| format!("{}", config.display()))?
                 }

@@ -20,13 +20,20 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
     }
 }
 
-/// A parser's message without the Rust type names serde puts in it: a
-/// value of the wrong type for a table reads "expected struct SynthConfig";
-/// users wrote a table, not a struct, so it becomes "expected a table".
+/// A parser's message in the words of the file its user wrote:
+///
+/// * without the Rust type names serde puts in it: a value of the wrong
+///   type for a table reads "expected struct SynthConfig"; users wrote a
+///   table, not a struct, so it becomes "expected a table";
+/// * without serde_json's "at line N column 0" for an input that ends too
+///   early (the position after its last newline, a column no editor
+///   shows): it becomes "at the end of the input, after line N-1" (or
+///   "in an empty input" for line 1).
 pub fn plain_type_names(message: &str) -> String {
+    let message = plain_end_of_input(message);
     const STRUCT: &str = "expected struct ";
     let mut out = String::with_capacity(message.len());
-    let mut rest = message;
+    let mut rest: &str = &message;
     while let Some(i) = rest.find(STRUCT) {
         out.push_str(&rest[..i]);
         out.push_str("expected a table");
@@ -38,6 +45,27 @@ pub fn plain_type_names(message: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// serde_json's " at line N column 0" at the end of `message`, said as
+/// the end of the input.
+fn plain_end_of_input(message: &str) -> std::borrow::Cow<'_, str> {
+    const TAIL: &str = " column 0";
+    const AT: &str = " at line ";
+    let Some(head) = message.strip_suffix(TAIL) else {
+        return message.into();
+    };
+    let Some(at) = head.rfind(AT) else {
+        return message.into();
+    };
+    let Ok(line) = head[at + AT.len()..].parse::<u64>() else {
+        return message.into();
+    };
+    let place = match line {
+        0 | 1 => "in an empty input".to_string(),
+        n => format!("at the end of the input, after line {}", n - 1),
+    };
+    format!("{} {place}", &head[..at]).into()
 }
 
 #[cfg(test)]
@@ -55,6 +83,32 @@ mod tests {
             "expected a table, expected a table"
         );
         assert_eq!(plain_type_names("expected a string"), "expected a string");
+    }
+
+    #[test]
+    fn column_zero_at_the_end_becomes_the_end_of_the_input() {
+        let cut = serde_json::from_str::<serde_json::Value>("{\n \"a\": 1,\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(cut, "EOF while parsing a value at line 3 column 0");
+        assert_eq!(
+            plain_type_names(&cut),
+            "EOF while parsing a value at the end of the input, after line 2"
+        );
+        let empty = serde_json::from_str::<serde_json::Value>("")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            plain_type_names(&empty),
+            "EOF while parsing a value in an empty input"
+        );
+        // Other positions are kept.
+        let bad = "expected value at line 2 column 10";
+        assert_eq!(plain_type_names(bad), bad);
+        assert_eq!(
+            plain_type_names("x at line 3 column 0 y"),
+            "x at line 3 column 0 y"
+        );
     }
 
     #[test]

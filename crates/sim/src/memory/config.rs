@@ -75,15 +75,15 @@ impl MemoryConfig {
         self.costs.check()?;
         let mut b = BuddyAllocator::new(self.size_bytes)?;
         if let Some(a) = &self.aging {
-            // Aging touches every frame up to its fill: the lazily
-            // allocated bookkeeping grows to ENTRY_BYTES per frame.
-            let frames = self.size_bytes / super::page::FRAME_BYTES;
+            // Aging touches every frame of its window up to its fill: the
+            // lazily allocated bookkeeping grows to ENTRY_BYTES per frame.
+            let frames = a.window_frames(self.size_bytes / super::page::FRAME_BYTES);
             let per = FrameTable::ENTRY_BYTES;
             cachepart_units::check_allocation(
                 "aging the simulated memory",
                 &format!(
-                    "memory.size-bytes {}: {frames} frames x {per} B of bookkeeping, every frame touched by memory.aging",
-                    self.size_bytes
+                    "memory.size-bytes {} (aging.window-bytes {}): {frames} frames x {per} B of bookkeeping, every frame touched by memory.aging",
+                    self.size_bytes, a.window_bytes
                 ),
                 u128::from(frames) * u128::from(per),
             )?;
@@ -159,19 +159,29 @@ mod tests {
 
     #[test]
     fn aging_more_memory_than_the_host_has_is_refused_up_front() {
-        // 16 TiB - 8 KiB: the largest memory; aging it would touch 48 GiB
-        // of bookkeeping. Only checked where that exceeds the host.
-        let cfg = MemoryConfig::aged((1 << 44) - 8192, 1);
+        // 16 TiB - 8 KiB: the largest memory; aging all of it would touch
+        // 48 GiB of bookkeeping. Only checked where that exceeds the host.
+        let bytes = (1 << 44) - 8192;
+        let mut cfg = MemoryConfig::aged(bytes, 1);
+        cfg.aging.as_mut().unwrap().window_bytes = bytes;
         let need = ((1u64 << 32) - 2) * FrameTable::ENTRY_BYTES;
         if cachepart_units::host_memory::host_memory_bytes().is_some_and(|m| m < need) {
             let e = cfg.build().err().unwrap();
             assert!(matches!(e, MemoryError::TooLarge(_)), "{e:?}");
             let m = e.to_string();
             assert!(
-                m.contains("memory.size-bytes") && m.contains("aging"),
+                m.contains("memory.size-bytes") && m.contains("aging.window-bytes"),
                 "{m}"
             );
         }
+        // Aging only a window touches only its bookkeeping.
+        let windowed = MemoryConfig::aged(bytes, 1);
+        assert_eq!(
+            windowed.aging.unwrap().window_frames((1 << 32) - 2),
+            (16 << 30) / 4096
+        );
+        cfg.aging.as_mut().unwrap().window_bytes = 64 << 20;
+        assert_eq!(cfg.build().unwrap().total_frames(), (1 << 32) - 2);
         // Without aging nothing is touched: built at once, whatever its size.
         let lazy = MemoryConfig { aging: None, ..cfg };
         assert_eq!(lazy.build().unwrap().total_frames(), (1 << 32) - 2);

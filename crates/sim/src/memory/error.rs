@@ -60,6 +60,12 @@ pub enum MemoryError {
         /// The page size asked for.
         page: u64,
     },
+    /// An aging window smaller than one frame.
+    #[error("aging: window-bytes = {bytes} is less than one 4096 B frame")]
+    AgingWindow {
+        /// The window asked for.
+        bytes: u64,
+    },
     /// An aging fraction outside `0..=1`.
     #[error("aging: {field} = {value} is outside 0..=1")]
     Aging {
