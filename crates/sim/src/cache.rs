@@ -267,12 +267,24 @@ impl<R: Replacement> Cache<R> {
         true
     }
 
-    /// Whether `block`, the most recent block of its set, was a prefetched
-    /// line not used before; it is used now. (After a [`Cache::repeat_hit`]
-    /// of `block`, which does not look at prefetch marks.)
-    pub fn take_mru_prefetched(&mut self, block: u64) -> bool {
-        let st = &mut self.sets[self.geom.set_of(block)];
-        st.mru_block == block && st.take_prefetched(usize::from(st.mru_way))
+    /// [`Cache::repeat_hit`] that also takes the line's prefetch mark:
+    /// `None` when `block` is not its set's most recent block (nothing
+    /// done), else whether it was a prefetched line not used before (it is
+    /// used now).
+    #[inline(always)]
+    pub fn repeat_hit_taking_mark(&mut self, block: u64, write: bool) -> Option<bool> {
+        let set = self.geom.set_of(block);
+        let st = &mut self.sets[set];
+        if st.mru_block != block {
+            return None;
+        }
+        let way = usize::from(st.mru_way);
+        if write {
+            st.mark_dirty(way);
+        }
+        let first_use = st.take_prefetched(way);
+        self.repl.on_repeat_hit(set, way);
+        Some(first_use)
     }
 
     /// Looks up block `block`; on a hit updates the policy, on a miss

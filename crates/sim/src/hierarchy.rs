@@ -367,22 +367,43 @@ impl Hierarchy {
         match self.mode {
             Mode::Cachegrind => self.cachegrind_at(llc, rec, addr),
             Mode::WriteBack => {
-                if let Some((instr, block)) = self.l1_repeat_hit(rec, addr) {
-                    if let Some(p) = self.prefetch.as_deref().filter(|p| p.l1_on()) {
-                        // an instruction fetch only sets the IP of the
-                        // data accesses that follow it
-                        if !instr {
-                            self.prefetch_after_repeat_hit(llc, block, addr);
-                        } else if p.wants_ip() {
-                            self.last_ip = Some(addr);
-                        }
-                    }
+                if self.prefetch.as_deref().is_some_and(Prefetchers::l1_on) {
+                    self.access_at_l1_prefetching(llc, rec, addr)
+                } else if self.l1_repeat_hit::<false>(rec, addr).is_some() {
                     Served::L1
                 } else {
                     self.write_back_at(llc, rec, addr)
                 }
             }
         }
+    }
+
+    /// [`Self::access_at`] in write-back mode with an L1 prefetcher on. A
+    /// repeated L1 hit (nearly every access of a real program) is kept
+    /// inline: an instruction fetch only sets the IP of the data accesses
+    /// that follow it; a data hit that is not the first use of a
+    /// prefetched line trains only the IP stride prefetcher, directly,
+    /// without the buffer of `prefetch_l1`.
+    #[inline(always)]
+    fn access_at_l1_prefetching(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
+        let Some((instr, block, first_use)) = self.l1_repeat_hit::<true>(rec, addr) else {
+            return self.write_back_at(llc, rec, addr);
+        };
+        let Some(p) = self.prefetch.as_deref_mut() else {
+            return Served::L1;
+        };
+        if instr {
+            if p.wants_ip() {
+                self.last_ip = Some(addr);
+            }
+        } else if first_use {
+            self.prefetched_line_used(llc, block, addr);
+        } else if let Some(ip) = self.last_ip {
+            if let Some(b) = p.ip_stride_access(ip, addr) {
+                self.prefetch_into_l1(llc, b, PrefetchKind::L1IpStride);
+            }
+        }
+        Served::L1
     }
 
     /// A page walker's 8-byte load of a page-table entry at physical
@@ -414,21 +435,34 @@ impl Hierarchy {
 
     /// [`Self::write_back_at`] of an access within one line that is its
     /// first-level set's most recent block (inline: the common case of a
-    /// real program): whether it was an instruction fetch, and the block;
+    /// real program): whether it was an instruction fetch, the block and,
+    /// with `MARKS`, whether it was the first use of a prefetched line
+    /// (the mark is taken; without `MARKS` it is left, and `false`);
     /// `None` (nothing done) for any other record.
     #[inline(always)]
-    fn l1_repeat_hit(&mut self, rec: Record, addr: u64) -> Option<(bool, u64)> {
+    fn l1_repeat_hit<const MARKS: bool>(
+        &mut self,
+        rec: Record,
+        addr: u64,
+    ) -> Option<(bool, u64, bool)> {
         let (kind, write, instr) = write_back_kind(rec.kind())?;
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;
         let last = addr.wrapping_add(u64::from(rec.size()) - 1) >> bits;
-        if first != last || !l1.repeat_hit(first, write) {
+        if first != last {
             return None;
         }
+        let first_use = if MARKS {
+            l1.repeat_hit_taking_mark(first, write)?
+        } else if l1.repeat_hit(first, write) {
+            false
+        } else {
+            return None;
+        };
         l1.record(kind, false);
         self.instructions += u64::from(rec.gap()) + u64::from(instr);
-        Some((instr, first))
+        Some((instr, first, first_use))
     }
 
     /// cachegrind's rules (`cachesim_I1_doref`, `cachesim_D1_doref`).
@@ -558,29 +592,15 @@ impl Hierarchy {
         }
     }
 
-    /// The prefetchers' share of a repeated L1D hit of `block` (the
-    /// shortcut of [`Self::l1_repeat_hit`]): the access may be the first
-    /// use of a prefetched line, and feeds the L1 prefetchers like any
-    /// other.
+    /// A repeated L1D hit of `block` (at byte `addr`) was the first use of
+    /// a prefetched line: counted useful, and it feeds the L1 prefetchers
+    /// like any other access (see [`Self::access_at_l1_prefetching`]).
     #[inline(never)]
-    fn prefetch_after_repeat_hit(&mut self, llc: &mut Cache, block: u64, addr: u64) {
-        if self.l1d.take_mru_prefetched(block) {
-            if let Some(p) = self.prefetch.as_deref_mut() {
-                p.useful(Target::L1);
-            }
-            self.prefetch_l1(llc, addr, block, (true, true));
-            return;
+    fn prefetched_line_used(&mut self, llc: &mut Cache, block: u64, addr: u64) {
+        if let Some(p) = self.prefetch.as_deref_mut() {
+            p.useful(Target::L1);
         }
-        // A plain repeated hit (nearly every access of most programs)
-        // triggers only the IP stride prefetcher, and only when the trace
-        // gives IPs: trained here directly, without the buffer of
-        // `prefetch_l1`.
-        let (Some(ip), Some(p)) = (self.last_ip, self.prefetch.as_deref_mut()) else {
-            return;
-        };
-        if let Some(b) = p.ip_stride_access(ip, addr) {
-            self.prefetch_into_l1(llc, b, PrefetchKind::L1IpStride);
-        }
+        self.prefetch_l1(llc, addr, block, (true, true));
     }
 
     /// The second level (the L2, or the LLC without one) served demand

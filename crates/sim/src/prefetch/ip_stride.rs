@@ -14,19 +14,26 @@
 const ENTRIES: usize = 256;
 const MAX_STRIDE: i64 = 2048;
 
-#[derive(Clone, Copy, Debug, Default)]
+/// One load instruction's history; an entry whose `ip` is [`NO_IP`] is
+/// empty (no instruction sits at the last byte of the address space).
+#[derive(Clone, Copy, Debug)]
 struct Entry {
     ip: u64,
     last: u64,
     stride: i64,
-    confident: bool,
-    valid: bool,
 }
+
+const NO_IP: u64 = u64::MAX;
+const EMPTY: Entry = Entry {
+    ip: NO_IP,
+    last: 0,
+    stride: 0,
+};
 
 /// The IP stride prefetcher.
 #[derive(Clone, Debug)]
 pub struct IpStride {
-    table: Vec<Entry>,
+    table: Box<[Entry; ENTRIES]>,
     line_bits: u32,
 }
 
@@ -34,30 +41,29 @@ impl IpStride {
     /// A prefetcher for lines of `1 << line_bits` bytes.
     pub fn new(line_bits: u32) -> Self {
         IpStride {
-            table: vec![Entry::default(); ENTRIES],
+            table: Box::new([EMPTY; ENTRIES]),
             line_bits,
         }
     }
 
     /// The line to prefetch after the load at `ip` read `addr`, if any.
+    #[inline]
     pub fn on_access(&mut self, ip: u64, addr: u64) -> Option<u64> {
         let slot = ((ip >> 2) ^ (ip >> 10)) as usize % ENTRIES;
         let e = &mut self.table[slot];
-        if !e.valid || e.ip != ip {
+        if e.ip != ip {
             *e = Entry {
                 ip,
                 last: addr,
                 stride: 0,
-                confident: false,
-                valid: true,
             };
             return None;
         }
         let stride = addr.wrapping_sub(e.last) as i64;
-        e.confident = stride != 0 && stride == e.stride && stride.abs() <= MAX_STRIDE;
+        let confident = stride != 0 && stride == e.stride && stride.abs() <= MAX_STRIDE;
         e.stride = stride;
         e.last = addr;
-        if !e.confident {
+        if !confident {
             return None;
         }
         let next = addr.wrapping_add(stride as u64) >> self.line_bits;

@@ -170,6 +170,9 @@ pub enum Target {
 pub struct Prefetchers {
     word: Word,
     present: Word,
+    /// The bits ([`Kind::bit`]) of the prefetchers both present and on in
+    /// `word`, kept so that the per-access checks are one AND.
+    active: u64,
     next_line: next_line::NextLine,
     ip_stride: ip_stride::IpStride,
     adjacent: adjacent::Adjacent,
@@ -184,9 +187,11 @@ impl Prefetchers {
     /// The platform's prefetchers for lines of `1 << line_bits` bytes,
     /// switched by `word` (those the platform lacks stay off).
     pub fn new(platform: &PrefetchPlatform, word: Word, line_bits: u32) -> Self {
+        let present = Word::only(&platform.kinds());
         Prefetchers {
             word,
-            present: Word::only(&platform.kinds()),
+            present,
+            active: active_bits(word, present),
             next_line: next_line::NextLine,
             ip_stride: ip_stride::IpStride::new(line_bits),
             adjacent: adjacent::Adjacent,
@@ -214,6 +219,7 @@ impl Prefetchers {
     /// Switches prefetchers on and off (a new MSR 0x1A4 word).
     pub fn set_word(&mut self, word: Word) {
         self.word = word;
+        self.active = active_bits(word, self.present);
     }
 
     /// The control word in force.
@@ -221,18 +227,19 @@ impl Prefetchers {
         self.word
     }
 
+    #[inline(always)]
     fn on(&self, k: Kind) -> bool {
-        self.word.is_on(k) && self.present.is_on(k)
+        self.active & k.bit() != 0
     }
 
     /// Whether an L1 prefetcher is on (else L1 hits need no look).
-    #[inline]
+    #[inline(always)]
     pub fn l1_on(&self) -> bool {
-        self.on(Kind::L1NextLine) || self.on(Kind::L1IpStride)
+        self.active & (Kind::L1NextLine.bit() | Kind::L1IpStride.bit()) != 0
     }
 
     /// Whether the IP stride prefetcher is on (it needs every fetch's IP).
-    #[inline]
+    #[inline(always)]
     pub fn wants_ip(&self) -> bool {
         self.on(Kind::L1IpStride)
     }
@@ -326,6 +333,14 @@ impl Prefetchers {
     }
 }
 
+/// The bits of the prefetchers that `present` has and `word` turns on
+/// (MSR 0x1A4's bits are set for off).
+fn active_bits(word: Word, present: Word) -> u64 {
+    Kind::ALL
+        .iter()
+        .filter(|&&k| word.is_on(k) && present.is_on(k))
+        .fold(0, |a, k| a | k.bit())
+}
 #[cfg(test)]
 mod tests {
     use super::*;

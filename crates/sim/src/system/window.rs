@@ -243,8 +243,8 @@ impl Window {
         if served == Served::L1 {
             match access {
                 Access::Store => {}
-                Access::Load => self.last_load = *t,
-                Access::DepLoad => self.last_load = self.last_load.max(*t),
+                Access::Load => self.l1_load(*t, false),
+                Access::DepLoad => self.l1_load(*t, true),
             }
             return;
         }
@@ -285,6 +285,14 @@ impl Window {
                 }
             }
         }
+    }
+
+    /// A load (`dependent`: one that needs the previous load's data) that
+    /// hit the L1 at `t`: its data is there at once (what [`Window::issue`]
+    /// does for an L1 hit).
+    #[inline(always)]
+    pub fn l1_load(&mut self, t: u64, dependent: bool) {
+        self.last_load = if dependent { self.last_load.max(t) } else { t };
     }
 
     /// Waits at `t` for every outstanding miss (a context switch, an idle

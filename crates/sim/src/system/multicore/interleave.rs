@@ -248,6 +248,19 @@ fn run_records_window(
         };
         pos += 1;
         let kind = rec.kind();
+        // The common case, unthrottled: no walk and every part an L1 hit,
+        // so nothing serial and no miss to issue (`Window::issue` of an L1
+        // hit only notes when the load's data is there).
+        if duty.is_none() && s.walk == 0 && s.served == [Served::L1; 2] {
+            win.dispatch(&mut t, instr, s.n, stalls.cpi, None, &mut waits);
+            instr += s.n;
+            match kind {
+                Kind::Load | Kind::Modify => win.l1_load(t, false),
+                Kind::DepLoad => win.l1_load(t, true),
+                Kind::Ifetch | Kind::Escape | Kind::Store => {}
+            }
+            continue;
+        }
         // Serial: the translation, and a fetch that missed the L1I.
         let mut serial = s.walk;
         if kind == Kind::Ifetch {
