@@ -174,12 +174,17 @@ mod tests {
                 "{m}"
             );
         }
-        // Aging only a window touches only its bookkeeping.
-        let windowed = MemoryConfig::aged(bytes, 1);
+        // Aging only a window touches only its bookkeeping: a terabyte
+        // with the default 16 GiB window builds.
+        let windowed = MemoryConfig::aged(1 << 40, 1);
         assert_eq!(
-            windowed.aging.unwrap().window_frames((1 << 32) - 2),
+            windowed.aging.unwrap().window_frames(1 << 28),
             (16 << 30) / 4096
         );
+        let mut b = windowed.build().unwrap();
+        assert_eq!(b.total_frames(), 1 << 28);
+        let f = b.alloc(0, Default::default()).unwrap();
+        assert!(f.0 < (16 << 30) / 4096, "{f:?}");
         cfg.aging.as_mut().unwrap().window_bytes = 64 << 20;
         assert_eq!(cfg.build().unwrap().total_frames(), (1 << 32) - 2);
         // Without aging nothing is touched: built at once, whatever its size.
