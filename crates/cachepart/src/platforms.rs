@@ -65,12 +65,15 @@ pub fn builtin(name: &str) -> Option<Result<PlatformConfig, Error>> {
 }
 
 /// A platform by built-in name, or by path (relative paths are taken
-/// from `base`, the directory of the file that names it).
+/// from `base`, the directory of the file that names it); `-` reads a
+/// TOML platform from standard input.
 pub fn resolve(name_or_path: &str, base: Option<&Path>) -> Result<PlatformConfig, Error> {
     if let Some(p) = builtin(name_or_path) {
         return p;
     }
-    let looks_like_path = name_or_path.contains('/')
+    let stdin = name_or_path == "-";
+    let looks_like_path = stdin
+        || name_or_path.contains('/')
         || name_or_path.ends_with(".toml")
         || name_or_path.ends_with(".json");
     if !looks_like_path {
@@ -81,7 +84,7 @@ pub fn resolve(name_or_path: &str, base: Option<&Path>) -> Result<PlatformConfig
         )));
     }
     let path = match base {
-        Some(b) if Path::new(name_or_path).is_relative() => b.join(name_or_path),
+        Some(b) if !stdin && Path::new(name_or_path).is_relative() => b.join(name_or_path),
         _ => Path::new(name_or_path).to_path_buf(),
     };
     let p = PlatformConfig::load(&path).map_err(|e| Error::Input(e.to_string()))?;

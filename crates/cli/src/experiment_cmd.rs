@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use cachepart::experiments::ExperimentOutput;
-use cachepart::experiments::{output_files, run_experiment, runner, ExperimentFile};
+use cachepart::experiments::{output_files, runner, ExperimentFile};
 use clap::{Args, Subcommand};
 
 use crate::common_args::QuietArg;
@@ -24,7 +24,7 @@ pub enum ExperimentCommand {
 /// Arguments of `cachepart experiment run`.
 #[derive(Args)]
 pub struct RunArgs {
-    /// The experiment files (TOML).
+    /// The experiment files (TOML; `-` reads one from standard input).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Directory of the outputs (NAME.csv, NAME.png, NAME.md).
@@ -37,7 +37,7 @@ pub struct RunArgs {
 /// Arguments of `cachepart experiment plan`.
 #[derive(Args)]
 pub struct PlanArgs {
-    /// The experiment files (TOML).
+    /// The experiment files (TOML; `-` reads one from standard input).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
 }
@@ -46,10 +46,11 @@ pub struct PlanArgs {
 pub fn run(cmd: ExperimentCommand) -> Result<()> {
     match cmd {
         ExperimentCommand::Run(a) => {
+            stdin_at_most_once(&a.files)?;
             for f in &a.files {
                 let start = std::time::Instant::now();
-                let n =
-                    runner::scenarios(&cachepart::experiments::file::Experiment::load(f)?)?.len();
+                let experiment = cachepart::experiments::file::Experiment::load(f)?;
+                let n = runner::scenarios(&experiment)?.len();
                 let bar = a.quiet.bar(
                     Some(n as u64),
                     "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs ({eta}) {msg}",
@@ -63,7 +64,7 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
                         pb.inc(1);
                     }
                 };
-                let out = run_experiment(f, Some(&progress));
+                let out = runner::run_loaded_experiment(experiment, Some(&progress));
                 if let Some(pb) = &bar {
                     pb.finish_and_clear();
                 }
@@ -82,6 +83,7 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
             Ok(())
         }
         ExperimentCommand::Plan(a) => {
+            stdin_at_most_once(&a.files)?;
             for f in &a.files {
                 let e = cachepart::experiments::file::Experiment::load(f)?;
                 let runs = runner::scenarios(&e)?;
@@ -139,4 +141,17 @@ fn write_all(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>> {
         written.push(dest);
     }
     Ok(written)
+}
+
+/// Refuses `-` given twice: standard input can be read once.
+fn stdin_at_most_once(files: &[PathBuf]) -> Result<()> {
+    if files
+        .iter()
+        .filter(|f| cachepart::units::input::is_stdin(f))
+        .count()
+        > 1
+    {
+        anyhow::bail!("- given twice: standard input can be read once");
+    }
+    Ok(())
 }

@@ -13,7 +13,8 @@ pub enum PlatformCommand {
     List,
     /// Print a platform (built-in name or file) as TOML.
     Show {
-        /// Built-in name or platform file.
+        /// Built-in name or platform file (`-`: a TOML platform from
+        /// standard input).
         platform: String,
     },
     /// The page-color layout of a platform's LLC; with --colors, what a

@@ -907,3 +907,59 @@ fn dash_reads_standard_input() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("\"scenario\": \"stdin\""));
 }
+
+#[test]
+fn dash_reads_a_platform_and_an_experiment() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // a platform: `show -` of a platform's TOML prints the same platform
+    let a = cachepart(&["platform", "show", "xeon-5160"]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    let b = cachepart_stdin(&["platform", "show", "-"], &a.stdout);
+    assert!(b.status.success(), "{}", stderr(&b));
+    assert_eq!(a.stdout, b.stdout);
+    let bad = cachepart_stdin(&["platform", "show", "-"], b"[llc]\nways = \"x\"\n");
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).starts_with("error: -: "), "{}", stderr(&bad));
+    // an experiment, relative paths from the current directory: the same
+    // runs as from the file, under the name `stdin`
+    let dir = root.join("experiments");
+    let plan = |args: &[&str], input: Option<&[u8]>| {
+        use std::io::Write;
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+            .args(args)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(input.unwrap_or(b""))
+            .unwrap();
+        c.wait_with_output().unwrap()
+    };
+    let text = std::fs::read(dir.join("coloris-4.2.toml")).unwrap();
+    let a = plan(&["experiment", "plan", "coloris-4.2.toml"], None);
+    assert!(a.status.success(), "{}", stderr(&a));
+    let b = plan(&["experiment", "plan", "-"], Some(&text));
+    assert!(b.status.success(), "{}", stderr(&b));
+    let (a, b) = (
+        String::from_utf8(a.stdout).unwrap(),
+        String::from_utf8(b.stdout).unwrap(),
+    );
+    assert!(
+        a.starts_with("coloris-4.2 (") && b.starts_with("stdin ("),
+        "{a}\n{b}"
+    );
+    assert_eq!(a.split_once(' ').unwrap().1, b.split_once(' ').unwrap().1);
+    assert!(a.lines().count() > 2);
+    let twice = plan(&["experiment", "plan", "-", "-"], Some(&text));
+    assert!(!twice.status.success());
+    assert!(
+        stderr(&twice).contains("standard input can be read once"),
+        "{}",
+        stderr(&twice)
+    );
+}

@@ -90,9 +90,12 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    /// Reads and checks an experiment file.
+    /// Reads and checks an experiment file (`-`: standard input, named
+    /// `stdin` unless the file sets `name`; its relative paths are taken
+    /// from the current directory).
     pub fn load(path: &Path) -> Result<Experiment, Error> {
-        let text = std::fs::read_to_string(path)
+        let stdin = cachepart_units::input::is_stdin(path);
+        let text = cachepart_units::input::read_text(path)
             .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
         let file: ExperimentFile = toml::from_str(&text).map_err(|e| {
             Error::Input(format!(
@@ -102,6 +105,9 @@ impl Experiment {
             ))
         })?;
         let name = file.name.clone().unwrap_or_else(|| {
+            if stdin {
+                return "stdin".into();
+            }
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "experiment".into())

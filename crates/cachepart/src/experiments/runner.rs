@@ -167,7 +167,15 @@ pub fn run_experiment(
     path: &Path,
     progress: Option<&(dyn Fn(&str) + Sync)>,
 ) -> Result<ExperimentOutput, Error> {
-    let experiment = Experiment::load(path)?;
+    run_loaded_experiment(Experiment::load(path)?, progress)
+}
+
+/// [`run_experiment`] of an experiment already loaded (one read from
+/// standard input can be read only once).
+pub fn run_loaded_experiment(
+    experiment: Experiment,
+    progress: Option<&(dyn Fn(&str) + Sync)>,
+) -> Result<ExperimentOutput, Error> {
     let planned = scenarios(&experiment)?;
     let full = experiment.file.design.wants_reports();
     let results: Vec<RunResult> = planned

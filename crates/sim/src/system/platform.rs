@@ -129,10 +129,11 @@ impl PlatformConfig {
         })
     }
 
-    /// Reads a platform file: TOML, or JSON if the name ends in `.json`.
+    /// Reads a platform file: TOML, or JSON if the name ends in `.json`;
+    /// `-` reads TOML from standard input.
     pub fn load(path: impl AsRef<Path>) -> Result<PlatformConfig, SystemError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SystemError::Io {
+        let text = cachepart_units::input::read_text(path).map_err(|source| SystemError::Io {
             path: path.into(),
             source,
         })?;
