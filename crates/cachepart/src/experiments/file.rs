@@ -92,14 +92,12 @@ pub struct Experiment {
 impl Experiment {
     /// Reads and checks an experiment file.
     pub fn load(path: &Path) -> Result<Experiment, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let file: ExperimentFile = toml::from_str(&text).map_err(|e| {
-            Error::Input(format!(
-                "{}: {}",
-                path.display(),
-                cachepart_units::input::plain_type_names(&e.to_string())
-            ))
+            Error::config_file(
+                path,
+                cachepart_units::input::plain_type_names(&e.to_string()),
+            )
         })?;
         let name = file.name.clone().unwrap_or_else(|| {
             path.file_stem()
@@ -121,7 +119,7 @@ impl Experiment {
     }
 
     fn err(&self, field: &str, what: String) -> Error {
-        Error::Input(format!("{}: {field}: {what}", self.path.display()))
+        Error::config(self.path.display(), field, what)
     }
 
     /// Checks the fields that do not need a run: reserved keys, program
