@@ -55,8 +55,10 @@ pub enum Error {
     Trace {
         /// The trace file, or the scenario and app whose trace it is.
         whence: String,
-        /// The reader's error: a `cachepart_trace::TraceError`, or a
-        /// `cachepart_curves::CurveError` for a sample index.
+        /// The reader's error: a `cachepart_trace::TraceError`, a
+        /// `cachepart_curves::CurveError` for a sample index, or a plain
+        /// message for a trace that reads but cannot serve (no such file,
+        /// no instructions).
         source: Source,
     },
     /// A simulation failed once set up: the simulator, its machine or the
