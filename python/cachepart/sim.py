@@ -76,8 +76,11 @@ def run(
     alone runs (no slowdowns, no metrics). ``overrides`` sets keys of the
     file as ``cachepart sim run --set`` does, dotted key to value:
     ``{"platform": "xeon-5160", "interval-cycles": 2_000_000,
-    "app.1.mlp": 2}``. Raises ``cachepart.InputError`` for a bad scenario
-    (the message names the file and field).
+    "app.1.mlp": 2}``. Raises ``cachepart.ConfigError`` (an ``InputError``)
+    for a bad scenario (the message names the file and field),
+    ``cachepart.TraceError`` (an ``InputError`` too) for a malformed trace,
+    and ``cachepart.SimulationError`` for a simulation that fails once
+    started.
     """
     keys = [f"{k}={toml_value(v)}" for k, v in (overrides or {}).items()]
     text, csv = call(

@@ -88,6 +88,11 @@ def test_errors(tmp_path):
     bad.write_bytes(b"not a trace at all")
     with pytest.raises(cachepart.InputError, match="x.cpt"):
         cc.miss_curve(bad)
+    # A malformed trace is a TraceError, still an InputError for old code.
+    with pytest.raises(cachepart.TraceError, match=r"x\.cpt: ") as e:
+        cc.miss_curve(bad)
+    assert isinstance(e.value, cachepart.InputError)
+    assert not isinstance(e.value, cachepart.SimulationError)
     with pytest.raises(cachepart.UsageError, match="curve kind"):
         cc.miss_curve(bad, kind="bogus")
 

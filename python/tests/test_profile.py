@@ -188,3 +188,27 @@ def test_bad_argument_types_raise_cachepart_errors_only(tmp_path):
     ]:
         with pytest.raises(exc, match=match):
             f()
+
+
+def test_option_refusals_use_the_clis_words(tmp_path):
+    # The CLI refuses the same values with the same words
+    # (crates/cli/tests/same_words.rs): the checks live in the facade.
+    m = tmp_path / "m.csv"
+    m.write_text(cp.builtin_metrics_csv())
+    for f, words in [
+        (
+            lambda: cp.from_traces(["a.cpt", "b.cpt"], platform="xeon-5160", names=["x"]),
+            "name: 1 names for 2 traces: give one per trace, or none",
+        ),
+        (
+            lambda: cp.evaluate(["stock"], metrics=m),
+            "metrics: a metrics file was given without workloads or mixes: say which mixes to run",
+        ),
+        (
+            lambda: cp.evaluate(["optc-unf"], time_limit=-1),
+            "time-limit -1.0: expected a positive number of seconds, at most 31536000 (one year)",
+        ),
+    ]:
+        with pytest.raises(cachepart.UsageError) as e:
+            f()
+        assert str(e.value) == words

@@ -68,6 +68,45 @@ def test_bad_scenario_raises_input_error(tmp_path):
     assert ("xeon-e5506", "COLORIS: 4 cores, 4 MiB 16-way L3, 64 colors") in cs.platforms()
 
 
+def test_a_malformed_trace_raises_a_trace_error(tmp_path):
+    (tmp_path / "bad.cpt").write_bytes(b"not a trace at all, not at all")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('platform = "xeon-5160"\n[[app]]\nname = "a"\ntrace = "bad.cpt"\n')
+    with pytest.raises(cachepart.TraceError, match=r"app\[0\] \(a\)\.trace: .*bad\.cpt: bad magic") as e:
+        cs.run(bad)
+    # Still an InputError, as before there was a TraceError.
+    assert isinstance(e.value, cachepart.InputError)
+
+
+STUCK = """platform = "xeon-5160"
+seed = 7
+interval-cycles = 200_000
+
+[method]
+kind = "restart"
+completions = 1
+
+[[app]]
+name = "sensitive"
+synth = { seed = 1, accesses = 20_000, pattern = { class = "cache-sensitive", working-set-bytes = 65_536 } }
+
+[[app]]
+name = "idle"
+synth = { seed = 2, accesses = 8, pattern = { class = "streaming", array-bytes = 65_536 }, mix = { accesses-per-instr = 64.0 } }
+"""
+
+
+def test_a_simulation_failure_raises_simulation_error(tmp_path):
+    # Eight accesses at 64 per instruction: no instruction, so the restart
+    # method can not replay the app; the scenario itself is valid.
+    s = tmp_path / "stuck.toml"
+    s.write_text(STUCK)
+    with pytest.raises(cachepart.SimulationError, match=r"^scenario stuck: app 1 \(idle\) finished: its trace made no progress") as e:
+        cs.run(s)
+    assert not isinstance(e.value, cachepart.InputError)
+    assert isinstance(e.value, cachepart.CachepartError)
+
+
 def test_bad_arguments_raise_cachepart_errors_only():
     for f, match in [
         (lambda: cs.run(None), "scenario None"),

@@ -54,14 +54,14 @@ pub fn config(
 /// Simulates every record of the binary trace at `path` (a `.cpt` file)
 /// on empty caches of geometry `cfg`.
 pub fn simulate_trace(path: &Path, cfg: &CachegrindConfig) -> Result<CachegrindSummary, Error> {
-    let input = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", path.display()));
+    let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
     let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
         source: e,
     })?;
-    let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| input(&e))?;
+    let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(input)?;
     let mut sim = CachegrindSim::new(cfg).map_err(|e| Error::Usage(e.to_string()))?;
-    while let Some(frame) = reader.next_frame().map_err(|e| input(&e))? {
+    while let Some(frame) = reader.next_frame().map_err(input)? {
         sim.run(frame.iter().copied());
     }
     Ok(sim.summary())

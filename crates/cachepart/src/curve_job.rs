@@ -6,7 +6,7 @@ use cachepart_curves::{
     colored, fully_associative, index_path, log_sizes, set_associative, shards, ColorGeometry,
     Curve, Options, Sampling, SetAssoc, ShardsConfig, ShardsEstimate, ShardsIndex, UntilError,
 };
-use cachepart_trace::{Prefetch, Reader};
+use cachepart_trace::{Prefetch, Reader, TraceError};
 use serde::{Deserialize, Serialize};
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -223,12 +223,13 @@ pub fn compute_curve_with(
     let piped = trace.as_os_str() == "-";
     if req.kind == CurveKind::Shards && req.use_index && !piped && idx.exists() {
         let cfg = shards_config(req)?;
-        let input = |e: &dyn std::fmt::Display| Error::Input(e.to_string());
-        let index = ShardsIndex::open(&idx).map_err(|e| input(&e))?;
-        index.check_trace(trace).map_err(|e| input(&e))?;
+        let index = ShardsIndex::open(&idx).map_err(|e| Error::trace("", e))?;
+        index.check_trace(trace).map_err(|e| Error::trace("", e))?;
         match index.serves(&opts, &cfg) {
             Ok(()) => {
-                let est = index.estimate(&opts, &cfg).map_err(|e| input(&e))?;
+                let est = index
+                    .estimate(&opts, &cfg)
+                    .map_err(|e| Error::trace("", e))?;
                 return shards_result(&est, req, Some(idx), None);
             }
             Err(why) => index_skipped = Some(why),
@@ -289,17 +290,17 @@ fn pass(
     index_skipped: Option<String>,
     hook: Option<ReadHook>,
 ) -> Result<CurveResult, Error> {
-    let ctx = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", trace.display()));
+    let ctx = |e: TraceError| Error::trace(trace.display(), e);
     let opts = *opts;
-    let file = cachepart_trace::open_stream(trace).map_err(|e| ctx(&e))?;
+    let file = cachepart_trace::open_stream(trace).map_err(|e| Error::io(trace, e))?;
     let raw: Box<dyn Read + Send> = match hook {
         Some(wrap) => wrap(file),
         None => Box::new(file),
     };
-    let reader = Reader::new(BufReader::with_capacity(1 << 20, raw)).map_err(|e| ctx(&e))?;
+    let reader = Reader::new(BufReader::with_capacity(1 << 20, raw)).map_err(ctx)?;
     // Frames are decoded on another thread while the curve is built; the
     // records and a reader's error come out as the reader gives them.
-    let ahead = Prefetch::reader(reader).map_err(|e| ctx(&e))?;
+    let ahead = Prefetch::reader(reader).map_err(ctx)?;
     let mut records = UntilError::new(ahead);
     let bad = |e: &dyn std::fmt::Display| Error::Usage(e.to_string());
     let sizes = || log_sizes(req.min_size, req.max_size, req.per_octave).map_err(|e| bad(&e));
@@ -333,7 +334,7 @@ fn pass(
             r.curve
         }
     };
-    records.finish().map_err(|e| ctx(&e))?;
+    records.finish().map_err(ctx)?;
     let counts = req.counts(&curve);
     Ok(CurveResult {
         curve,

@@ -128,7 +128,8 @@ pub fn read_with<T: DeserializeOwned>(
     sets: &[KeySet],
 ) -> Result<T, String> {
     let mut doc: Value = if json {
-        serde_json::from_str(text).map_err(|e| e.to_string())?
+        serde_json::from_str(text)
+            .map_err(|e| cachepart_units::input::plain_type_names(&e.to_string()))?
     } else {
         toml::from_str(text).map_err(|e| e.to_string())?
     };

@@ -53,14 +53,16 @@ impl<'a> CounterChoice<'a> {
 /// naming the table and the closest name.
 pub(crate) fn find_program(table: &MetricsTable, program: &str, app: &str) -> Result<usize, Error> {
     table.app_index(program).ok_or_else(|| {
-        Error::Input(format!(
-            "{}: no program '{program}' (app {app}){}",
-            table.source().display(),
-            table
-                .suggest(program)
-                .map(|s| format!("; did you mean '{s}'?"))
-                .unwrap_or_default()
-        ))
+        Error::config_file(
+            table.source(),
+            format_args!(
+                "no program '{program}' (app {app}){}",
+                table
+                    .suggest(program)
+                    .map(|s| format!("; did you mean '{s}'?"))
+                    .unwrap_or_default()
+            ),
+        )
     })
 }
 
@@ -107,7 +109,7 @@ pub fn counter_source(
         }
         CounterChoice::Perf => {
             let cpu = CpuModel::read(&roots.proc_root).map_err(|_| {
-                Error::Input(format!(
+                Error::machine_refused(format_args!(
                     "{}/cpuinfo: unreadable; perf needs the CPU model",
                     roots.proc_root.display()
                 ))

@@ -145,7 +145,7 @@ pub fn measure(
                     .as_ref()
                     .is_some_and(|f| f.load(Ordering::Relaxed))
                 {
-                    return Err(Error::Input(
+                    return Err(Error::Interrupted(
                         "interrupted by SIGINT/SIGTERM: the measure stopped, nothing written"
                             .into(),
                     ));
@@ -196,7 +196,10 @@ fn run_once(
     let mut m = LinuxMachine::start(config, vec![spec])?;
     let all = m.platform().ways;
     let at = |e: &dyn std::fmt::Display| {
-        Error::Input(format!("measuring {} at {ways} ways: {e}", app.name))
+        Error::machine(
+            format_args!("measuring {} at {ways} ways", app.name),
+            e.to_string(),
+        )
     };
     if ways > all {
         return Err(at(&format!("the L3 has {all} ways")));

@@ -84,26 +84,26 @@ impl MixFile {
             path: path.to_path_buf(),
             source: e,
         })?;
-        let mix: MixFile =
-            toml::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        let mix: MixFile = toml::from_str(&text).map_err(|e| Error::config_file(path, e))?;
         if mix.apps.is_empty() {
-            return Err(Error::Input(format!(
-                "{}: no [[app]]: a mix lists at least one app",
-                path.display()
-            )));
+            return Err(Error::config(
+                path.display(),
+                "no [[app]]",
+                "a mix lists at least one app",
+            ));
         }
         for (i, a) in mix.apps.iter().enumerate() {
             if a.argv.is_empty() {
-                return Err(Error::Input(format!(
-                    "{}: app {i} ({}): argv is empty; expected the command and its arguments",
+                return Err(Error::config(
                     path.display(),
-                    a.name
-                )));
+                    format!("app {i} ({})", a.name),
+                    "argv is empty; expected the command and its arguments",
+                ));
             }
         }
         if let Some(iv) = &mix.interval {
             parse_interval(iv)
-                .map_err(|e| Error::Input(format!("{}: interval {e}", path.display())))?;
+                .map_err(|e| Error::config_file(path, format_args!("interval {e}")))?;
         }
         Ok(mix)
     }

@@ -151,7 +151,7 @@ pub fn preflight(roots: &Roots, plain_resctrl: bool, fake_counters: bool) -> Res
     if missing.is_empty() {
         return Ok(());
     }
-    Err(Error::Input(format!(
+    Err(Error::machine_refused(format_args!(
         "this machine cannot run a mix (nothing was started):\n{}\n(--fake-counters replaces the perf counters with scripted ones; `cachepart doctor` lists every check)",
         missing.join("\n")
     )))
@@ -178,7 +178,7 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
     check_policy(opts.policy, opts.counters())?;
     let interval = match (opts.interval, &mix.interval) {
         (Some(d), _) => d,
-        (None, Some(t)) => parse_interval(t).map_err(Error::Input)?,
+        (None, Some(t)) => parse_interval(t).map_err(|e| Error::config("", "", e))?,
         (None, None) => Duration::from_millis(500),
     };
     let alone = opts
@@ -195,7 +195,7 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
         .collect();
     let counters = counter_source(opts.counters(), &programs, interval, &opts.roots)?;
     let msr = if opts.allow_msr {
-        let cpu = cpu.ok_or_else(|| Error::Input("the CPU model is unknown".into()))?;
+        let cpu = cpu.ok_or_else(|| Error::machine_refused("the CPU model is unknown"))?;
         Some(MsrControl::new(&opts.roots.dev, &cpu, true)?)
     } else {
         None
@@ -254,7 +254,7 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
             cachepart_policy::Flow::Continue
         },
     )
-    .map_err(|e| Error::Input(format!("{}: {e}", mix_path.display())))?;
+    .map_err(|e| Error::machine(mix_path.display(), e))?;
     let plan = log.actions.iter().rev().find_map(|a| match &a.action {
         Action::Apply(p) if !p.clusters.is_empty() => Some(p.clone()),
         _ => None,

@@ -100,7 +100,7 @@ impl OnlineSetup {
     }
 
     fn err(&self, policy: &str, e: impl std::fmt::Display) -> Error {
-        Error::Input(format!("{}: {policy}: {e}", self.whence))
+        Error::config(&self.whence, policy, e)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use cachepart_sim::system::PlatformConfig;
+use cachepart_sim::system::{PlatformConfig, SystemError};
 use cachepart_sim::Mode;
 
 use crate::error::Error;
@@ -60,7 +60,7 @@ pub fn builtin(name: &str) -> Option<Result<PlatformConfig, Error>> {
         .find(|(n, _, _)| *n == name)
         .map(|(n, _, text)| {
             PlatformConfig::from_toml_str(text)
-                .map_err(|e| Error::Input(format!("built-in platform {n}: {e}")))
+                .map_err(|e| Error::config(format_args!("built-in platform {n}"), "", e))
         })
 }
 
@@ -78,21 +78,27 @@ pub fn resolve(name_or_path: &str, base: Option<&Path>) -> Result<PlatformConfig
         || name_or_path.ends_with(".json");
     if !looks_like_path {
         let names: Vec<&str> = BUILTIN.iter().map(|(n, _, _)| *n).collect();
-        return Err(Error::Input(format!(
-            "platform {name_or_path:?}: not a built-in platform ({}) nor a .toml/.json file",
-            names.join(", ")
-        )));
+        return Err(Error::config(
+            format_args!("platform {name_or_path:?}"),
+            "",
+            format_args!(
+                "not a built-in platform ({}) nor a .toml/.json file",
+                names.join(", ")
+            ),
+        ));
     }
     let path = match base {
         Some(b) if !stdin && Path::new(name_or_path).is_relative() => b.join(name_or_path),
         _ => Path::new(name_or_path).to_path_buf(),
     };
-    let p = PlatformConfig::load(&path).map_err(|e| Error::Input(e.to_string()))?;
+    let p = PlatformConfig::load(&path).map_err(|e| match e {
+        SystemError::Io { path, source } => Error::Io { path, source },
+        e => Error::config("", "", e),
+    })?;
     // the parts first: a bad LLC would otherwise surface as a bad
     // mask-min-bits range
-    check_parts(&p).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-    p.check()
-        .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+    check_parts(&p).map_err(|e| Error::config_file(&path, e))?;
+    p.check().map_err(|e| Error::config_file(&path, e))?;
     Ok(p)
 }
 

@@ -163,12 +163,18 @@ impl TraceApp {
         }
     }
 
-    fn err(&self, e: impl std::fmt::Display) -> Error {
-        Error::Input(format!(
-            "trace {} ({}): {e}",
-            self.path.display(),
-            self.name
-        ))
+    fn whence(&self) -> String {
+        format!("trace {} ({})", self.path.display(), self.name)
+    }
+
+    /// A failure of an alone run of this app.
+    fn err(&self, e: impl Into<crate::error::Source>) -> Error {
+        Error::simulation(self.whence(), e)
+    }
+
+    /// What is wrong with this app's trace.
+    fn trace_err(&self, what: &str) -> Error {
+        Error::trace(self.whence(), what)
     }
 }
 
@@ -188,7 +194,9 @@ pub struct AloneRun {
 
 /// The number of page colors of `platform`'s LLC (4 KiB pages).
 pub fn color_count(platform: &PlatformConfig) -> Result<u32, Error> {
-    let bad = |e: &dyn std::fmt::Display| Error::Input(format!("platform {}: {e}", platform.name));
+    let bad = |e: &dyn std::fmt::Display| {
+        Error::config(format_args!("platform {}", platform.name), "", e)
+    };
     let geom = platform.llc.geometry().map_err(|e| bad(&e))?;
     let layout = ColorLayout::new(&geom, FRAME_BYTES).map_err(|e| bad(&e))?;
     u32::try_from(layout.colors()).map_err(|e| bad(&e))
@@ -241,7 +249,7 @@ fn alone_at(
     )
     .map_err(|e| app.err(e))?;
     if run.totals.instructions == 0 {
-        return Err(app.err("the trace has no instructions"));
+        return Err(app.trace_err("the trace has no instructions"));
     }
     Ok(AloneRun {
         size,
@@ -255,7 +263,7 @@ fn alone_at(
 fn check(opts: &ProfileOptions) -> Result<(), Error> {
     opts.platform
         .check()
-        .map_err(|e| Error::Input(format!("platform {}: {e}", opts.platform.name)))?;
+        .map_err(|e| Error::config(format_args!("platform {}", opts.platform.name), "", e))?;
     opts.timing
         .check("profiled app")
         .map_err(|e| Error::Usage(e.to_string()))?;
@@ -292,13 +300,13 @@ pub fn sweep_many_with(
     check(opts)?;
     for app in apps {
         if app.path.as_os_str() == "-" {
-            return Err(app.err(
+            return Err(app.trace_err(
                 "standard input can not be read here: every alone run replays the trace, \
                  so it needs a file (save the trace to a file first)",
             ));
         }
         if !app.path.is_file() {
-            return Err(app.err("no such file"));
+            return Err(app.trace_err("no such file"));
         }
     }
     let platform = sweep_platform(&opts.platform, axis);

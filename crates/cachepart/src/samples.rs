@@ -123,7 +123,7 @@ pub fn to_csv(rows: &[SampleRow]) -> String {
 }
 
 fn parquet_err(e: parquet::errors::ParquetError) -> Error {
-    Error::Input(format!("writing Parquet: {e}"))
+    Error::Output(format!("writing Parquet: {e}"))
 }
 
 /// The rows as a Parquet file (one row group, zstd level 3).
@@ -156,7 +156,7 @@ pub fn to_parquet(rows: &[SampleRow]) -> Result<Vec<u8>, Error> {
     let mut rg = w.next_row_group().map_err(parquet_err)?;
     for (name, kind) in COLUMNS {
         let mut c = rg.next_column().map_err(parquet_err)?.ok_or_else(|| {
-            Error::Input(format!("writing Parquet: no column {name} in the schema"))
+            Error::Output(format!("writing Parquet: no column {name} in the schema"))
         })?;
         match kind {
             Kind::Int(f) => {

@@ -214,7 +214,7 @@ fn word_vectors(base: u64, kinds: &[Kind], n: usize) -> Vec<Vec<Option<u64>>> {
 }
 
 fn too_many(what: &str, runs: usize, max: usize) -> Error {
-    Error::Input(format!(
+    Error::Usage(format!(
         "the {what} search needs {runs} runs, more than the limit of {max} (raise it, or use fewer apps)"
     ))
 }
@@ -225,9 +225,9 @@ fn platform_colors(scenario: &Scenario) -> Result<u32, Error> {
         .platform
         .llc
         .geometry()
-        .map_err(|e| Error::Input(format!("platform.llc: {e}")))?;
+        .map_err(|e| Error::config("", "platform.llc", e))?;
     let layout = ColorLayout::new(&geometry, FRAME_BYTES)
-        .map_err(|e| Error::Input(format!("platform.llc: {e}")))?;
+        .map_err(|e| Error::config("", "platform.llc", e))?;
     Ok(u32::try_from(layout.colors()).unwrap_or(u32::MAX))
 }
 
@@ -236,31 +236,40 @@ fn platform_colors(scenario: &Scenario) -> Result<u32, Error> {
 fn check(scenario: &Scenario, opts: &SearchOptions) -> Result<(u32, Option<u32>), Error> {
     let whence = &scenario.name;
     let Some(modulation) = scenario.platform.clock_modulation else {
-        return Err(Error::Input(format!(
-            "scenario {whence}: platform {} has no duty-cycle modulation (no [clock-modulation] section)",
-            scenario.platform.name
-        )));
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            "",
+            format_args!(
+                "platform {} has no duty-cycle modulation (no [clock-modulation] section)",
+                scenario.platform.name
+            ),
+        ));
     };
     let steps = modulation.steps;
     if opts.prefetchers && scenario.platform.prefetchers.run_word.is_none() {
-        return Err(Error::Input(format!(
-            "scenario {whence}: prefetchers: the hybrid search tunes prefetchers, but the scenario runs without them (set prefetchers = \"platform\")"
-        )));
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            "prefetchers",
+            "the hybrid search tunes prefetchers, but the scenario runs without them (set prefetchers = \"platform\")",
+        ));
     }
     if scenario.apps.len() < 2 {
-        return Err(Error::Input(format!(
-            "scenario {whence}: app: fairness needs at least two apps"
-        )));
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            "app",
+            "fairness needs at least two apps",
+        ));
     }
     if let Some(i) = scenario
         .apps
         .iter()
         .position(|a| !a.duty.is_full() || a.prefetch_word.is_some() || a.idle_quantum.is_some())
     {
-        return Err(Error::Input(format!(
-            "scenario {whence}: app[{i}] ({}): the search sets duty cycles, prefetchers and idle processes itself; remove the app's duty, prefetchers and quantum",
-            scenario.apps[i].name
-        )));
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            format!("app[{i}] ({})", scenario.apps[i].name),
+            "the search sets duty cycles, prefetchers and idle processes itself; remove the app's duty, prefetchers and quantum",
+        ));
     }
     if opts.quantum {
         IdleQuantum {
@@ -268,32 +277,39 @@ fn check(scenario: &Scenario, opts: &SearchOptions) -> Result<(u32, Option<u32>)
             idle_cycles: opts.quantum_run_cycles,
         }
         .check()
-        .map_err(|(_, why)| Error::Input(format!("quantum-run-cycles: {why}")))?;
+        .map_err(|(_, why)| Error::Usage(format!("quantum-run-cycles: {why}")))?;
         let cores: Vec<u32> = scenario.apps.iter().map(|a| a.core).collect();
         if (1..cores.len()).any(|i| cores[..i].contains(&cores[i])) {
-            return Err(Error::Input(format!(
-                "scenario {whence}: app.core: quantum adjustment gives one app an idle process on its core, so every app needs a core of its own"
-            )));
+            return Err(Error::config(
+                format_args!("scenario {whence}"),
+                "app.core",
+                "quantum adjustment gives one app an idle process on its core, so every app needs a core of its own",
+            ));
         }
     }
     if !opts.coloring {
         return Ok((steps, None));
     }
     if scenario.platform.memory.allocator == AllocatorKind::Buddy {
-        return Err(Error::Input(format!(
-            "scenario {whence}: allocator: the page-coloring stage needs a color-aware allocator in every run (set allocator = \"tam\")"
-        )));
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            "allocator",
+            "the page-coloring stage needs a color-aware allocator in every run (set allocator = \"tam\")",
+        ));
     }
     if let Some(i) = scenario.colors.iter().position(Option::is_some) {
-        return Err(Error::Input(format!(
-            "scenario {whence}: app[{i}] ({}).colors: the page-coloring stage sets the colors itself; remove the app's colors",
-            scenario.apps[i].name
-        )));
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            format!("app[{i}] ({}).colors", scenario.apps[i].name),
+            "the page-coloring stage sets the colors itself; remove the app's colors",
+        ));
     }
     if scenario.coloring.is_some() {
-        return Err(Error::Input(format!(
-            "scenario {whence}: coloring: the page-coloring stage sets static colors; remove the [coloring] policy"
-        )));
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            "coloring",
+            "the page-coloring stage sets static colors; remove the [coloring] policy",
+        ));
     }
     platform_colors(scenario).map(|c| (steps, Some(c)))
 }
@@ -314,7 +330,7 @@ pub fn search_with(
     let (steps, colors) = check(scenario, opts)?;
     let run_word = scenario.platform.prefetchers.run_word;
     let n = scenario.apps.len();
-    let levels = Duty::all(steps).map_err(|e| Error::Input(e.to_string()))?;
+    let levels = Duty::all(steps).map_err(|e| Error::config("", "", e))?;
     let duties = duty_vectors(&levels, n);
     let kinds = scenario.platform.prefetchers.kinds();
     let words = run_word.map(|w| word_vectors(w, &kinds, n));
@@ -476,8 +492,10 @@ fn stage(
 ) -> Result<Candidate, Error> {
     let found: Vec<Candidate> = jobs.par_iter().map(run).collect::<Result<_, _>>()?;
     if found.is_empty() {
-        return Err(Error::Input(
-            "the search stage has no setting to try (too few page colors for the apps?)".into(),
+        return Err(Error::config(
+            "",
+            "",
+            "the search stage has no setting to try (too few page colors for the apps?)",
         ));
     }
     let b = best(&found).clone();

@@ -37,7 +37,7 @@ mlp = 4.0
 "#
     );
     let file: ScenarioFile =
-        toml::from_str(&text).map_err(|e| cachepart::Error::Input(e.to_string()))?;
+        toml::from_str(&text).map_err(|e| cachepart::Error::config("", "", e))?;
     Scenario::from_file(file, "throttle".into(), None, None)
 }
 

@@ -28,7 +28,13 @@ use clap::{Parser, Subcommand};
 
 /// Compare and enforce last-level-cache partitioning policies.
 #[derive(Parser)]
-#[command(name = "cachepart", version, about, long_about = None)]
+#[command(
+    name = "cachepart",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit status: 0 on success; 1 on any error (a bad file, trace or option, a failed simulation or run), its message on stderr; 2 for arguments the parser refuses; 130/143 after SIGINT/SIGTERM. `doctor` and `sim cachegrind` document their own."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

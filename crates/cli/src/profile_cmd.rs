@@ -5,7 +5,7 @@ use crate::output::{check_distinct, Output};
 use anyhow::{bail, Context, Result};
 use cachepart::policy::LfocPreset;
 use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
-use cachepart::profile_job::{AppTiming, ProfileOptions, TraceApp};
+use cachepart::profile_job::{AppTiming, ProfileOptions};
 use cachepart::report::{self, ReportOptions};
 use cachepart::{classify, Algorithm, RunOptions};
 use clap::{Args, Subcommand, ValueEnum};
@@ -215,6 +215,13 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     if stdin(&data.metrics) && stdin(&data.workloads) {
         bail!("--metrics - and --workloads -: standard input can be read once; give one of them as a file");
     }
+    cachepart::options::MixSources {
+        metrics: data.metrics.is_some(),
+        workloads: data.workloads.is_some(),
+        mixes: data.apps.is_some(),
+        need_mixes: need_workloads,
+    }
+    .check()?;
     let table = match &data.metrics {
         Some(p) => MetricsTable::from_path(p)?,
         None => data.builtin.builtin.set().table()?,
@@ -226,8 +233,6 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
         read_workloads(p)?
     } else if data.metrics.is_none() {
         data.builtin.builtin.set().workloads()?
-    } else if need_workloads {
-        bail!("--metrics was given without --workloads or --apps: say which mixes to run");
     } else {
         let names: Vec<&str> = table.apps().iter().map(|a| a.name.as_str()).collect();
         vec![Workload::new("all", &names)]
@@ -366,22 +371,7 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
     output.check_not_input(a.traces.iter().map(PathBuf::as_path))?;
     let mut platform = cachepart::platforms::resolve(&a.platform, None)?;
     cachepart::platforms::set_prefetchers(&mut platform, &a.prefetchers)?;
-    if !a.name.is_empty() && a.name.len() != a.traces.len() {
-        bail!(
-            "--name gives {} names for {} traces: give one per trace",
-            a.name.len(),
-            a.traces.len()
-        );
-    }
-    let apps = a
-        .traces
-        .iter()
-        .enumerate()
-        .map(|(i, p)| match a.name.get(i) {
-            Some(n) => Ok(TraceApp::named(n.clone(), p)),
-            None => TraceApp::from_path(p),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let apps = cachepart::options::trace_apps(&a.traces, &a.name)?;
     let opts = ProfileOptions {
         platform,
         timing: AppTiming::new(a.base_cpi, a.mlp),

@@ -41,6 +41,24 @@ create_exception!(
 );
 create_exception!(
     _core,
+    ConfigError,
+    InputError,
+    "A configuration (scenario, experiment, platform, mix or daemon file, or the same values given as arguments) that is malformed or refused; names the file or scenario and the field."
+);
+create_exception!(
+    _core,
+    TraceError,
+    InputError,
+    "A trace (or its sample index) that cannot be read or is malformed; names the trace and the byte offset or line."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    CachepartError,
+    "A simulation that failed once started (the simulator, its machine or its controllers); names the run and, where the simulator says, the app."
+);
+create_exception!(
+    _core,
     ModelError,
     CachepartError,
     "A request the model cannot serve (an invalid plan, missing columns)."
@@ -99,11 +117,15 @@ pub(crate) fn to_py(e: Error) -> PyErr {
             ProfileError::BadOption { .. } => UsageError::new_err(msg),
             _ => ModelError::new_err(msg),
         },
-        Error::Io { .. } | Error::Input(_) => InputError::new_err(msg),
+        Error::Io { .. } => InputError::new_err(msg),
+        Error::Config { .. } => ConfigError::new_err(msg),
+        Error::Trace { .. } => TraceError::new_err(msg),
+        Error::Simulation { .. } => SimulationError::new_err(msg),
         Error::Policy { .. } => PolicyError::new_err(msg),
         Error::Usage(_) => UsageError::new_err(msg),
         Error::Chart(_) => ChartError::new_err(msg),
-        Error::Linux(_) => ModelError::new_err(msg),
+        Error::Linux(_) | Error::Machine { .. } => ModelError::new_err(msg),
+        Error::Output(_) | Error::Interrupted(_) => CachepartError::new_err(msg),
     }
 }
 
@@ -114,16 +136,18 @@ fn load(
     need_workloads: bool,
     set: BuiltinSet,
 ) -> Result<(MetricsTable, Vec<Workload>), Error> {
+    cachepart::options::MixSources {
+        metrics: metrics.is_some(),
+        workloads: workloads.is_some(),
+        mixes: mixes.is_some(),
+        need_mixes: need_workloads,
+    }
+    .check()?;
     let table = match &metrics {
         Some(p) => MetricsTable::from_path(p)?,
         None => set.table()?,
     };
     let wl = if let Some(m) = mixes {
-        if workloads.is_some() {
-            return Err(Error::Usage(
-                "give either workloads or mixes, not both".into(),
-            ));
-        }
         m.iter()
             .enumerate()
             .map(|(i, apps)| {
@@ -135,10 +159,6 @@ fn load(
         read_workloads(p)?
     } else if metrics.is_none() {
         set.workloads()?
-    } else if need_workloads {
-        return Err(Error::Usage(
-            "metrics were given without workloads or mixes: say which mixes to run".into(),
-        ));
     } else {
         let names: Vec<&str> = table.apps().iter().map(|a| a.name.as_str()).collect();
         vec![Workload::new("all", &names)]
@@ -308,7 +328,7 @@ fn build_shards_index(
             .with_line_bytes(line)
             .with_ifetch(ifetch);
         let s = cachepart::curves::build_index(&trace, &opts, exact_below)
-            .map_err(|e| Error::Input(e.to_string()))?;
+            .map_err(|e| Error::trace("", e))?;
         let doc = serde_json::json!({
             "path": s.path,
             "bytes": s.bytes,
@@ -358,7 +378,7 @@ fn stall_curve(
         let opts = profile_options(&platform, base_cpi, mlp, instructions, seed)?;
         let app = TraceApp::from_path(&trace)?;
         let curve = stall_rate_curve(&app, axis, &opts)?;
-        serde_json::to_string(&curve).map_err(|e| Error::Input(e.to_string()))
+        serde_json::to_string(&curve).map_err(|e| Error::Output(e.to_string()))
     })
 }
 
@@ -384,24 +404,7 @@ fn profile_from_traces(
             warmup,
             ..profile_options(&platform, base_cpi, mlp, instructions, seed)?
         };
-        let apps = match names {
-            Some(n) if n.len() != traces.len() => {
-                return Err(Error::Usage(format!(
-                    "names gives {} names for {} traces: give one per trace",
-                    n.len(),
-                    traces.len()
-                )))
-            }
-            Some(n) => n
-                .into_iter()
-                .zip(&traces)
-                .map(|(n, p)| TraceApp::named(n, p))
-                .collect(),
-            None => traces
-                .iter()
-                .map(|p| TraceApp::from_path(p))
-                .collect::<Result<Vec<_>, _>>()?,
-        };
+        let apps = cachepart::options::trace_apps(&traces, &names.unwrap_or_default())?;
         from_trace::profile_traces(&apps, &opts)
     })
 }
@@ -443,6 +446,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CachepartError", py.get_type_bound::<CachepartError>())?;
     m.add("InputError", py.get_type_bound::<InputError>())?;
+    m.add("ConfigError", py.get_type_bound::<ConfigError>())?;
+    m.add("TraceError", py.get_type_bound::<TraceError>())?;
+    m.add("SimulationError", py.get_type_bound::<SimulationError>())?;
     m.add("ModelError", py.get_type_bound::<ModelError>())?;
     m.add("PolicyError", py.get_type_bound::<PolicyError>())?;
     m.add("UsageError", py.get_type_bound::<UsageError>())?;

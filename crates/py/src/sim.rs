@@ -34,7 +34,7 @@ fn sim_run(
         let set = set_keys
             .unwrap_or_default()
             .iter()
-            .map(|k| KeySet::parse(k).map_err(Error::Input))
+            .map(|k| KeySet::parse(k).map_err(|e| Error::config("", "", e)))
             .collect::<Result<Vec<_>, Error>>()?;
         let overrides = Overrides {
             set,

@@ -263,7 +263,7 @@ mod tests {
     fn check(text: &str, apps: &[(String, Option<Thresholds>)]) -> Result<Coloring, String> {
         let f: ColoringFile = toml::from_str(text).map_err(|e| e.to_string())?;
         f.check(16, 2, apps, &|field, what| {
-            Error::Input(format!("s.toml: {field}: {what}"))
+            Error::config("s.toml", field, what)
         })
         .map_err(|e| e.to_string())
     }

@@ -73,7 +73,7 @@ impl ColorController {
     /// The controller for `cfg` over `apps` apps; `pinned[i]` is app
     /// `i`'s core if the scenario gives one (else COLORIS places it).
     pub fn new(cfg: &Coloring, pinned: &[Option<u32>]) -> Result<ColorController, Error> {
-        let bad = |e: cachepart_policy::PolicyError| Error::Input(format!("coloring: {e}"));
+        let bad = |e: cachepart_policy::PolicyError| Error::config("", "coloring", e);
         Ok(match cfg.policy {
             ColorPolicy::ColorisStatic | ColorPolicy::ColorisDynamic => {
                 let apps = pinned

@@ -139,19 +139,18 @@ fn key_at(text: &str, span: &Range<usize>) -> Option<String> {
 impl DaemonConfig {
     /// Reads and checks the file at `path`.
     pub fn read(path: &Path) -> Result<DaemonConfig, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         DaemonConfig::parse(&text, path)
     }
 
     /// Parses and checks `text`, read from `path`.
     pub fn parse(text: &str, path: &Path) -> Result<DaemonConfig, Error> {
         let at = |span: &Range<usize>, field: &str, what: String| {
-            Error::Input(format!(
-                "{}:{}: {field}: {what}",
-                path.display(),
-                line_of(text, span.start)
-            ))
+            Error::config(
+                format_args!("{}:{}", path.display(), line_of(text, span.start)),
+                field,
+                what,
+            )
         };
         let file: File = toml::from_str(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);

@@ -70,7 +70,7 @@ impl Log {
             unix_ms: ms,
             fields,
         };
-        let mut text = serde_json::to_string(&line).map_err(|e| Error::Input(e.to_string()))?;
+        let mut text = serde_json::to_string(&line).map_err(|e| Error::Output(e.to_string()))?;
         text.push('\n');
         self.out
             .write_all(text.as_bytes())

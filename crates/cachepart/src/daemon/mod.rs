@@ -94,11 +94,11 @@ impl Loaded {
     fn read(path: &std::path::Path, opts: &DaemonOptions) -> Result<Loaded, Error> {
         let config = DaemonConfig::read(path)?;
         check_policy(config.policy, opts.counters()).map_err(|e| {
-            Error::Input(format!(
-                "{}:{}: policy: {e}",
-                path.display(),
-                config.policy_line
-            ))
+            Error::config(
+                format_args!("{}:{}", path.display(), config.policy_line),
+                "policy",
+                e,
+            )
         })?;
         let curves = match &config.metrics {
             None => vec![None; config.targets.len()],
@@ -111,17 +111,19 @@ impl Loaded {
                     .map(|(i, t)| {
                         let found = table.apps().iter().position(|a| a.name == t.profile);
                         let Some(found) = found else {
-                            return Err(Error::Input(format!(
-                                "{}:{}: target[{i}].profile: no program '{}' in {}{}",
-                                path.display(),
-                                t.profile_line,
-                                t.profile,
-                                m.display(),
-                                table
-                                    .suggest(&t.profile)
-                                    .map(|s| format!("; did you mean '{s}'?"))
-                                    .unwrap_or_default()
-                            )));
+                            return Err(Error::config(
+                                format_args!("{}:{}", path.display(), t.profile_line),
+                                format!("target[{i}].profile"),
+                                format_args!(
+                                    "no program '{}' in {}{}",
+                                    t.profile,
+                                    m.display(),
+                                    table
+                                        .suggest(&t.profile)
+                                        .map(|s| format!("; did you mean '{s}'?"))
+                                        .unwrap_or_default()
+                                ),
+                            ));
                         };
                         Ok(Some(table.curves(found)))
                     })
@@ -335,8 +337,8 @@ pub fn run_daemon(opts: &DaemonOptions, requests: &Requests) -> Result<i32, Erro
 }
 
 /// An error of controller `c` (or of the machine it asked), named by it.
-fn controller_err(c: &dyn Controller, e: impl std::fmt::Display) -> Error {
-    Error::Input(format!("{}: {e}", c.name()))
+fn controller_err(c: &dyn Controller, e: impl Into<crate::error::Source>) -> Error {
+    Error::machine(c.name(), e)
 }
 
 /// The adopted processes, name to pid.
@@ -352,7 +354,7 @@ fn adopted(adopter: &Adopter) -> BTreeMap<String, u32> {
 fn apply(adopter: &mut Adopter, plan: &Plan) -> Result<(), Error> {
     adopter
         .apply(plan)
-        .map_err(|e| Error::Input(format!("applying the plan: {e}")))
+        .map_err(|e| Error::machine("applying the plan", e))
 }
 
 /// Carries out the controller's actions one by one, telling it of each
@@ -364,9 +366,9 @@ fn carry_out(
 ) -> Result<Option<Plan>, Error> {
     let mut last = None;
     for action in actions {
-        let effect = adopter
-            .act(&action)
-            .map_err(|e| Error::Input(format!("{}: {}: {e}", controller.name(), action.kind())))?;
+        let effect = adopter.act(&action).map_err(|e| {
+            Error::machine(format_args!("{}: {}", controller.name(), action.kind()), e)
+        })?;
         controller.applied(&action, &effect);
         if let Action::Apply(plan) = action {
             last = Some(plan);

@@ -112,12 +112,11 @@ pub fn scenario_of(
     let mut apps = Vec::with_capacity(run.apps.len());
     for a in &run.apps {
         let mut app = programs.get(&a.program).cloned().ok_or_else(|| {
-            Error::Input(format!(
-                "{}: run {}: no program {:?}",
+            Error::config(
                 whence.display(),
-                run.label,
-                a.program
-            ))
+                format!("run {}", run.label),
+                format!("no program {:?}", a.program),
+            )
         })?;
         merge(&mut app, &a.overrides);
         app.insert("name".into(), toml::Value::String(a.name.clone()));
@@ -125,12 +124,11 @@ pub fn scenario_of(
     }
     t.insert("app".into(), toml::Value::Array(apps));
     let file = ScenarioFile::deserialize(toml::Value::Table(t)).map_err(|e| {
-        Error::Input(format!(
-            "{}: run {}: scenario: {}",
+        Error::config(
             whence.display(),
-            run.label,
-            e.to_string().trim()
-        ))
+            format!("run {}: scenario", run.label),
+            e.to_string().trim(),
+        )
     })?;
     let whence_run = std::path::PathBuf::from(format!("{} (run {})", whence.display(), run.label));
     Scenario::from_file(file, run.label.clone(), dir, Some(&whence_run))

@@ -95,14 +95,12 @@ impl Experiment {
     /// from the current directory).
     pub fn load(path: &Path) -> Result<Experiment, Error> {
         let stdin = cachepart_units::input::is_stdin(path);
-        let text = cachepart_units::input::read_text(path)
-            .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        let text = cachepart_units::input::read_text(path).map_err(|e| Error::io(path, e))?;
         let file: ExperimentFile = toml::from_str(&text).map_err(|e| {
-            Error::Input(format!(
-                "{}: {}",
-                path.display(),
-                cachepart_units::input::plain_type_names(&e.to_string())
-            ))
+            Error::config_file(
+                path,
+                cachepart_units::input::plain_type_names(&e.to_string()),
+            )
         })?;
         let name = file.name.clone().unwrap_or_else(|| {
             if stdin {
@@ -127,7 +125,7 @@ impl Experiment {
     }
 
     fn err(&self, field: &str, what: String) -> Error {
-        Error::Input(format!("{}: {field}: {what}", self.path.display()))
+        Error::config(self.path.display(), field, what)
     }
 
     /// Checks the fields that do not need a run: reserved keys, program

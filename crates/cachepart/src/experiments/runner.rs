@@ -63,8 +63,8 @@ pub struct ExperimentOutput {
     pub analysis: Analysis,
 }
 
-fn sim_err(label: &str, e: impl std::fmt::Display) -> Error {
-    Error::Input(format!("run {label}: {e}"))
+fn sim_err(label: &str, e: impl Into<crate::error::Source>) -> Error {
+    Error::simulation(format!("run {label}"), e)
 }
 
 /// Runs one scenario on the controller loop, with its fixed colors and no
@@ -143,11 +143,10 @@ pub fn scenarios(exp: &Experiment) -> Result<Vec<(Run, Scenario)>, Error> {
     runs.into_iter()
         .map(|r| {
             if !seen.insert(r.label.clone()) {
-                return Err(Error::Input(format!(
-                    "{}: the design makes two runs labelled {:?}",
-                    exp.path.display(),
-                    r.label
-                )));
+                return Err(Error::config_file(
+                    &exp.path,
+                    format_args!("the design makes two runs labelled {:?}", r.label),
+                ));
             }
             let s = scenario_of(
                 &exp.file.scenario,

@@ -197,22 +197,25 @@ pub(crate) fn read_config<T: serde::de::DeserializeOwned>(
     path: &Path,
     sets: &[KeySet],
 ) -> Result<T, Error> {
-    let text = cachepart_units::input::read_text(path)
-        .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+    let text = cachepart_units::input::read_text(path).map_err(|e| Error::io(path, e))?;
     let json = path.extension().is_some_and(|e| e == "json");
     if !sets.is_empty() {
         return crate::key_set::read_with(&text, json, sets)
-            .map_err(|e| Error::Input(format!("{}: {e}", path.display())));
+            .map_err(|e| Error::config_file(path, e));
     }
     if json {
-        serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+        serde_json::from_str(&text).map_err(|e| {
+            Error::config_file(
+                path,
+                cachepart_units::input::plain_type_names(&e.to_string()),
+            )
+        })
     } else {
         toml::from_str(&text).map_err(|e| {
-            Error::Input(format!(
-                "{}: {}",
-                path.display(),
-                cachepart_units::input::plain_type_names(&e.to_string())
-            ))
+            Error::config_file(
+                path,
+                cachepart_units::input::plain_type_names(&e.to_string()),
+            )
         })
     }
 }

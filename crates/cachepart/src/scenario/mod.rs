@@ -171,7 +171,7 @@ impl Scenario {
         let whence = path
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| name.clone());
-        let err = |field: String, what: String| Error::Input(format!("{whence}: {field}: {what}"));
+        let err = |field: String, what: String| Error::config(&whence, field, what);
         let platform = platform::resolve(&file, base, &err)?;
         run_keys::check(&file, &err)?;
         let policy = policy::parse(&file, &err)?;

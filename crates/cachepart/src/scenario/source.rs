@@ -44,7 +44,7 @@ pub(super) fn trace_source(
             }
             // header, trailer and index checked before anything runs
             let file = cachepart_trace::TraceFile::open(&p)
-                .map_err(|e| err(field("trace"), format!("{}: {e}", p.display())))?;
+                .map_err(|e| err(field("trace"), p.display().to_string()).read_as_trace(e))?;
             if file.records() == 0 {
                 return Err(err(
                     field("trace"),

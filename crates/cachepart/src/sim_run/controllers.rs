@@ -35,7 +35,8 @@ pub(super) struct Controllers {
 
 impl Controllers {
     /// The controllers of `scenario` over `machine`; `sim_err` words a
-    /// failure of the coloring's setup as the run's.
+    /// failure of the coloring's setup as the run's (a refused
+    /// `[coloring]` value stays a configuration error).
     pub(super) fn new(
         scenario: &Scenario,
         machine: &mut SimMachine,

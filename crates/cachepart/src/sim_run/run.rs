@@ -20,8 +20,8 @@ use crate::scenario::Scenario;
 /// limit if every app has one).
 pub type SimProgress<'a> = &'a (dyn Fn(u64, u64, u64, Option<u64>) + Sync);
 
-fn sim_err(scenario: &Scenario, e: impl std::fmt::Display) -> Error {
-    Error::Input(format!("scenario {}: {e}", scenario.name))
+fn sim_err(scenario: &Scenario, e: impl Into<crate::error::Source>) -> Error {
+    Error::simulation(format!("scenario {}", scenario.name), e)
 }
 
 /// A driver error of the scenario's run. When the scenario's only
@@ -54,7 +54,9 @@ pub fn run_scenario(
     if let Some(plan) = scenario.fixed_colors() {
         machine.apply(&plan).map_err(|e| sim_err(scenario, e))?;
     }
-    let mut controllers = Controllers::new(scenario, &mut machine, |e| sim_err(scenario, e))?;
+    let mut controllers = Controllers::new(scenario, &mut machine, |e| {
+        e.within(&format!("scenario {}", scenario.name))
+    })?;
     let mut chain = controllers.chain();
     let names = machine.app_names();
     let limit: Option<u64> = scenario.apps.iter().map(|a| a.instructions).sum();
