@@ -537,6 +537,23 @@ fn cases() -> Vec<Case> {
             expect: vec!["s.toml", "line 4", "expected a table"],
         },
         Case {
+            name: "JSON scenario cut short",
+            files: vec![(
+                "s.json",
+                "{\n  \"platform\": \"xeon-5160\",\n".into(),
+            )],
+            traces: no_traces,
+            args: vec!["sim", "run", "s.json", "-o", "out.txt"],
+            expect: vec!["s.json", "at the end of the input, after line 2"],
+        },
+        Case {
+            name: "JSON platform cut short",
+            files: vec![("p.json", "{\n  \"name\": \"p\",\n".into())],
+            traces: no_traces,
+            args: vec!["platform", "show", "p.json"],
+            expect: vec!["p.json", "at the end of the input, after line 2"],
+        },
+        Case {
             name: "trace info of standard input",
             files: vec![],
             traces: no_traces,
