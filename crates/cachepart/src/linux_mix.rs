@@ -78,9 +78,9 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
 }
 
 impl MixFile {
-    /// Reads and checks a mix file.
+    /// Reads and checks a mix file (`-`: standard input).
     pub fn read(path: &Path) -> Result<MixFile, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        let text = cachepart_units::input::read_text(path).map_err(|e| Error::Io {
             path: path.to_path_buf(),
             source: e,
         })?;

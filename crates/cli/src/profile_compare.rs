@@ -15,7 +15,8 @@ use crate::common_args::{Format, FormatArg, OutputArg};
 /// Arguments of `profile compare`.
 #[derive(Args)]
 pub struct CompareArgs {
-    /// The measured metrics table (PBBCache CSV format).
+    /// The measured metrics table (PBBCache CSV format; `-`: standard
+    /// input, for one of the two tables).
     measured: PathBuf,
     /// The simulated metrics table (e.g. from `profile from-trace`).
     simulated: PathBuf,
@@ -54,6 +55,10 @@ pub fn run(a: CompareArgs) -> Result<()> {
     output.check_not_input([a.measured.as_path(), a.simulated.as_path()])?;
     if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
         bail!("--tolerance {}: expected a finite number >= 0", a.tolerance);
+    }
+    let stdin = cachepart::units::input::is_stdin;
+    if stdin(&a.measured) && stdin(&a.simulated) {
+        bail!("MEASURED and SIMULATED are both -: standard input can be read once; give one of them as a file");
     }
     let measured = MetricsTable::from_path(&a.measured)?;
     let simulated = MetricsTable::from_path(&a.simulated)?;

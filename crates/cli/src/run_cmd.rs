@@ -25,7 +25,8 @@ use crate::output::Output;
 /// `cachepart run`
 #[derive(Args)]
 pub struct RunArgs {
-    /// The mix file (TOML: [[app]] name, argv, core, restart, profile).
+    /// The mix file (TOML: [[app]] name, argv, core, restart, profile;
+    /// `-`: standard input).
     mix: PathBuf,
     /// The policy: a static one (stock, equal-part, ucp, kpart, dunn,
     /// lfoc, ...) or an online controller (lfoc-online, dunn-dynamic,

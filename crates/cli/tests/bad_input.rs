@@ -538,10 +538,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "JSON scenario cut short",
-            files: vec![(
-                "s.json",
-                "{\n  \"platform\": \"xeon-5160\",\n".into(),
-            )],
+            files: vec![("s.json", "{\n  \"platform\": \"xeon-5160\",\n".into())],
             traces: no_traces,
             args: vec!["sim", "run", "s.json", "-o", "out.txt"],
             expect: vec!["s.json", "at the end of the input, after line 2"],

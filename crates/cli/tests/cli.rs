@@ -955,6 +955,23 @@ fn dash_reads_a_platform_and_an_experiment() {
     );
     assert_eq!(a.split_once(' ').unwrap().1, b.split_once(' ').unwrap().1);
     assert!(a.lines().count() > 2);
+    // a mix file: read from standard input, its errors name `-`
+    let o = cachepart_stdin(
+        &["run", "-", "--policy", "stock"],
+        b"[[app]]\nname = \"a\"\n",
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("-: ") && stderr(&o).contains("argv"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cachepart_stdin(&["profile", "compare", "-", "-"], b"");
+    assert!(
+        stderr(&o).contains("standard input can be read once"),
+        "{}",
+        stderr(&o)
+    );
     let twice = plan(&["experiment", "plan", "-", "-"], Some(&text));
     assert!(!twice.status.success());
     assert!(
