@@ -104,7 +104,7 @@ impl VictimConfig {
         }
         let line = self.line_bytes;
         if line < llc.line_bytes
-            || line % llc.line_bytes != 0
+            || !line.is_multiple_of(llc.line_bytes)
             || !(line / llc.line_bytes).is_power_of_two()
             || line / llc.line_bytes > 64
         {
@@ -123,7 +123,7 @@ impl VictimConfig {
             ));
         }
         let set_bytes = u64::from(self.ways) * u64::from(line);
-        if self.size_bytes == 0 || self.size_bytes % set_bytes != 0 {
+        if self.size_bytes == 0 || !self.size_bytes.is_multiple_of(set_bytes) {
             return Err(err(
                 "size-bytes",
                 format!(
