@@ -141,3 +141,47 @@ pub fn stall_curve_csv(curve: &StallCurve) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(l3: Option<(f64, f64)>) -> StallPoint {
+        StallPoint {
+            size: 1,
+            size_bytes: 122880,
+            stall_rate: 5e8,
+            ipc: 0.5,
+            llc_mpki: 10.0,
+            llc_misses_per_gcycle: 3e6,
+            instructions: 1000,
+            cycles: 2000.0,
+            memory_stall_cycles: 1000.0,
+            l3_hits_per_gcycle: l3.map(|x| x.0),
+            l3_misses_per_gcycle: l3.map(|x| x.1),
+        }
+    }
+
+    fn curve(p: StallPoint) -> StallCurve {
+        StallCurve {
+            app: "a".into(),
+            platform: "p".into(),
+            axis: Axis::Colors,
+            points: vec![p],
+        }
+    }
+
+    #[test]
+    fn l3_columns_only_with_an_l3() {
+        let plain = stall_curve_csv(&curve(point(None)));
+        assert!(plain.starts_with(
+            "colors,size_bytes,stall_rate,ipc,llc_mpki,llc_misses_per_gcycle,instructions,cycles,memory_stall_cycles\n"
+        ));
+        assert!(plain.ends_with(",1000.000\n"), "{plain}");
+        let json = serde_json::to_string(&point(None)).unwrap();
+        assert!(!json.contains("l3"), "{json}");
+        let l3 = stall_curve_csv(&curve(point(Some((2e6, 1e6)))));
+        assert!(l3.contains("memory_stall_cycles,l3_hits_per_gcycle,l3_misses_per_gcycle\n"));
+        assert!(l3.ends_with(",1000.000,2000000.000,1000000.000\n"), "{l3}");
+    }
+}
