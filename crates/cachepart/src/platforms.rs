@@ -10,7 +10,7 @@ use cachepart_sim::Mode;
 use crate::error::Error;
 
 /// Built-in platforms: name, the paper whose machine it models, file text.
-pub const BUILTIN: [(&str, &str, &str); 8] = [
+pub const BUILTIN: [(&str, &str, &str); 9] = [
     (
         "xeon-5160",
         "Zhang et al. (execution throttling): 2 cores, 4 MiB 16-way shared L2",
@@ -50,6 +50,11 @@ pub const BUILTIN: [(&str, &str, &str); 8] = [
         "power5",
         "Tam et al.: 2 cores, 1.875 MB 10-way L2 in 3 slices, 16 colors",
         include_str!("../../../platforms/power5.toml"),
+    ),
+    (
+        "power5-l3",
+        "Tam et al.: power5 with the 36 MB 12-way L3 victim cache (partitioned by the colors) and Table I's latencies",
+        include_str!("../../../platforms/power5-l3.toml"),
     ),
 ];
 

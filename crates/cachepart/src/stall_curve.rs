@@ -31,6 +31,14 @@ pub struct StallPoint {
     pub cycles: f64,
     /// Memory-stall cycles.
     pub memory_stall_cycles: f64,
+    /// With an L3 victim cache: LLC misses it served per 10^9 cycles
+    /// (Tam et al.'s Fig. 8 "L3 hits").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l3_hits_per_gcycle: Option<f64>,
+    /// With an L3 victim cache: LLC misses served by memory per 10^9
+    /// cycles (Fig. 8 "local memory hits").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l3_misses_per_gcycle: Option<f64>,
 }
 
 /// A stall-rate curve of one trace.
@@ -66,6 +74,8 @@ pub fn stall_point(run: &AloneRun) -> StallPoint {
         instructions: t.instructions,
         cycles: t.cycles,
         memory_stall_cycles: t.memory_stall_cycles,
+        l3_hits_per_gcycle: t.l3_hits.map(|h| per_g(h as f64)),
+        l3_misses_per_gcycle: t.l3_misses.map(|m| per_g(m as f64)),
     }
 }
 
@@ -96,15 +106,23 @@ pub fn stall_rate_curve_with(
     })
 }
 
-/// The curve as CSV (`size,size_bytes,stall_rate,ipc,llc_mpki,...`).
+/// The curve as CSV (`size,size_bytes,stall_rate,ipc,llc_mpki,...`; on a
+/// platform with an L3 victim cache, two more columns:
+/// `l3_hits_per_gcycle,l3_misses_per_gcycle`).
 pub fn stall_curve_csv(curve: &StallCurve) -> String {
+    let l3 = curve.points.iter().any(|p| p.l3_hits_per_gcycle.is_some());
     let mut s = format!(
-        "{},size_bytes,stall_rate,ipc,llc_mpki,llc_misses_per_gcycle,instructions,cycles,memory_stall_cycles\n",
-        curve.axis.name()
+        "{},size_bytes,stall_rate,ipc,llc_mpki,llc_misses_per_gcycle,instructions,cycles,memory_stall_cycles{}\n",
+        curve.axis.name(),
+        if l3 {
+            ",l3_hits_per_gcycle,l3_misses_per_gcycle"
+        } else {
+            ""
+        }
     );
     for p in &curve.points {
         s += &format!(
-            "{},{},{:.3},{:.6},{:.6},{:.3},{},{:.3},{:.3}\n",
+            "{},{},{:.3},{:.6},{:.6},{:.3},{},{:.3},{:.3}",
             p.size,
             p.size_bytes,
             p.stall_rate,
@@ -115,6 +133,55 @@ pub fn stall_curve_csv(curve: &StallCurve) -> String {
             p.cycles,
             p.memory_stall_cycles
         );
+        if l3 {
+            let g = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
+            s += &format!(",{},{}", g(p.l3_hits_per_gcycle), g(p.l3_misses_per_gcycle));
+        }
+        s.push('\n');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(l3: Option<(f64, f64)>) -> StallPoint {
+        StallPoint {
+            size: 1,
+            size_bytes: 122880,
+            stall_rate: 5e8,
+            ipc: 0.5,
+            llc_mpki: 10.0,
+            llc_misses_per_gcycle: 3e6,
+            instructions: 1000,
+            cycles: 2000.0,
+            memory_stall_cycles: 1000.0,
+            l3_hits_per_gcycle: l3.map(|x| x.0),
+            l3_misses_per_gcycle: l3.map(|x| x.1),
+        }
+    }
+
+    fn curve(p: StallPoint) -> StallCurve {
+        StallCurve {
+            app: "a".into(),
+            platform: "p".into(),
+            axis: Axis::Colors,
+            points: vec![p],
+        }
+    }
+
+    #[test]
+    fn l3_columns_only_with_an_l3() {
+        let plain = stall_curve_csv(&curve(point(None)));
+        assert!(plain.starts_with(
+            "colors,size_bytes,stall_rate,ipc,llc_mpki,llc_misses_per_gcycle,instructions,cycles,memory_stall_cycles\n"
+        ));
+        assert!(plain.ends_with(",1000.000\n"), "{plain}");
+        let json = serde_json::to_string(&point(None)).unwrap();
+        assert!(!json.contains("l3"), "{json}");
+        let l3 = stall_curve_csv(&curve(point(Some((2e6, 1e6)))));
+        assert!(l3.contains("memory_stall_cycles,l3_hits_per_gcycle,l3_misses_per_gcycle\n"));
+        assert!(l3.ends_with(",1000.000,2000000.000,1000000.000\n"), "{l3}");
+    }
 }

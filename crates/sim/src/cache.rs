@@ -25,11 +25,18 @@
 //! runs an application on a core) and per-owner line counts are kept
 //! incrementally ([`Cache::occupancy_of`]). Off by default: no per-line
 //! owner array exists and fills pay one predictable branch.
+//!
+//! A cache may carry an exclusive victim cache below it
+//! ([`Cache::set_victim`], the Power5's L3: see [`crate::victim`]); the
+//! cache never looks at it itself, its user (the
+//! [`Hierarchy`](crate::Hierarchy)) does, on the cache's misses and
+//! evictions.
 
 use crate::error::GeometryError;
 use crate::geometry::{CacheConfig, Geometry};
 use crate::replacement::{ways_of, Policy, Replacement};
 use crate::stats::{AccessKind, LevelStats};
+use crate::victim::VictimCache;
 
 /// Tag of an invalid line (no block number reaches it: addresses are at
 /// most 64 bits and lines at least 4 bytes).
@@ -143,6 +150,8 @@ pub struct Cache<R = Policy> {
     owner_lines: Vec<u64>,
     /// The owner of the next fills.
     owner: u16,
+    /// The victim cache below this one, if any.
+    victim: Option<Box<VictimCache>>,
 }
 
 impl Cache<Policy> {
@@ -172,7 +181,26 @@ impl<R: Replacement> Cache<R> {
             owners: Vec::new(),
             owner_lines: Vec::new(),
             owner: NO_OWNER,
+            victim: None,
         }
+    }
+
+    /// Installs (or removes) the victim cache below this one; returns the
+    /// one it replaces.
+    pub fn set_victim(&mut self, v: Option<VictimCache>) -> Option<VictimCache> {
+        std::mem::replace(&mut self.victim, v.map(Box::new)).map(|b| *b)
+    }
+
+    /// The victim cache below this one.
+    #[inline(always)]
+    pub fn victim(&self) -> Option<&VictimCache> {
+        self.victim.as_deref()
+    }
+
+    /// The victim cache below this one, to change.
+    #[inline(always)]
+    pub fn victim_mut(&mut self) -> Option<&mut VictimCache> {
+        self.victim.as_deref_mut()
     }
 
     /// Starts tracking which of `n_owners` owners (ids `0..n_owners`)
@@ -423,6 +451,14 @@ impl<R: Replacement> Cache<R> {
     pub fn is_dirty(&self, block: u64) -> Option<bool> {
         self.find(block)
             .map(|(set, way)| self.sets[set].is_dirty(way))
+    }
+
+    /// Marks `block`, if present, dirty (without touching the policy: a
+    /// line a victim cache returned dirty).
+    pub fn mark_dirty(&mut self, block: u64) {
+        if let Some((set, way)) = self.find(block) {
+            self.sets[set].mark_dirty(way);
+        }
     }
 
     /// Removes `block`; returns whether it was dirty (`None` when absent).

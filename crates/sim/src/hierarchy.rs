@@ -34,6 +34,11 @@
 //! level any of its lines had to go to, which the timing model turns into
 //! a latency. Write-backs never delay the access that causes them.
 //!
+//! An LLC carrying a victim cache ([`Cache::set_victim`], the Power5's
+//! L3, see [`crate::victim`]) receives every line the LLC evicts, and an
+//! LLC miss looks there before memory ([`Served::L3`]); without one
+//! nothing changes (one `Option` checked per LLC miss and eviction).
+//!
 //! The hierarchy sees addresses as they come in records (virtual, or
 //! physical behind [`PhysicalCore`](crate::memory::PhysicalCore)).
 
@@ -47,12 +52,13 @@ use crate::geometry::CacheConfig;
 use crate::prefetch::{Kind as PrefetchKind, Prefetchers, Target};
 use crate::stats::{AccessKind, LevelStats, MemTraffic};
 use crate::umon::Umon;
+use crate::victim::VictimCounts;
 
 /// cachegrind's smallest line size (`MIN_LINE_SIZE`).
 pub const CACHEGRIND_MIN_LINE: u32 = 16;
 
 /// The level that served an access: the deepest level any line of it had
-/// to be fetched from (ordered: `L1 < L2 < Llc < Memory`). Escape
+/// to be fetched from (ordered: `L1 < L2 < Llc < L3 < Memory`). Escape
 /// records report `L1` (they access nothing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -64,13 +70,22 @@ pub enum Served {
     L2 = 1,
     /// A line reached the shared LLC and hit there.
     Llc = 2,
-    /// A line missed the LLC and came from memory.
-    Memory = 3,
+    /// A line missed the LLC and hit the victim cache below it (the
+    /// Power5's L3, [`crate::victim`]).
+    L3 = 3,
+    /// A line missed the LLC (and the L3, if any) and came from memory.
+    Memory = 4,
 }
 
 impl Served {
     /// All levels, in order.
-    pub const ALL: [Served; 4] = [Served::L1, Served::L2, Served::Llc, Served::Memory];
+    pub const ALL: [Served; 5] = [
+        Served::L1,
+        Served::L2,
+        Served::Llc,
+        Served::L3,
+        Served::Memory,
+    ];
 }
 
 /// How the hierarchy counts and moves lines.
@@ -141,8 +156,13 @@ pub struct HierarchyStats {
     pub l2: Option<LevelStats>,
     /// This core's references to the shared LLC.
     pub llc: LevelStats,
-    /// Lines this core moved between the LLC and memory.
+    /// Lines this core moved between the LLC (or its victim cache) and
+    /// memory.
     pub mem: MemTraffic,
+    /// This core's LLC misses that hit or missed the victim cache below
+    /// the LLC (zero without one).
+    #[serde(default, skip_serializing_if = "VictimCounts::is_zero")]
+    pub l3: VictimCounts,
 }
 
 /// One core's private caches; the LLC is lent on each call.
@@ -156,6 +176,7 @@ pub struct Hierarchy {
     llc_mask: u64,
     llc: LevelStats,
     mem: MemTraffic,
+    l3: VictimCounts,
     instructions: u64,
     /// Largest data access size the model passes on (cachegrind's clamp).
     data_clamp: u32,
@@ -248,6 +269,7 @@ impl Hierarchy {
             llc_mask: llc.full_mask(),
             llc: LevelStats::default(),
             mem: MemTraffic::default(),
+            l3: VictimCounts::default(),
             instructions: 0,
             data_clamp,
             record_evictions: false,
@@ -329,6 +351,7 @@ impl Hierarchy {
             l2: self.l2.as_ref().map(|c| *c.stats()),
             llc: self.llc,
             mem: self.mem,
+            l3: self.l3,
         }
     }
 
@@ -576,19 +599,44 @@ impl Hierarchy {
         let out = llc.line(block, false, self.llc_mask);
         llc.record(kind, !out.hit);
         self.llc.record(kind, !out.hit);
-        self.mem.reads += u64::from(!out.hit);
+        let served = if out.hit {
+            Served::Llc
+        } else {
+            self.llc_miss(llc, block)
+        };
         if let Some(v) = out.victim {
-            self.llc_evicted(v);
+            self.llc_evicted(llc, v);
         }
         // Without a private L2 the LLC is the second level (the Xeon
         // 5160's shared L2): the L2 prefetchers watch it and fill it.
         if self.l2.is_none() {
             self.second_level_seen(llc, block, &out);
         }
-        if out.hit {
-            Served::Llc
-        } else {
-            Served::Memory
+        served
+    }
+
+    /// LLC line `block` missed (and was filled): from the victim cache
+    /// below the LLC if it holds it (removed there; the LLC's copy is
+    /// dirty if the L3's was), else from memory.
+    #[inline(always)]
+    fn llc_miss(&mut self, llc: &mut Cache, block: u64) -> Served {
+        let Some(l3) = llc.victim_mut() else {
+            self.mem.reads += 1;
+            return Served::Memory;
+        };
+        match l3.take(block) {
+            Some(dirty) => {
+                self.l3.hits += 1;
+                if dirty {
+                    llc.mark_dirty(block);
+                }
+                Served::L3
+            }
+            None => {
+                self.l3.misses += 1;
+                self.mem.reads += 1;
+                Served::Memory
+            }
         }
     }
 
@@ -699,7 +747,9 @@ impl Hierarchy {
             }
         }
         let out = llc.line(b, false, self.llc_mask);
-        self.mem.reads += u64::from(!out.hit);
+        if !out.hit {
+            self.prefetch_llc_miss(llc, b);
+        }
         if self.l2.is_none() && !through_l2 {
             llc.mark_prefetched(b);
         }
@@ -709,7 +759,20 @@ impl Hierarchy {
                     p.evicted(Target::L2, &v);
                 }
             }
-            self.llc_evicted(v);
+            self.llc_evicted(llc, v);
+        }
+    }
+
+    /// A prefetch missed the LLC for `b`: from the victim cache if it
+    /// holds it (not counted as a demand L3 hit), else from memory.
+    fn prefetch_llc_miss(&mut self, llc: &mut Cache, b: u64) {
+        match llc.victim_mut().map(|l3| l3.take(b)) {
+            Some(Some(dirty)) => {
+                if dirty {
+                    llc.mark_dirty(b);
+                }
+            }
+            _ => self.mem.reads += 1,
         }
     }
 
@@ -736,17 +799,30 @@ impl Hierarchy {
         self.llc.writebacks_in += 1;
         let before = llc.stats().writeback_misses;
         let victim = llc.write_back(block, self.llc_mask);
-        self.llc.writeback_misses += llc.stats().writeback_misses - before;
+        let missed = llc.stats().writeback_misses - before;
+        self.llc.writeback_misses += missed;
+        if missed > 0 {
+            // the LLC holds the newer copy now: the L3 keeps none
+            if let Some(l3) = llc.victim_mut() {
+                l3.invalidate(block);
+            }
+        }
         if let Some(v) = victim {
-            self.llc_evicted(v);
+            self.llc_evicted(llc, v);
         }
     }
 
-    fn llc_evicted(&mut self, v: Victim) {
+    /// The LLC evicted `v`: into the victim cache below it if there is
+    /// one (its dirty victims then go to memory), else a dirty `v` goes to
+    /// memory.
+    fn llc_evicted(&mut self, llc: &mut Cache, v: Victim) {
         self.llc.evictions += 1;
         if v.dirty {
             self.llc.dirty_evictions += 1;
-            self.mem.writes += 1;
+        }
+        match llc.victim_mut() {
+            Some(l3) => self.mem.writes += l3.insert(v.block, v.dirty),
+            None => self.mem.writes += u64::from(v.dirty),
         }
         if self.inclusion == Inclusion::Inclusive {
             self.back_invalidate(v.block);
@@ -788,12 +864,21 @@ impl Hierarchy {
         for c in [&mut self.l1i, &mut self.l1d]
             .into_iter()
             .chain(self.l2.as_mut())
-            .chain(std::iter::once(llc))
+            .chain(std::iter::once(&mut *llc))
         {
             let g = c.geometry();
             let (first, last) = (g.block_of(addr), g.block_of(addr + bytes - 1));
             for block in first..=last {
                 if let Some(d) = c.invalidate(block) {
+                    dropped += 1;
+                    dirty += u64::from(d);
+                }
+            }
+        }
+        let line = 1u64 << llc.geometry().line_bits();
+        if let Some(l3) = llc.victim_mut() {
+            for block in addr / line..=(addr + bytes - 1) / line {
+                if let Some(d) = l3.invalidate(block) {
                     dropped += 1;
                     dirty += u64::from(d);
                 }
@@ -826,6 +911,9 @@ impl Hierarchy {
             dirty += c.flush();
         }
         dirty += llc.flush();
+        if let Some(l3) = llc.victim_mut() {
+            dirty += l3.flush();
+        }
         if self.mode == Mode::WriteBack {
             self.mem.writes += dirty;
         }

@@ -13,6 +13,9 @@
 //! * [`Hierarchy`] ([`hierarchy`]): one core's L1I, L1D and optional L2
 //!   in front of a shared LLC lent by the caller, in write-back or
 //!   cachegrind mode, inclusive or not.
+//! * [`VictimCache`] ([`victim`]): an optional exclusive, sectored victim
+//!   cache below the LLC (the Power5's L3), partitioned by the LLC's
+//!   colors.
 //! * [`CachegrindSim`] and [`CachegrindSummary`] ([`cachegrind`]): the
 //!   two-level cachegrind model and its nine totals (parsed from
 //!   `cachegrind.out` files too), and cachegrind's `--I1`/`--D1`/`--LL`
@@ -61,6 +64,7 @@ mod splitmix;
 mod stats;
 pub mod system;
 pub mod umon;
+pub mod victim;
 
 pub use cache::{Cache, LineOutcome, Victim};
 pub use cachegrind::{CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS};
@@ -71,3 +75,4 @@ pub use hierarchy::{Hierarchy, HierarchyConfig, HierarchyStats, Inclusion, Mode,
 pub use replacement::{Lru, Policy, PolicyKind, RandomPolicy, Replacement, Srrip};
 pub use splitmix::SplitMix64;
 pub use stats::{AccessKind, LevelStats, MemTraffic};
+pub use victim::{VictimCache, VictimConfig, VictimCounts, VictimError};

@@ -119,17 +119,21 @@ pub fn to_table(r: &SimReport) -> String {
     out
 }
 
-/// The report as CSV: one row per app, the mix metrics repeated.
+/// The report as CSV: one row per app, the mix metrics repeated; on a
+/// platform with an L3 victim cache, two more columns (`l3_hits`,
+/// `l3_misses`: the app's LLC misses served by the L3 and by memory).
 pub fn to_csv(r: &SimReport) -> String {
+    let l3 = r.apps.iter().any(|a| a.totals.l3_hits.is_some());
     let mut out = String::from(
-        "scenario,platform,policy,app,core,ways,instructions,cycles,ipc,ipc_alone,slowdown,llc_references,llc_misses,llc_mpki,memory_stall_cycles,memory_bytes,tlb_misses,context_switches,restarts,llc_occupancy_bytes,stp,antt,unfairness,unfairness_cov,unfairness_factor,efficiency,colors,pages_recolored,page_outs,page_ins,fallbacks,paging_stall_cycles\n",
+        "scenario,platform,policy,app,core,ways,instructions,cycles,ipc,ipc_alone,slowdown,llc_references,llc_misses,llc_mpki,memory_stall_cycles,memory_bytes,tlb_misses,context_switches,restarts,llc_occupancy_bytes,stp,antt,unfairness,unfairness_cov,unfairness_factor,efficiency,colors,pages_recolored,page_outs,page_ins,fallbacks,paging_stall_cycles",
     );
+    out.push_str(if l3 { ",l3_hits,l3_misses\n" } else { "\n" });
     let m = r.metrics;
     let f = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
     for a in &r.apps {
         let t = &a.totals;
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{}",
             r.scenario,
             r.platform,
             r.policy.clone().unwrap_or_default(),
@@ -163,6 +167,11 @@ pub fn to_csv(r: &SimReport) -> String {
             t.fallbacks,
             t.paging_stall_cycles,
         ));
+        if l3 {
+            let n = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+            out.push_str(&format!(",{},{}", n(t.l3_hits), n(t.l3_misses)));
+        }
+        out.push('\n');
     }
     out
 }

@@ -133,7 +133,8 @@ pub struct TlbStats {
     pub walk_cycles: u64,
     /// Page-table loads of walks through the caches (`walk =
     /// "hierarchy"`), by the level that served them: L1D, L2, LLC,
-    /// memory. They are also counted as data loads of those caches.
+    /// below the LLC (memory, or the L3 victim cache where there is one).
+    /// They are also counted as data loads of those caches.
     #[serde(default, skip_serializing_if = "is_default")]
     pub walk_loads: [u64; 4],
 }
@@ -344,9 +345,10 @@ impl Tlb {
     }
 
     /// Counts a walk's page-table load served by level `served` (0 = L1D,
-    /// 1 = L2, 2 = LLC, 3 = memory).
+    /// 1 = L2, 2 = LLC, 3 and above = below the LLC: the L3 victim cache
+    /// or memory).
     pub fn count_walk_load(&mut self, served: usize) {
-        self.stats.walk_loads[served] += 1;
+        self.stats.walk_loads[served.min(3)] += 1;
     }
 
     /// Valid STLB entries of pages of `size`.

@@ -158,6 +158,14 @@ pub struct AppTotals {
     /// Cycles charged for page copies, page-outs and page-ins (part of
     /// `cycles`).
     pub paging_stall_cycles: f64,
+    /// Its LLC misses served by the L3 victim cache (`None`: the platform
+    /// has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l3_hits: Option<u64>,
+    /// Its LLC misses the L3 victim cache missed too (served by memory;
+    /// `None`: the platform has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l3_misses: Option<u64>,
 }
 
 impl AppTotals {
@@ -192,6 +200,12 @@ impl AppTotals {
             page_ins: self.page_ins.saturating_sub(base.page_ins),
             fallbacks: self.fallbacks.saturating_sub(base.fallbacks),
             paging_stall_cycles: self.paging_stall_cycles - base.paging_stall_cycles,
+            l3_hits: self
+                .l3_hits
+                .map(|h| h.saturating_sub(base.l3_hits.unwrap_or(0))),
+            l3_misses: self
+                .l3_misses
+                .map(|m| m.saturating_sub(base.l3_misses.unwrap_or(0))),
         }
     }
 
@@ -226,6 +240,8 @@ pub(crate) struct Counters {
     pub llc_misses: u64,
     pub mem_lines: u64,
     pub walks: u64,
+    pub l3_hits: u64,
+    pub l3_misses: u64,
     pub switches: u64,
     pub restarts: u64,
     /// Ticks of paging and recoloring stalls (part of `ticks`).
@@ -245,6 +261,8 @@ impl Counters {
             llc_misses: self.llc_misses - o.llc_misses,
             mem_lines: self.mem_lines - o.mem_lines,
             walks: self.walks - o.walks,
+            l3_hits: self.l3_hits - o.l3_hits,
+            l3_misses: self.l3_misses - o.l3_misses,
             switches: self.switches - o.switches,
             restarts: self.restarts - o.restarts,
             paging_ticks: self.paging_ticks - o.paging_ticks,

@@ -43,8 +43,11 @@ use super::timing::TimingConfig;
 use crate::geometry::CacheConfig;
 use crate::hierarchy::HierarchyConfig;
 use crate::memory::page_walk::TABLE_REGION;
+use crate::memory::FRAME_BYTES;
 use crate::memory::{MemoryConfig, MemoryError, SwapConfig, SwapMap, TlbConfig, WalkMode};
 use crate::prefetch::PrefetchPlatform;
+use crate::victim::{VictimCache, VictimConfig};
+use crate::Mode;
 
 /// A simulated multicore platform.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,6 +89,11 @@ pub struct PlatformConfig {
     /// docs/simulator-swap.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap: Option<SwapConfig>,
+    /// An exclusive victim cache below the LLC, partitioned by the LLC's
+    /// colors (section `[l3-victim]`: the Power5's L3; see
+    /// [`crate::victim`]). Absent: LLC misses go to memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l3_victim: Option<VictimConfig>,
 }
 
 fn one() -> u32 {
@@ -118,6 +126,7 @@ impl PlatformConfig {
             prefetchers: PrefetchPlatform::default(),
             clock_modulation: None,
             swap: None,
+            l3_victim: None,
         }
     }
 
@@ -215,6 +224,27 @@ impl PlatformConfig {
             })
     }
 
+    /// An empty L3 victim cache as the `[l3-victim]` section configures
+    /// it, checked against the LLC and the page size (`None` without the
+    /// section). A refusal names its field (`l3-victim.line-bytes`, ...).
+    pub fn l3_victim_cache(&self) -> Result<Option<VictimCache>, SystemError> {
+        let Some(cfg) = &self.l3_victim else {
+            return Ok(None);
+        };
+        if self.core.mode == Mode::Cachegrind {
+            return Err(SystemError::Config {
+                field: "l3-victim".into(),
+                reason: "the cachegrind mode has no level below the LLC".into(),
+            });
+        }
+        VictimCache::new(cfg, &self.llc, FRAME_BYTES)
+            .map(Some)
+            .map_err(|e| SystemError::Config {
+                field: format!("l3-victim.{}", e.field),
+                reason: e.reason,
+            })
+    }
+
     /// Checks what the parts' own constructors do not.
     pub fn check(&self) -> Result<(), SystemError> {
         if self.cores == 0 {
@@ -236,6 +266,7 @@ impl PlatformConfig {
             m.check()?;
         }
         self.declared_swap_map()?;
+        self.l3_victim_cache()?;
         if self.tlb.walk == WalkMode::Hierarchy && self.memory.size_bytes > TABLE_REGION {
             return Err(SystemError::Config {
                 field: "tlb.walk".into(),

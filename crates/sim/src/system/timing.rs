@@ -11,6 +11,7 @@
 //! | L1 | 0 (hidden by the pipeline, part of `base-cpi`) |
 //! | L2 | `l2-cycles` |
 //! | LLC | `llc-cycles / mlp` |
+//! | L3 victim cache | `[l3-victim] cycles / mlp` (the whole latency, as Tam et al.'s Table I gives it) |
 //! | memory | `(llc-cycles + dram) / mlp`, `dram` from [`Dram`](super::Dram) |
 //!
 //! Stores never stall (the write buffer hides them, as on out-of-order
@@ -21,7 +22,7 @@
 //! page-table loads adds the latency of the level that served it, not
 //! divided by `mlp` (each load needs the entry the previous one read):
 //! L1D 0 (part of `page-walk-cycles`), L2 `l2-cycles`, LLC `llc-cycles`,
-//! memory `llc-cycles + dram`. An L1 TLB miss that hits the STLB adds
+//! L3 `[l3-victim] cycles`, memory `llc-cycles + dram`. An L1 TLB miss that hits the STLB adds
 //! `[tlb] stlb-hit-cycles`. Memory-stall cycles are the stalls of
 //! accesses (walk loads included) served by memory.
 //!
@@ -275,17 +276,26 @@ pub struct StallTable {
     /// Ticks of an L1 TLB miss that hits the STLB.
     pub stlb_hit: u64,
     /// Ticks of a non-store access, by [`Served`] level.
-    pub load: [u64; 4],
+    pub load: [u64; 5],
     /// Ticks of a page walk's page-table load, by [`Served`] level.
-    pub walk_load: [u64; 4],
+    pub walk_load: [u64; 5],
 }
 
 impl StallTable {
     /// The table of `app` on `t` and TLBs `tlb` with a DRAM latency of
-    /// `dram_cycles`.
-    pub fn new(app: &AppTiming, t: &TimingConfig, tlb: &TlbConfig, dram_cycles: f64) -> StallTable {
+    /// `dram_cycles` and, if the LLC has a victim cache below it, an L3
+    /// hit latency of `l3_cycles` (without one the L3 entry is never
+    /// used: it is the memory entry).
+    pub fn new(
+        app: &AppTiming,
+        t: &TimingConfig,
+        tlb: &TlbConfig,
+        dram_cycles: f64,
+        l3_cycles: Option<u32>,
+    ) -> StallTable {
         let llc = f64::from(t.llc_cycles);
         let l2 = ticks(f64::from(t.l2_cycles));
+        let l3 = l3_cycles.map_or(llc + dram_cycles, f64::from);
         StallTable {
             cpi: ticks(app.base_cpi).max(1),
             walk: ticks(f64::from(t.page_walk_cycles)),
@@ -294,9 +304,10 @@ impl StallTable {
                 0,
                 l2,
                 ticks(llc / app.mlp),
+                ticks(l3 / app.mlp),
                 ticks((llc + dram_cycles) / app.mlp),
             ],
-            walk_load: [0, l2, ticks(llc), ticks(llc + dram_cycles)],
+            walk_load: [0, l2, ticks(llc), ticks(l3), ticks(llc + dram_cycles)],
         }
     }
 
@@ -329,16 +340,36 @@ mod tests {
             stlb_hit_cycles: 7,
             ..TlbConfig::default()
         };
-        let s = StallTable::new(&AppTiming::new(0.5, 2.0), &t, &tlb, t.dram_cycles());
+        let s = StallTable::new(&AppTiming::new(0.5, 2.0), &t, &tlb, t.dram_cycles(), None);
         assert_eq!(s.cpi, 512);
         assert_eq!(s.stlb_hit, 7 * 1024);
         // Walk loads wait whole latencies (no mlp).
-        assert_eq!(s.walk_load, [0, 14 * 1024, 44 * 1024, (44 + 240) * 1024]);
+        assert_eq!(
+            s.walk_load,
+            [
+                0,
+                14 * 1024,
+                44 * 1024,
+                (44 + 240) * 1024,
+                (44 + 240) * 1024
+            ]
+        );
         assert_eq!(s.stall(false, Served::L1), 0);
         assert_eq!(s.stall(false, Served::L2), 14 * 1024);
         assert_eq!(s.stall(false, Served::Llc), 22 * 1024);
         assert_eq!(s.stall(false, Served::Memory), (44 + 240) * 512);
         assert_eq!(s.stall(true, Served::Memory), 0);
+        // With an L3 victim cache: its whole latency, divided by mlp.
+        let l3 = StallTable::new(
+            &AppTiming::new(0.5, 2.0),
+            &t,
+            &tlb,
+            t.dram_cycles(),
+            Some(90),
+        );
+        assert_eq!(l3.stall(false, Served::L3), 45 * 1024);
+        assert_eq!(l3.walk_load[Served::L3 as usize], 90 * 1024);
+        assert_eq!((l3.load[4], l3.walk_load[4]), (s.load[4], s.walk_load[4]));
         assert!(AppTiming::new(1.0, 0.5).check("a").is_err());
         assert!(AppTiming::new(0.0, 1.0).check("a").is_err());
         let cfg: TimingConfig =

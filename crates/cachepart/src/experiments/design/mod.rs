@@ -12,12 +12,15 @@
 //!   (COLORIS 4.3 thresholds, 4.4 over-commitment);
 //! * [`mechanisms`]: workloads under memory-system mechanisms (pages,
 //!   coloring, bit swapping), by weighted speedup and TLB and LLC misses
-//!   (SWAP, Figs. 2 and 7-10).
+//!   (SWAP, Figs. 2 and 7-10);
+//! * [`stall_sweep`]: the color sweep read as stall rates, miss rates and
+//!   L3 victim-cache hits (Tam et al., Figs. 6-8).
 
 pub mod background;
 pub mod color_sweep;
 pub mod mechanisms;
 pub mod split;
+pub mod stall_sweep;
 pub mod variants;
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +43,8 @@ pub enum Design {
     Variants(variants::Variants),
     /// Workloads under several mechanisms.
     Mechanisms(mechanisms::Mechanisms),
+    /// Each program alone with 1..n colors, read as stall and miss rates.
+    StallSweep(stall_sweep::StallSweep),
 }
 
 impl Design {
@@ -51,6 +56,7 @@ impl Design {
             Design::Background(d) => d.programs_used(),
             Design::Variants(d) => d.programs_used(),
             Design::Mechanisms(d) => d.programs_used(),
+            Design::StallSweep(d) => d.programs_used(),
         }
     }
 
@@ -62,6 +68,7 @@ impl Design {
             Design::Background(d) => d.check(),
             Design::Variants(d) => d.check(),
             Design::Mechanisms(d) => d.check(),
+            Design::StallSweep(d) => d.check(),
         }
     }
 
@@ -73,6 +80,7 @@ impl Design {
             Design::Background(_) => "background",
             Design::Variants(_) => "variants",
             Design::Mechanisms(_) => "mechanisms",
+            Design::StallSweep(_) => "stall-sweep",
         }
     }
 
@@ -85,6 +93,7 @@ impl Design {
             Design::Background(d) => d.metric_names(),
             Design::Variants(d) => d.metric_names(),
             Design::Mechanisms(d) => d.metric_names(),
+            Design::StallSweep(d) => d.metric_names(),
         }
     }
 
@@ -97,6 +106,7 @@ impl Design {
             Design::Background(d) => d.runs(),
             Design::Variants(d) => d.runs(),
             Design::Mechanisms(d) => d.runs(),
+            Design::StallSweep(d) => d.runs(),
         }
     }
 
@@ -113,6 +123,7 @@ impl Design {
             Design::Background(d) => d.analyse(runs, results),
             Design::Variants(d) => d.analyse(runs, results),
             Design::Mechanisms(d) => d.analyse(runs, results),
+            Design::StallSweep(d) => d.analyse(runs, results),
         }
     }
 }

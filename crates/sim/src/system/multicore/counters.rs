@@ -1,7 +1,7 @@
 //! Counters and samples: what is attributed to each app. Instructions,
 //! cycles and stall cycles are counted per record (in
 //! [`interleave`](super::interleave)); LLC references and misses, memory
-//! lines and page walks are the core's counters while the app was
+//! lines, L3 victim-cache hits and misses and page walks are the core's counters while the app was
 //! installed ([`Snap`] differences); LLC occupancy is the LLC's per-owner
 //! count (owner = app index). Whole-run totals and per-interval samples
 //! are built from them.
@@ -20,6 +20,8 @@ pub(super) struct Snap {
     pub(super) llc_misses: u64,
     pub(super) mem_lines: u64,
     pub(super) walks: u64,
+    pub(super) l3_hits: u64,
+    pub(super) l3_misses: u64,
 }
 
 pub(super) fn snap(pc: &PhysicalCore) -> Snap {
@@ -29,12 +31,15 @@ pub(super) fn snap(pc: &PhysicalCore) -> Snap {
         llc_misses: h.llc.total_misses(),
         mem_lines: h.mem.reads + h.mem.writes,
         walks: pc.tlb().stats().walks,
+        l3_hits: h.l3.hits,
+        l3_misses: h.l3.misses,
     }
 }
 
 impl System {
     /// Whole-run counters of every app so far.
     pub fn totals(&self) -> Vec<AppTotals> {
+        let has_l3 = self.llc.victim().is_some();
         (0..self.apps.len())
             .map(|i| {
                 let c = self.counters_now(i);
@@ -66,6 +71,8 @@ impl System {
                     page_ins: p.page_ins,
                     fallbacks: self.alloc.app_stats(i as u32).fallbacks,
                     paging_stall_cycles: c.paging_cycles(),
+                    l3_hits: has_l3.then_some(c.l3_hits),
+                    l3_misses: has_l3.then_some(c.l3_misses),
                 }
             })
             .collect()
@@ -82,6 +89,8 @@ impl System {
             c.llc_misses += s.llc_misses - core.base.llc_misses;
             c.mem_lines += s.mem_lines - core.base.mem_lines;
             c.walks += s.walks - core.base.walks;
+            c.l3_hits += s.l3_hits - core.base.l3_hits;
+            c.l3_misses += s.l3_misses - core.base.l3_misses;
         }
         c
     }

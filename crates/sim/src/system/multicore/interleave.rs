@@ -439,6 +439,7 @@ impl System {
                 &self.platform.timing,
                 &self.platform.tlb,
                 lat,
+                self.platform.l3_victim.map(|v| v.cycles),
             );
         }
     }

@@ -193,6 +193,7 @@ impl System {
             source,
         })?;
         llc.set_owner_tracking(apps.len());
+        llc.set_victim(platform.l3_victim_cache()?);
         let mut layout = ColorLayout::new(llc.geometry(), FRAME_BYTES)
             .map_err(|source| SystemError::Memory { app: None, source })?;
         if let Some(s) = swap {
@@ -289,6 +290,7 @@ impl System {
                     &platform.timing,
                     &platform.tlb,
                     dram.latency_cycles(),
+                    platform.l3_victim.map(|v| v.cycles),
                 ),
                 duty_clock: platform.clock_modulation.and_then(|m| m.clock(spec.duty)),
                 ooo: platform.timing.window.as_ref().map(Window::new),

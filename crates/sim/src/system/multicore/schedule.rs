@@ -214,6 +214,8 @@ impl System {
             app.c.llc_misses += s.llc_misses - core.base.llc_misses;
             app.c.mem_lines += s.mem_lines - core.base.mem_lines;
             app.c.walks += s.walks - core.base.walks;
+            app.c.l3_hits += s.l3_hits - core.base.l3_hits;
+            app.c.l3_misses += s.l3_misses - core.base.l3_misses;
             if app.done {
                 let mut old = old;
                 app.paging_final = Some(*old.stats());
