@@ -314,6 +314,12 @@ fn served_stall(
     beyond_private: &mut u64,
     mem_stall: &mut u64,
 ) -> u64 {
+    // An L1 hit never stalls (`StallTable::new` sets its entry to 0: it is
+    // part of `base-cpi`); said first, it keeps the common case to one
+    // compare.
+    if served == Served::L1 {
+        return 0;
+    }
     let s = stalls.stall(store, served);
     if served >= Served::Llc {
         *beyond_private += s;
