@@ -966,6 +966,13 @@ fn dash_reads_a_platform_and_an_experiment() {
         "{}",
         stderr(&o)
     );
+    let o = cachepart_stdin(&["daemon", "-"], b"");
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("needs a file, not standard input"),
+        "{}",
+        stderr(&o)
+    );
     let o = cachepart_stdin(&["profile", "compare", "-", "-"], b"");
     assert!(
         stderr(&o).contains("standard input can be read once"),

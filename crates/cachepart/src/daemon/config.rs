@@ -137,8 +137,14 @@ fn key_at(text: &str, span: &Range<usize>) -> Option<String> {
 }
 
 impl DaemonConfig {
-    /// Reads and checks the file at `path`.
+    /// Reads and checks the file at `path` (a file: standard input, `-`,
+    /// is refused, as the daemon reads its configuration again on SIGHUP).
     pub fn read(path: &Path) -> Result<DaemonConfig, Error> {
+        if cachepart_units::input::is_stdin(path) {
+            return Err(Error::Usage(
+                "-: the daemon reads its configuration again on SIGHUP, so it needs a file, not standard input".into(),
+            ));
+        }
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         DaemonConfig::parse(&text, path)
     }
