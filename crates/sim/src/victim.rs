@@ -278,23 +278,13 @@ impl VictimCache {
     /// (exclusive) and returns whether it was dirty; `None` on a miss.
     #[inline]
     pub fn take(&mut self, block: u64) -> Option<bool> {
-        let (b, bit) = self.split(block);
-        match self.find(b).filter(|&i| self.present[i] & bit != 0) {
-            Some(i) => {
-                self.stats.hits += 1;
-                let dirty = self.dirty[i] & bit != 0;
-                self.present[i] &= !bit;
-                self.dirty[i] &= !bit;
-                if self.present[i] == 0 {
-                    self.tags[i] = INVALID;
-                }
-                Some(dirty)
-            }
-            None => {
-                self.stats.misses += 1;
-                None
-            }
+        let taken = self.invalidate(block);
+        if taken.is_some() {
+            self.stats.hits += 1;
+        } else {
+            self.stats.misses += 1;
         }
+        taken
     }
 
     /// Inserts LLC victim `block` (`dirty` if it was); returns the dirty
