@@ -34,11 +34,14 @@
 //! performance), ties by efficiency (geometric mean of normalised
 //! performance), then by search order, so the result is deterministic.
 //! Runs are independent and spread over threads.
+//!
+//! `check.rs` checks the options against the scenario before anything
+//! runs, `space.rs` builds the duty-cycle and prefetcher-word vectors and
+//! `format.rs` writes the report as a table, CSV or JSON.
 
 use cachepart_machine::Duty;
 use cachepart_profile::MixMetrics;
-use cachepart_sim::memory::{AllocatorKind, ColorLayout, FRAME_BYTES};
-use cachepart_sim::prefetch::Kind;
+use cachepart_sim::memory::{ColorLayout, FRAME_BYTES};
 use cachepart_sim::system::IdleQuantum;
 use cachepart_units::IdSet;
 use rayon::prelude::*;
@@ -52,6 +55,14 @@ use crate::scenario::Scenario;
 use crate::sim_run::{run_scenario, SimReport};
 use crate::throttle_coloring::{color_splits, split_count};
 use crate::throttle_quantum::{quantum_vectors, DEFAULT_RUN_CYCLES, IDLE_PERCENT};
+
+mod check;
+mod format;
+mod space;
+
+use check::check;
+pub use format::{to_csv, to_json, to_table};
+use space::{duty_vectors, word_vectors};
 
 /// How far the search goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,39 +191,6 @@ fn candidate(stage: &'static str, set: &Setting, slow: Vec<f64>) -> Candidate {
     }
 }
 
-/// Every vector of `n` picks from `options`, in lexicographic order.
-fn product<T: Clone>(options: &[T], n: usize) -> Vec<Vec<T>> {
-    (0..n).fold(vec![Vec::new()], |acc, _| {
-        acc.into_iter()
-            .flat_map(|v| {
-                options.iter().map(move |o| {
-                    let mut v = v.clone();
-                    v.push(o.clone());
-                    v
-                })
-            })
-            .collect()
-    })
-}
-
-/// Every per-app duty vector over `levels` with at least one app at full
-/// speed, in lexicographic order.
-fn duty_vectors(levels: &[Duty], n: usize) -> Vec<Vec<Duty>> {
-    let mut out = product(levels, n);
-    out.retain(|v| v.iter().any(|d| d.is_full()));
-    out
-}
-
-/// Every per-app word vector where each app's word is `base` or `base`
-/// with one of `kinds` flipped.
-fn word_vectors(base: u64, kinds: &[Kind], n: usize) -> Vec<Vec<Option<u64>>> {
-    let options: Vec<Option<u64>> = std::iter::once(base)
-        .chain(kinds.iter().map(|k| base ^ k.bit()))
-        .map(Some)
-        .collect();
-    product(&options, n)
-}
-
 fn too_many(what: &str, runs: usize, max: usize) -> Error {
     Error::Usage(format!(
         "the {what} search needs {runs} runs, more than the limit of {max} (raise it, or use fewer apps)"
@@ -229,89 +207,6 @@ fn platform_colors(scenario: &Scenario) -> Result<u32, Error> {
     let layout = ColorLayout::new(&geometry, FRAME_BYTES)
         .map_err(|e| Error::config("", "platform.llc", e))?;
     Ok(u32::try_from(layout.colors()).unwrap_or(u32::MAX))
-}
-
-/// Refuses what the search cannot run; returns the platform's duty-cycle
-/// steps, and its color count when the coloring stage is on.
-fn check(scenario: &Scenario, opts: &SearchOptions) -> Result<(u32, Option<u32>), Error> {
-    let whence = &scenario.name;
-    let Some(modulation) = scenario.platform.clock_modulation else {
-        return Err(Error::config(
-            format_args!("scenario {whence}"),
-            "",
-            format_args!(
-                "platform {} has no duty-cycle modulation (no [clock-modulation] section)",
-                scenario.platform.name
-            ),
-        ));
-    };
-    let steps = modulation.steps;
-    if opts.prefetchers && scenario.platform.prefetchers.run_word.is_none() {
-        return Err(Error::config(
-            format_args!("scenario {whence}"),
-            "prefetchers",
-            "the hybrid search tunes prefetchers, but the scenario runs without them (set prefetchers = \"platform\")",
-        ));
-    }
-    if scenario.apps.len() < 2 {
-        return Err(Error::config(
-            format_args!("scenario {whence}"),
-            "app",
-            "fairness needs at least two apps",
-        ));
-    }
-    if let Some(i) = scenario
-        .apps
-        .iter()
-        .position(|a| !a.duty.is_full() || a.prefetch_word.is_some() || a.idle_quantum.is_some())
-    {
-        return Err(Error::config(
-            format_args!("scenario {whence}"),
-            format!("app[{i}] ({})", scenario.apps[i].name),
-            "the search sets duty cycles, prefetchers and idle processes itself; remove the app's duty, prefetchers and quantum",
-        ));
-    }
-    if opts.quantum {
-        IdleQuantum {
-            run_cycles: opts.quantum_run_cycles,
-            idle_cycles: opts.quantum_run_cycles,
-        }
-        .check()
-        .map_err(|(_, why)| Error::Usage(format!("quantum-run-cycles: {why}")))?;
-        let cores: Vec<u32> = scenario.apps.iter().map(|a| a.core).collect();
-        if (1..cores.len()).any(|i| cores[..i].contains(&cores[i])) {
-            return Err(Error::config(
-                format_args!("scenario {whence}"),
-                "app.core",
-                "quantum adjustment gives one app an idle process on its core, so every app needs a core of its own",
-            ));
-        }
-    }
-    if !opts.coloring {
-        return Ok((steps, None));
-    }
-    if scenario.platform.memory.allocator == AllocatorKind::Buddy {
-        return Err(Error::config(
-            format_args!("scenario {whence}"),
-            "allocator",
-            "the page-coloring stage needs a color-aware allocator in every run (set allocator = \"tam\")",
-        ));
-    }
-    if let Some(i) = scenario.colors.iter().position(Option::is_some) {
-        return Err(Error::config(
-            format_args!("scenario {whence}"),
-            format!("app[{i}] ({}).colors", scenario.apps[i].name),
-            "the page-coloring stage sets the colors itself; remove the app's colors",
-        ));
-    }
-    if scenario.coloring.is_some() {
-        return Err(Error::config(
-            format_args!("scenario {whence}"),
-            "coloring",
-            "the page-coloring stage sets static colors; remove the [coloring] policy",
-        ));
-    }
-    platform_colors(scenario).map(|c| (steps, Some(c)))
 }
 
 /// Runs the search on `scenario`.
@@ -514,109 +409,4 @@ fn best(c: &[Candidate]) -> &Candidate {
     c.iter()
         .reduce(|x, y| if rank(y, x).is_lt() { y } else { x })
         .expect("a search has candidates")
-}
-
-fn settings(c: &Candidate) -> String {
-    (0..c.duty.len())
-        .map(|i| {
-            let mut s = c.duty[i].to_string();
-            if let Some(w) = c.prefetchers[i] {
-                s.push_str(&format!(" pf={w:#x}"));
-            }
-            if let Some(q) = c.quantum[i] {
-                s.push_str(&format!(" idle={q}"));
-            }
-            if let Some(k) = &c.colors[i] {
-                s.push_str(&format!(" colors={k}"));
-            }
-            s
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The report as a table: the default, the best duty-cycle and hybrid
-/// settings, then every candidate.
-pub fn to_table(r: &SearchReport) -> String {
-    let mut out = format!(
-        "scenario {} on {}: apps {}\n",
-        r.scenario,
-        r.platform,
-        r.apps.join(", ")
-    );
-    let line = |label: &str, c: &Candidate| {
-        format!(
-            "{label:<12} unfairness factor {:.4}  efficiency {:.4}  [{}]  slowdowns {}\n",
-            c.unfairness_factor,
-            c.efficiency,
-            settings(c),
-            c.slowdowns
-                .iter()
-                .map(|s| format!("{s:.3}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        )
-    };
-    out.push_str(&line("default", &r.default));
-    out.push_str(&line("duty cycle", &r.best_duty));
-    if let Some(h) = &r.best_hybrid {
-        out.push_str(&line("hybrid", h));
-    }
-    if let Some(q) = &r.best_quantum {
-        out.push_str(&line("quantum", q));
-    }
-    if let Some(c) = &r.best_coloring {
-        out.push_str(&line("coloring", c));
-    }
-    out.push_str(&format!("\n{} candidates:\n", r.candidates.len()));
-    for c in &r.candidates {
-        out.push_str(&line(c.stage, c));
-    }
-    out
-}
-
-/// The candidates as CSV, one row per candidate and app.
-pub fn to_csv(r: &SearchReport) -> String {
-    let mut out = String::from(
-        "scenario,candidate,stage,app,duty,prefetchers,quantum,colors,slowdown,unfairness_factor,efficiency\n",
-    );
-    for (i, c) in r.candidates.iter().enumerate() {
-        for (a, name) in r.apps.iter().enumerate() {
-            out.push_str(&format!(
-                "{},{i},{},{name},{},{},{},\"{}\",{},{},{}\n",
-                r.scenario,
-                c.stage,
-                c.duty[a],
-                c.prefetchers[a].map_or(String::new(), |w| format!("{w:#x}")),
-                c.quantum[a].map_or(String::new(), |q| q.to_string()),
-                c.colors[a].as_deref().unwrap_or(""),
-                c.slowdowns[a],
-                c.unfairness_factor,
-                c.efficiency
-            ));
-        }
-    }
-    out
-}
-
-/// The report as JSON.
-pub fn to_json(r: &SearchReport) -> String {
-    serde_json::to_string_pretty(r).unwrap_or_default() + "\n"
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn search_spaces() {
-        let levels = Duty::all(8).unwrap();
-        let d = duty_vectors(&levels, 2);
-        assert_eq!(d.len(), 15);
-        assert!(d.iter().all(|v| v.iter().any(|x| x.is_full())));
-        assert_eq!(duty_vectors(&levels, 3).len(), 512 - 343);
-        let w = word_vectors(0x4, &[Kind::L2Streamer, Kind::L1NextLine], 2);
-        assert_eq!(w.len(), 9);
-        assert!(w.contains(&vec![Some(0x5), Some(0x0)]));
-    }
 }
