@@ -250,16 +250,19 @@ def test_killed_worker_loses_and_doubles_nothing(cluster, tmp_path):
 
 def test_interrupted_sweep_resumes_without_redoing(cluster, tmp_path):
     address, _ = cluster
-    f = write(tmp_path, SWEEP.format(metrics="builtin:debian"))
+    # 1,500 runs, one per task: on a quiet machine 300 could all finish
+    # before the interrupt
+    f = write(tmp_path, SWEEP.format(metrics="builtin:debian").replace("count = 20", "count = 100"))
     plan = sw.plan(f)
     out = tmp_path / "out"
     cli = subprocess.Popen(
-        # one run per task: slow enough to be caught mid-way
         [sys.executable, "-m", "cachepart.sweep", "run", str(f), "--scheduler", address, "--out", str(out), "-q",
          "--batch", "1"],
         stderr=subprocess.PIPE, text=True,
     )
-    while len(store.done(out)) < 50 and cli.poll() is None:
+    # counting the result files (one per run here) is cheap; reading them
+    # all each time (store.done) slowed the loop as they grew
+    while len(list((out / store.RUNS).glob("*.parquet"))) < 50 and cli.poll() is None:
         time.sleep(0.005)
     cli.send_signal(signal.SIGINT)
     _, err = cli.communicate(timeout=60)
