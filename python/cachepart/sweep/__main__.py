@@ -2,8 +2,12 @@
 (``cachepart sweep ...`` runs this).
 
 Errors are printed as ``error: MESSAGE`` with exit status 1; usage errors
-exit 2 (argparse); Ctrl-C exits 130 (finished runs stay; run again to
-resume).
+exit 2 (argparse). ``run`` stops on Ctrl-C (SIGINT, exit 130) and on
+SIGTERM (what ``kill`` and SLURM at a job's time limit send; exit 143): the
+runs not started are cancelled, finished runs stay, and running again
+resumes. A SIGINT that was ignored when the command started (a job started
+with ``&`` from a script) stays ignored, as the shell meant; SIGTERM still
+stops it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -70,11 +75,21 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt so
+    that the runner cancels what is left the same way."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def _run(args: argparse.Namespace) -> int:
     from cachepart.sweep.runner import run
 
     if args.workers is not None and args.workers < 1:
         raise SystemExit("cachepart sweep: error: --workers must be at least 1")
+    signal.signal(signal.SIGTERM, _raise_terminated)
     s = run(args.file, scheduler=args.scheduler, workers=args.workers, out=args.out, batch=args.batch, progress=not args.quiet)
     print(
         f"{s.total} runs: {s.already_done} already done, {s.done} done now, {s.failed} failed; results in {s.out}",
@@ -108,9 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _core.CachepartError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted: finished runs are kept; run again to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"{what}: finished runs are kept; run again to resume", file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT)
 
 
 if __name__ == "__main__":
