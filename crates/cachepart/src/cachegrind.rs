@@ -11,7 +11,7 @@ use std::path::Path;
 use cachepart_sim::{
     parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS,
 };
-use cachepart_trace::Reader;
+use cachepart_trace::{Prefetch, Reader};
 
 use crate::error::Error;
 use crate::platforms;
@@ -59,10 +59,13 @@ pub fn simulate_trace(path: &Path, cfg: &CachegrindConfig) -> Result<CachegrindS
         path: path.to_path_buf(),
         source: e,
     })?;
-    let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(input)?;
+    let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(input)?;
     let mut sim = CachegrindSim::new(cfg).map_err(|e| Error::Usage(e.to_string()))?;
-    while let Some(frame) = reader.next_frame().map_err(input)? {
-        sim.run(frame.iter().copied());
+    // Frames are decompressed and decoded on another thread while this one
+    // simulates; a reader's error still comes out with its byte offset.
+    let mut ahead = Prefetch::reader(reader).map_err(input)?;
+    while let Some(chunk) = ahead.take_chunk().map_err(input)? {
+        sim.run(chunk.iter().copied());
     }
     Ok(sim.summary())
 }

@@ -98,7 +98,20 @@ fn bad(offset: u64, reason: impl Into<String>) -> TraceError {
     }
 }
 
+/// A varint of at most 48 bits; one byte (most deltas of a real trace)
+/// without a loop.
+#[inline(always)]
 fn get_varint(c: &mut Cursor<'_>) -> Option<u64> {
+    match c.buf.get(c.pos) {
+        Some(&b) if b < 0x80 => {
+            c.pos += 1;
+            Some(u64::from(b))
+        }
+        _ => get_long_varint(c),
+    }
+}
+
+fn get_long_varint(c: &mut Cursor<'_>) -> Option<u64> {
     let mut v = 0u64;
     for i in 0..7 {
         let b = *c.buf.get(c.pos)?;
@@ -251,41 +264,86 @@ impl FrameDecoder {
         let mut ec = Cursor::new(&vars[li + ld..]);
         let (mut pi, mut pd) = (0u64, 0u64);
         out.reserve(n);
-        for i in 0..n {
-            let rec_no = first + i as u64;
-            let bad_rec = |source| TraceError::BadRecord {
-                offset,
-                record: rec_no,
-                source,
-            };
-            let (k, s, g) = (kinds[i], sizes[i], gaps[i]);
-            if k > 7 {
-                return Err(bad_rec(RecordError::KindCode(k)));
+        // Most frames hold only valid kinds, sizes and gaps: checked here
+        // for the whole frame at once, their records need no check of
+        // their own but the escapes'. Any other frame takes the checked
+        // loop, which names the first bad record.
+        let valid = kinds
+            .iter()
+            .zip(sizes)
+            .zip(gaps)
+            .all(|((&k, &s), &g)| k <= 5 && s <= 0x7f && g <= 0x3f && (s != 0 || k == 4));
+        if valid {
+            for (i, ((&k, &s), &g)) in kinds.iter().zip(sizes).zip(gaps).enumerate() {
+                let (a, section) = match k {
+                    2 => (
+                        get_varint(&mut ic),
+                        "instruction address section ends early",
+                    ),
+                    4 => (get_varint(&mut ec), "escape section ends early"),
+                    _ => (get_varint(&mut dc), "data address section ends early"),
+                };
+                let a = a.ok_or_else(|| bad(offset, section))?;
+                let a = match k {
+                    2 => {
+                        pi = undelta48(a, pi);
+                        pi
+                    }
+                    4 => a,
+                    _ => {
+                        pd = undelta48(a, pd);
+                        pd
+                    }
+                };
+                let word = a | u64::from(k) << 48 | u64::from(s) << 51 | u64::from(g) << 58;
+                out.push(if k == 4 {
+                    Record::from_raw(word).map_err(|source| TraceError::BadRecord {
+                        offset,
+                        record: first + i as u64,
+                        source,
+                    })?
+                } else {
+                    Record::from_checked_access(word)
+                });
             }
-            if s > 0x7f {
-                return Err(bad_rec(RecordError::Size(u64::from(s))));
-            }
-            if g > 0x3f {
-                return Err(bad_rec(RecordError::Gap(u64::from(g))));
-            }
-            let a = match k {
-                2 => {
-                    let z = get_varint(&mut ic)
-                        .ok_or_else(|| bad(offset, "instruction address section ends early"))?;
-                    pi = undelta48(z, pi);
-                    pi
+        } else {
+            for i in 0..n {
+                let rec_no = first + i as u64;
+                let bad_rec = |source| TraceError::BadRecord {
+                    offset,
+                    record: rec_no,
+                    source,
+                };
+                let (k, s, g) = (kinds[i], sizes[i], gaps[i]);
+                if k > 7 {
+                    return Err(bad_rec(RecordError::KindCode(k)));
                 }
-                // Data accesses: load, store, modify, dependent load.
-                0 | 1 | 3 | 5 => {
-                    let z = get_varint(&mut dc)
-                        .ok_or_else(|| bad(offset, "data address section ends early"))?;
-                    pd = undelta48(z, pd);
-                    pd
+                if s > 0x7f {
+                    return Err(bad_rec(RecordError::Size(u64::from(s))));
                 }
-                _ => get_varint(&mut ec).ok_or_else(|| bad(offset, "escape section ends early"))?,
-            };
-            let word = a | u64::from(k) << 48 | u64::from(s) << 51 | u64::from(g) << 58;
-            out.push(Record::from_raw(word).map_err(bad_rec)?);
+                if g > 0x3f {
+                    return Err(bad_rec(RecordError::Gap(u64::from(g))));
+                }
+                let a = match k {
+                    2 => {
+                        let z = get_varint(&mut ic)
+                            .ok_or_else(|| bad(offset, "instruction address section ends early"))?;
+                        pi = undelta48(z, pi);
+                        pi
+                    }
+                    // Data accesses: load, store, modify, dependent load.
+                    0 | 1 | 3 | 5 => {
+                        let z = get_varint(&mut dc)
+                            .ok_or_else(|| bad(offset, "data address section ends early"))?;
+                        pd = undelta48(z, pd);
+                        pd
+                    }
+                    _ => get_varint(&mut ec)
+                        .ok_or_else(|| bad(offset, "escape section ends early"))?,
+                };
+                let word = a | u64::from(k) << 48 | u64::from(s) << 51 | u64::from(g) << 58;
+                out.push(Record::from_raw(word).map_err(bad_rec)?);
+            }
         }
         if ic.remaining() != 0 || dc.remaining() != 0 || ec.remaining() != 0 {
             return Err(bad(offset, "bytes left over after the last record"));

@@ -10,7 +10,9 @@
 //! reader's error still names its byte offset. Memory stays bounded: at
 //! most `depth` chunks wait in the channel, plus the one being filled and
 //! the one being consumed (chunks are handed back to the thread and
-//! reused, so steady state allocates nothing). Dropping a [`Prefetch`]
+//! reused, so steady state allocates nothing). A reader's frame of at
+//! least a chunk's records travels whole, as one chunk, without being
+//! copied. Dropping a [`Prefetch`]
 //! stops its thread (it ends at its next hand-over) and waits for it.
 //!
 //! [`Reader`]: crate::Reader
@@ -79,6 +81,18 @@ impl Sink {
         true
     }
 
+    /// Sends a decoded frame: as one chunk of its own, without copying,
+    /// when nothing is pending and it holds at least a chunk's records
+    /// (`frame` then gets a recycled buffer); else as [`Sink::extend`].
+    fn extend_frame(&mut self, frame: &mut Vec<Record>) -> bool {
+        if self.chunk.is_empty() && frame.len() >= self.chunk_records {
+            let next = self.fresh();
+            let full = std::mem::replace(frame, next);
+            return self.tx.send(Msg::Records(full)).is_ok();
+        }
+        self.extend(frame)
+    }
+
     fn push(&mut self, r: Record) -> bool {
         self.chunk.push(r);
         self.chunk.len() < self.chunk_records || self.flush()
@@ -115,20 +129,23 @@ impl Prefetch {
         chunk_records: usize,
         depth: usize,
     ) -> Result<Prefetch> {
-        Prefetch::spawn(chunk_records, depth, move |sink| loop {
-            match reader.next_frame() {
-                Ok(Some(recs)) => {
-                    if !sink.extend(recs) {
+        Prefetch::spawn(chunk_records, depth, move |sink| {
+            let mut frame = Vec::new();
+            loop {
+                match reader.swap_frame(&mut frame) {
+                    Ok(true) => {
+                        if !sink.extend_frame(&mut frame) {
+                            return;
+                        }
+                    }
+                    Ok(false) => {
+                        sink.flush();
                         return;
                     }
-                }
-                Ok(None) => {
-                    sink.flush();
-                    return;
-                }
-                Err(e) => {
-                    sink.error(e);
-                    return;
+                    Err(e) => {
+                        sink.error(e);
+                        return;
+                    }
                 }
             }
         })
@@ -225,6 +242,23 @@ impl Prefetch {
         }
     }
 
+    /// The records decoded ahead that are not yet taken, as one slice: the
+    /// rest of the current chunk, or the next chunk once that is used up;
+    /// `Ok(None)` at the end of the stream. Nothing is copied, so a
+    /// consumer that works chunk by chunk (a simulation loop) pays nothing
+    /// per record for the hand-over. On an error the records before it
+    /// have come out in earlier slices; the next call goes on after it.
+    pub fn take_chunk(&mut self) -> Result<Option<&[Record]>> {
+        while self.pos >= self.cur.len() {
+            if !self.advance()? {
+                return Ok(None);
+            }
+        }
+        let from = self.pos;
+        self.pos = self.cur.len();
+        Ok(Some(&self.cur[from..]))
+    }
+
     /// Appends up to `max` next records to `buf` and returns how many; fewer
     /// only at the end of the stream (0: it has ended). On an error, the
     /// records before it stay appended and the error is returned; the next
@@ -308,6 +342,30 @@ mod tests {
         let mut w = Writer::new(Vec::new(), &header).unwrap();
         w.extend(records.iter().copied()).unwrap();
         w.finish().unwrap().0
+    }
+
+    #[test]
+    fn take_chunk_hands_over_every_record_once_in_order() {
+        let all = recs(10_007);
+        let bytes = trace(&all, 1000);
+        for (chunk, depth) in [(1, 1), (7, 2), (4096, 4)] {
+            let mut p = Prefetch::reader_with(
+                Reader::new(std::io::Cursor::new(bytes.clone())).unwrap(),
+                chunk,
+                depth,
+            )
+            .unwrap();
+            let mut got = Vec::new();
+            // a record taken one by one first, then the rest chunk by chunk
+            got.push(p.next().unwrap().unwrap());
+            while let Some(c) = p.take_chunk().unwrap() {
+                // a frame of at least a chunk's records comes whole
+                assert!(!c.is_empty() && c.len() <= chunk.max(1000));
+                got.extend_from_slice(c);
+            }
+            assert_eq!(got, all, "chunk {chunk}, depth {depth}");
+            assert!(p.take_chunk().unwrap().is_none());
+        }
     }
 
     #[test]

@@ -74,6 +74,22 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// [`Reader::next_frame`] that hands the frame's records over in `out`
+    /// instead of lending them: `out`'s old contents are dropped and its
+    /// allocation is kept for a later frame. `Ok(false)` at the end (after
+    /// the index has been read and checked). For a consumer that keeps
+    /// whole frames (a read-ahead thread), this saves copying them.
+    pub fn swap_frame(&mut self, out: &mut Vec<Record>) -> Result<bool> {
+        if self.next_frame()?.is_none() {
+            out.clear();
+            return Ok(false);
+        }
+        std::mem::swap(&mut self.buf, out);
+        self.buf.clear();
+        self.pos = 0;
+        Ok(true)
+    }
+
     fn read_frame(&mut self) -> Result<bool> {
         let at = self.offset;
         let mut hb = [0u8; FRAME_HEADER];

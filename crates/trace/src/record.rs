@@ -268,6 +268,14 @@ impl Record {
         ))
     }
 
+    /// Wraps a raw access word whose kind (not an escape), size (1 to
+    /// 127) and gap the caller has already checked: the frame decoder checks
+    /// a whole frame's planes at once, then builds its records with this.
+    #[inline(always)]
+    pub(crate) const fn from_checked_access(raw: u64) -> Record {
+        Record(raw)
+    }
+
     /// Checks and wraps a raw 64-bit word.
     pub fn from_raw(raw: u64) -> Result<Record, RecordError> {
         let kind_code = ((raw >> KIND_SHIFT) & 7) as u8;

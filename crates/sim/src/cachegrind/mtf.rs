@@ -1,0 +1,114 @@
+//! The tag store of the cachegrind-compatible simulator: one LRU cache as
+//! valgrind's `cg_sim.c` keeps it, each set's blocks in most-recently-used
+//! order. A hit moves its block to the front; a miss shifts the set down
+//! one way (the last block falls out) and puts the new block first.
+//!
+//! This is all cachegrind's model needs: no dirty bits, owners, masks or
+//! replacement policy object, so the common case (a hit on the set's most
+//! recent block) is one load and one compare. The general [`Cache`] gives
+//! the same counts more slowly; `super::tests` checks the two against each
+//! other.
+//!
+//! [`Cache`]: crate::cache::Cache
+
+use crate::geometry::Geometry;
+
+/// No block: block numbers are addresses shifted right by at least four
+/// bits, so they never reach `u64::MAX`.
+const EMPTY: u64 = u64::MAX;
+
+/// One LRU cache in move-to-front order.
+#[derive(Clone, Debug)]
+pub(super) struct MtfCache {
+    /// `sets x ways` block numbers, set by set, most recent first.
+    tags: Box<[u64]>,
+    ways: usize,
+    set_mask: u64,
+    line_bits: u32,
+}
+
+impl MtfCache {
+    /// An empty cache of an unsliced geometry.
+    pub(super) fn new(g: &Geometry) -> Self {
+        debug_assert_eq!(g.slices(), 1);
+        MtfCache {
+            tags: vec![EMPTY; g.lines()].into_boxed_slice(),
+            ways: g.ways() as usize,
+            set_mask: g.sets() - 1,
+            line_bits: g.line_bits(),
+        }
+    }
+
+    /// Looks `block` up and makes it the most recent of its set; `true`
+    /// on a miss.
+    #[inline(always)]
+    fn block_misses(&mut self, block: u64) -> bool {
+        let base = (block & self.set_mask) as usize * self.ways;
+        let set = &mut self.tags[base..base + self.ways];
+        if set[0] == block {
+            return false;
+        }
+        let at = set[1..].iter().position(|&t| t == block);
+        let end = match at {
+            Some(i) => i + 1,
+            None => set.len() - 1,
+        };
+        set.copy_within(0..end, 1);
+        set[0] = block;
+        at.is_none()
+    }
+
+    /// cachegrind's reference of `size` bytes (at least one) at `addr`:
+    /// every line it touches is looked up, and it misses if any of them
+    /// missed.
+    #[inline(always)]
+    pub(super) fn misses(&mut self, addr: u64, size: u32) -> bool {
+        let first = addr >> self.line_bits;
+        let last = addr.wrapping_add(u64::from(size.max(1)) - 1) >> self.line_bits;
+        let mut miss = self.block_misses(first);
+        let mut b = first;
+        while b != last {
+            b = b.wrapping_add(1);
+            miss |= self.block_misses(b);
+        }
+        miss
+    }
+
+    /// Empties every set.
+    pub(super) fn flush(&mut self) {
+        self.tags.fill(EMPTY);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(size: u64, ways: u32, line: u32) -> MtfCache {
+        MtfCache::new(&Geometry::new(size, ways, line).unwrap())
+    }
+
+    #[test]
+    fn evicts_the_least_recently_used_block_of_its_set() {
+        // 2 sets of 2 ways, 16-byte lines: blocks 0, 2, 4 share set 0
+        let mut c = cache(64, 2, 16);
+        assert!(c.misses(0x00, 4));
+        assert!(c.misses(0x20, 4));
+        assert!(!c.misses(0x00, 4)); // 0 becomes the most recent
+        assert!(c.misses(0x40, 4)); // evicts block 2, not 0
+        assert!(!c.misses(0x00, 4));
+        assert!(c.misses(0x20, 4));
+        assert!(c.misses(0x10, 4), "set 1 is untouched by set 0's traffic");
+    }
+
+    #[test]
+    fn a_straddling_reference_misses_if_either_line_missed() {
+        let mut c = cache(256, 4, 16);
+        assert!(c.misses(0x00, 1));
+        assert!(!c.misses(0x00, 1));
+        assert!(c.misses(0x0e, 4), "0x10's line is new");
+        assert!(!c.misses(0x0e, 4), "both lines are present now");
+        c.flush();
+        assert!(c.misses(0x0e, 4));
+    }
+}

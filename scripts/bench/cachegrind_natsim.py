@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""`cachepart sim cachegrind` against natsim, end to end, as a user runs them.
+
+The yardstick is `../shared/bench/natsim.c`: a plain C loop in
+cachegrind's model (move-to-front tag arrays as valgrind's `cg_sim.c`)
+over the raw 8-byte records of a trace, mmap'd. Both programs see the same
+references of one real program, captured once under valgrind lackey and
+written twice from that one run (`lk2bin` for natsim's raw records,
+`cachepart trace convert --from lackey` for the compressed `.cpt`).
+
+Each repetition runs the two whole processes one after the other
+(alternating which goes first) and times each from start to exit: for
+cachepart that is reading and decompressing the `.cpt` and printing the
+totals; for natsim, mapping its raw file (already in the page cache) and
+its loop. The nine totals of both are checked equal before timing. Prints
+one row per run, then the medians and the ratio (cachepart's references
+per second over natsim's; the target is at least 1.0).
+
+    scripts/bench/cachegrind_natsim.py [--reps N] [--mb SIZE] [--work DIR]
+
+Environment: CACHEPART (default target/release/cachepart), SHARED (default
+../shared). Needs valgrind, gzip and gcc. The traces stay in the work
+directory (default: $TMPDIR/cachepart-cg-natsim) for the next run; delete
+it when done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "2097152,16,64"}
+
+
+def sh(cmd: list[str] | str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def make_input(path: Path, mb: float) -> None:
+    """Seeded text with a skewed vocabulary (compressible as source code or
+    logs are), `mb` MB."""
+    r = random.Random(20261127)
+    syll = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "po", "an", "el", "or", "us", "ix", "em"]
+    vocab = ["".join(r.choice(syll) for _ in range(r.randint(1, 5))) for _ in range(30000)]
+    size, lines = 0, []
+    while size < mb * 1e6:
+        line = " ".join(vocab[int(len(vocab) * r.random() ** 2)] for _ in range(r.randint(3, 12)))
+        lines.append(line)
+        size += len(line) + 1
+    path.write_text("\n".join(lines) + "\n")
+
+
+def capture(work: Path, cachepart: str, shared: Path, mb: float) -> tuple[Path, Path]:
+    bins = work / "bin"
+    bins.mkdir(parents=True, exist_ok=True)
+    for prog, flags in (("natsim", ["-O3", "-march=native"]), ("lk2bin", ["-O3"])):
+        if not (bins / prog).exists():
+            sh(["gcc", *flags, "-o", str(bins / prog), str(shared / "bench" / f"{prog}.c")])
+    raw, cpt = work / f"gzip9-{mb}mb.bin", work / f"gzip9-{mb}mb.cpt"
+    if raw.exists() and cpt.exists():
+        return raw, cpt
+    inp = work / f"input-{mb}mb.txt"
+    make_input(inp, mb)
+    print(f"# capturing gzip -9 on {mb} MB under lackey (once)", file=sys.stderr)
+    pipeline = (
+        f"valgrind --tool=lackey --trace-mem=yes --log-fd=9 gzip -9 -c {inp} 9>&1 1>/dev/null"
+        f" | tee >({bins / 'lk2bin'} -o {raw}.tmp)"
+        f" | {cachepart} trace convert --from lackey - {cpt}.tmp"
+    )
+    sh(["bash", "-o", "pipefail", "-c", pipeline])
+    time.sleep(1)  # lk2bin, in its process substitution, may still be flushing
+    os.replace(f"{raw}.tmp", raw)
+    os.replace(f"{cpt}.tmp", cpt)
+    inp.unlink()
+    return raw, cpt
+
+
+def natsim_totals(text: str) -> dict[str, int]:
+    g = {k: int(v) for k, v in re.findall(r"([\w()+]+)=(\d+)", text)}
+    return {
+        "Ir": g["I"],
+        "I1miss": g["I1miss"],
+        "D1miss": g["D1miss"],
+        "LLmiss(I)": g["LLmiss(I)"],
+        "LLmiss(D)": g["LLmiss(D)"],
+        "Dr": g["Dr(L+M)"],
+        "Dw": g["Dw"],
+    }
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return time.perf_counter() - t0, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--mb", type=float, default=0.35, help="gzip's input size in MB (default 0.35: about 200 M references)")
+    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "cachepart-cg-natsim")
+    a = ap.parse_args()
+    cachepart = os.environ.get("CACHEPART", str(ROOT / "target/release/cachepart"))
+    shared = Path(os.environ.get("SHARED", ROOT.parent / "shared"))
+    if not Path(cachepart).exists():
+        sh(["cargo", "build", "--release", "-q", "-p", "cachepart-cli"], cwd=ROOT)
+    for tool in ("valgrind", "gzip", "gcc"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} is needed (apt-get install {tool})")
+    raw, cpt = capture(a.work, cachepart, shared, a.mb)
+
+    cp_cmd = [cachepart, "sim", "cachegrind", str(cpt), *(f"--{k}={v}" for k, v in GEOMETRY.items()), "--format", "json"]
+    ns_cmd = [str(a.work / "bin" / "natsim"), "-c", GEOMETRY["D1"], "-l", GEOMETRY["LL"], str(raw)]
+    # warm the page cache and check the counts once
+    _, cp_out = timed(cp_cmd)
+    _, ns_out = timed(ns_cmd)
+    cp = json.loads(cp_out)
+    ns = natsim_totals(ns_out)
+    got = {
+        "Ir": cp["Ir"],
+        "Dr": cp["Dr"],
+        "Dw": cp["Dw"],
+        "I1miss": cp["I1mr"],
+        "D1miss": cp["D1mr"] + cp["D1mw"],
+        "LLmiss(I)": cp["ILmr"],
+        "LLmiss(D)": cp["DLmr"] + cp["DLmw"],
+    }
+    want = {k: ns[k] for k in got}
+    if got != want:
+        sys.exit(f"the counts differ: cachepart {got}, natsim {want}")
+    refs = cp["Ir"] + cp["Dr"] + cp["Dw"]
+    print(f"trace: gzip -9 on {a.mb} MB, {refs:,} references ({cpt.stat().st_size / refs:.3f} bytes/ref in the .cpt,"
+          f" 8 in natsim's file); I1 = D1 = {GEOMETRY['D1']}, LL = {GEOMETRY['LL']}; counts equal")
+    print("| run | cachepart sim cachegrind (s) | M refs/s | natsim (s) | M refs/s | ratio |")
+    print("|---|---|---|---|---|---|")
+    cps, nss = [], []
+    for i in range(a.reps):
+        order = [("cp", cp_cmd), ("ns", ns_cmd)] if i % 2 == 0 else [("ns", ns_cmd), ("cp", cp_cmd)]
+        t = {name: timed(cmd)[0] for name, cmd in order}
+        cps.append(t["cp"])
+        nss.append(t["ns"])
+        print(f"| {i + 1} | {t['cp']:.3f} | {refs / t['cp'] / 1e6:.1f} | {t['ns']:.3f} | {refs / t['ns'] / 1e6:.1f} |"
+              f" {t['ns'] / t['cp']:.2f} |")
+    mc, mn = statistics.median(cps), statistics.median(nss)
+    print(f"| median | {mc:.3f} | {refs / mc / 1e6:.1f} | {mn:.3f} | {refs / mn / 1e6:.1f} | **{mn / mc:.2f}** |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
