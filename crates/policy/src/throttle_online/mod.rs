@@ -1,0 +1,496 @@
+//! `throttle-online`: Zhang et al.'s execution throttling ("Hardware
+//! Execution Throttling for Multi-core Resource Management", USENIX
+//! ATC'09) as a controller that acts while the mix runs.
+//!
+//! At start it reads each app's IPC alone with the whole LLC: given by the
+//! caller, or the last point of the machine's alone curves over ways.
+//!
+//! It decides after every interval once `decision_intervals` intervals
+//! have passed since its last change, on the samples since that change
+//! (at most the last `max_window_intervals`): a setting that stays is
+//! judged on more and more of the run, so that short-term noise (two
+//! identical apps take turns being ahead) does not look like unfairness,
+//! and a phase change still shows within `max_window_intervals`.
+//!
+//! At each decision it computes each running app's normalised
+//! performance (IPC over those intervals over IPC alone) and their
+//! unfairness factor (the coefficient of variation of normalised
+//! performance, [`cachepart_machine::MixMetrics`]), and takes at most one
+//! step:
+//!
+//! 1. A prefetcher trial of the previous decision is judged: kept if the
+//!    unfairness factor dropped, reverted otherwise.
+//! 2. Otherwise, above the target, the duty rule ([`rule::duty_step`]):
+//!    a throttled app that is now the slowest goes up one step, else the
+//!    most favoured app goes down one step, never below `min_duty`.
+//!    Hysteresis: the factor measured under every setting visited is
+//!    remembered for `hysteresis_windows` decisions, and the rule never
+//!    moves to a setting where it was measured, that recently, at or
+//!    above the factor measured now.
+//! 3. Otherwise (the duty cycles have settled), in hybrid mode and above
+//!    the target: one prefetcher of the most favoured app is turned off,
+//!    one not tried on that app before; step 1 judges it at the next
+//!    decision.
+//!
+//! Every step is one [`Action::Throttle`] and one [`ThrottleDecision`] in
+//! the log. A machine without throttling refuses the first action, and
+//! the run stops with its error.
+
+pub mod rule;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use cachepart_machine::{Action, AppThrottle, Duty, Interval, Machine};
+use serde::Serialize;
+
+use crate::controller::Controller;
+use crate::error::PolicyError;
+use rule::{duty_step, unfairness, Step};
+
+/// The platform's hardware prefetchers, for the hybrid mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrefetchKnobs {
+    /// The word every app starts with (MSR 0x1A4 layout: a set bit turns
+    /// a prefetcher off).
+    pub word: u64,
+    /// Each prefetcher the platform has: its name and its bit.
+    pub bits: Vec<(String, u64)>,
+}
+
+/// `throttle-online`'s parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThrottleOnlineParams {
+    /// The unfairness factor at or below which nothing is changed.
+    pub target: f64,
+    /// Intervals after a change before the next decision.
+    pub decision_intervals: u32,
+    /// Most intervals a decision looks back on.
+    pub max_window_intervals: u32,
+    /// Decisions for which the unfairness factor measured under a setting
+    /// is remembered (the hysteresis; a phase change makes older
+    /// measurements stale).
+    pub hysteresis_windows: u32,
+    /// The platform's duty-cycle steps (8, or 16 with extended
+    /// modulation).
+    pub steps: u32,
+    /// The lowest duty cycle the controller gives an app.
+    pub min_duty: Duty,
+    /// The hybrid mode's prefetchers (`None`: duty cycles only).
+    pub prefetchers: Option<PrefetchKnobs>,
+    /// Each app's IPC alone at full speed, when the caller measured it the
+    /// way the run is judged (the simulator: each app alone under the
+    /// scenario's run method); `None`: the last point (the whole LLC) of
+    /// the machine's alone curves.
+    pub alone_ipc: Option<Vec<f64>>,
+}
+
+impl Default for ThrottleOnlineParams {
+    /// Target 0.05, a decision one interval after a change on at most
+    /// the last 10 intervals, measurements remembered
+    /// for 20 decisions, eighths down to 1/8, no prefetcher control.
+    fn default() -> Self {
+        ThrottleOnlineParams {
+            target: 0.05,
+            decision_intervals: 1,
+            max_window_intervals: 10,
+            hysteresis_windows: 20,
+            steps: 8,
+            min_duty: Duty::new(1, 8).expect("1/8 is a duty cycle"),
+            prefetchers: None,
+            alone_ipc: None,
+        }
+    }
+}
+
+/// What one decision did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThrottleMove {
+    /// The app's duty cycle went up one step.
+    DutyUp,
+    /// The app's duty cycle went down one step.
+    DutyDown,
+    /// One of the app's prefetchers was turned off, on trial.
+    PrefetcherOff,
+    /// The trial lowered the unfairness factor: kept.
+    Keep,
+    /// The trial did not: the app's previous word was restored.
+    Revert,
+}
+
+/// One decision that acted (or judged a trial).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ThrottleDecision {
+    /// The interval it followed.
+    pub interval: u64,
+    /// The machine's clock, in cycles.
+    pub at_cycles: u64,
+    /// Each app's normalised performance in the window (`None`: it did
+    /// not run).
+    pub normalised: Vec<Option<f64>>,
+    /// Their unfairness factor.
+    pub unfairness_factor: f64,
+    /// What was done.
+    #[serde(rename = "move")]
+    pub action: ThrottleMove,
+    /// To which app.
+    pub app: usize,
+    /// Its duty cycle afterwards.
+    pub duty: Duty,
+    /// Its prefetcher word afterwards, in hybrid mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetchers: Option<u64>,
+}
+
+/// A prefetcher turned off on trial.
+#[derive(Clone, Copy, Debug)]
+struct Trial {
+    app: usize,
+    old_word: u64,
+    uf_before: f64,
+}
+
+/// The controller (see the module docs).
+pub struct ThrottleOnline {
+    params: ThrottleOnlineParams,
+    alone_ipc: Vec<f64>,
+    /// Per app: running steps of its duty cycle.
+    on: Vec<u32>,
+    /// Per app: its prefetcher word (hybrid mode).
+    words: Vec<u64>,
+    /// Per app: the prefetcher bits tried on it.
+    tried: Vec<u64>,
+    /// Per interval since the last change (at most the last
+    /// `max_window_intervals`), per app: instructions and cycles.
+    recent: VecDeque<Vec<(f64, f64)>>,
+    /// The unfairness factor last measured under each setting (duty
+    /// cycles, then words), and the decision that measured it.
+    seen: BTreeMap<Vec<u64>, (f64, u64)>,
+    /// Decisions so far.
+    windows: u64,
+    trial: Option<Trial>,
+    decisions: Vec<ThrottleDecision>,
+}
+
+fn bad(name: &str, value: impl ToString, expected: impl Into<String>) -> PolicyError {
+    PolicyError::BadParameter {
+        policy: "throttle-online".into(),
+        name: name.into(),
+        value: value.to_string(),
+        expected: expected.into(),
+    }
+}
+
+impl ThrottleOnline {
+    /// The controller for `n_apps` apps; refuses a target that is not
+    /// above 0, an empty window, a step count other than 8 or 16 and a
+    /// lowest duty cycle in other steps than the platform's.
+    pub fn new(params: ThrottleOnlineParams, n_apps: usize) -> Result<ThrottleOnline, PolicyError> {
+        if n_apps == 0 {
+            return Err(PolicyError::EmptyMix);
+        }
+        if !(params.target.is_finite() && params.target > 0.0) {
+            return Err(bad(
+                "target",
+                params.target,
+                "an unfairness factor above 0 (0.05 is a coefficient of variation of 5%)",
+            ));
+        }
+        if params.decision_intervals == 0 {
+            return Err(bad("decision-intervals", 0, "at least 1 interval"));
+        }
+        if params.max_window_intervals < params.decision_intervals {
+            return Err(bad(
+                "max-window-intervals",
+                params.max_window_intervals,
+                format!(
+                    "at least decision-intervals ({})",
+                    params.decision_intervals
+                ),
+            ));
+        }
+        if params.hysteresis_windows == 0 {
+            return Err(bad("hysteresis-windows", 0, "at least 1 decision"));
+        }
+        if params.steps != 8 && params.steps != 16 {
+            return Err(bad(
+                "steps",
+                params.steps,
+                "8 (clock modulation) or 16 (extended modulation)",
+            ));
+        }
+        if params.min_duty.steps() != params.steps {
+            return Err(bad(
+                "min-duty",
+                params.min_duty,
+                format!(
+                    "a duty cycle the platform has: it modulates in {} steps (1/{s} to {s}/{s})",
+                    params.steps,
+                    s = params.steps
+                ),
+            ));
+        }
+        if params.min_duty.is_full() {
+            return Err(bad(
+                "min-duty",
+                params.min_duty,
+                "a duty cycle below full speed, or there is nothing to throttle",
+            ));
+        }
+        if let Some(given) = &params.alone_ipc {
+            if given.len() != n_apps || given.iter().any(|i| !(i.is_finite() && *i > 0.0)) {
+                return Err(bad(
+                    "alone-ipc",
+                    format!("{given:?}"),
+                    format!("one IPC above 0 per app ({n_apps})"),
+                ));
+            }
+        }
+        let word = params.prefetchers.as_ref().map_or(0, |k| k.word);
+        Ok(ThrottleOnline {
+            on: vec![params.steps; n_apps],
+            words: vec![word; n_apps],
+            tried: vec![0; n_apps],
+            recent: VecDeque::new(),
+            params,
+            alone_ipc: Vec::new(),
+            seen: BTreeMap::new(),
+            windows: 0,
+            trial: None,
+            decisions: Vec::new(),
+        })
+    }
+
+    /// Every decision that acted, in order.
+    pub fn decisions(&self) -> &[ThrottleDecision] {
+        &self.decisions
+    }
+
+    /// The IPC alone each app is normalised by (known once started).
+    pub fn alone_ipc(&self) -> &[f64] {
+        &self.alone_ipc
+    }
+
+    fn duty(&self, app: usize) -> Duty {
+        Duty::new(self.on[app], self.params.steps).expect("kept within 1..=steps")
+    }
+
+    fn hybrid(&self) -> bool {
+        self.params.prefetchers.is_some()
+    }
+
+    /// The setting as a key of `seen`.
+    fn key(&self, on: &[u32], words: &[u64]) -> Vec<u64> {
+        on.iter()
+            .map(|&o| u64::from(o))
+            .chain(words.iter().copied().filter(|_| self.hybrid()))
+            .collect()
+    }
+
+    fn record(
+        &mut self,
+        iv: &Interval,
+        normalised: &[Option<f64>],
+        uf: f64,
+        action: ThrottleMove,
+        app: usize,
+    ) {
+        self.decisions.push(ThrottleDecision {
+            interval: iv.index,
+            at_cycles: iv.end_cycles,
+            normalised: normalised.to_vec(),
+            unfairness_factor: uf,
+            action,
+            app,
+            duty: self.duty(app),
+            prefetchers: self.hybrid().then(|| self.words[app]),
+        });
+    }
+
+    fn word_action(&self, app: usize) -> Action {
+        Action::Throttle(AppThrottle {
+            app,
+            duty: None,
+            prefetchers: Some(self.words[app]),
+        })
+    }
+
+    /// The normalised performances over the intervals since the last
+    /// change.
+    fn normalised(&self) -> Vec<Option<f64>> {
+        let mut sum = vec![(0.0, 0.0); self.alone_ipc.len()];
+        for iv in &self.recent {
+            for (s, x) in sum.iter_mut().zip(iv) {
+                s.0 += x.0;
+                s.1 += x.1;
+            }
+        }
+        sum.iter()
+            .zip(&self.alone_ipc)
+            .map(|(&(instr, cycles), &alone)| {
+                (instr > 0.0 && cycles > 0.0).then(|| instr / cycles / alone)
+            })
+            .collect()
+    }
+
+    /// Step 2: the duty rule, unless the setting it leads to was measured
+    /// no fairer than now.
+    fn duty_move(&mut self, np: &[Option<f64>], uf: f64) -> Option<(Step, Action)> {
+        let p = &self.params;
+        let step = duty_step(np, &self.on, p.steps, p.min_duty.on(), uf, p.target)?;
+        let mut on = self.on.clone();
+        match step {
+            Step::Up(a) => on[a] += 1,
+            Step::Down(a) => on[a] -= 1,
+        }
+        let key = self.key(&on, &self.words);
+        let recent = u64::from(p.hysteresis_windows);
+        if self
+            .seen
+            .get(&key)
+            .is_some_and(|&(then, at)| self.windows - at < recent && then >= uf)
+        {
+            return None;
+        }
+        self.on = on;
+        let a = step.app();
+        Some((step, Action::Throttle(AppThrottle::duty(a, self.duty(a)))))
+    }
+
+    /// Step 3: the next prefetcher of the most favoured app to try off.
+    fn prefetcher_trial(&mut self, np: &[Option<f64>], uf: f64) -> Option<usize> {
+        let knobs = self.params.prefetchers.as_ref()?;
+        if uf <= self.params.target {
+            return None;
+        }
+        let mut fav: Option<(usize, f64)> = None;
+        for (i, p) in np.iter().enumerate() {
+            if let Some(p) = *p {
+                if fav.is_none_or(|(_, best)| p > best) {
+                    fav = Some((i, p));
+                }
+            }
+        }
+        let (app, _) = fav?;
+        let bit = knobs
+            .bits
+            .iter()
+            .map(|(_, b)| *b)
+            .find(|b| self.words[app] & b == 0 && self.tried[app] & b == 0)?;
+        self.tried[app] |= bit;
+        self.trial = Some(Trial {
+            app,
+            old_word: self.words[app],
+            uf_before: uf,
+        });
+        self.words[app] |= bit;
+        Some(app)
+    }
+}
+
+impl Controller for ThrottleOnline {
+    fn name(&self) -> &str {
+        "throttle-online"
+    }
+
+    fn start(&mut self, machine: &mut dyn Machine) -> Result<Vec<Action>, PolicyError> {
+        if let Some(given) = &self.params.alone_ipc {
+            self.alone_ipc = given.clone();
+            return Ok(Vec::new());
+        }
+        let curves = machine.alone_curves()?;
+        if curves.len() != self.on.len() {
+            return Err(PolicyError::MissingData {
+                policy: "throttle-online".into(),
+                what: format!(
+                    "alone curves of its {} apps; the machine gave {}",
+                    self.on.len(),
+                    curves.len()
+                ),
+            });
+        }
+        let mut alone = Vec::with_capacity(curves.len());
+        for c in curves {
+            match c.ipc.last() {
+                Some(&ipc) if ipc.is_finite() && ipc > 0.0 => alone.push(ipc),
+                other => {
+                    return Err(PolicyError::MissingData {
+                        policy: "throttle-online".into(),
+                        what: format!(
+                            "each app's IPC alone with the whole LLC; {}'s is {other:?}",
+                            c.name
+                        ),
+                    })
+                }
+            }
+        }
+        self.alone_ipc = alone;
+        Ok(Vec::new())
+    }
+
+    fn on_interval(&mut self, iv: &Interval) -> Result<Vec<Action>, PolicyError> {
+        let mut now = vec![(0.0, 0.0); self.alone_ipc.len()];
+        for s in iv.samples.iter().filter(|s| s.ran) {
+            if let Some(a) = now.get_mut(s.app) {
+                *a = (s.instructions, s.cycles);
+            }
+        }
+        self.recent.push_back(now);
+        while self.recent.len() > self.params.max_window_intervals as usize {
+            self.recent.pop_front();
+        }
+        if self.recent.len() < self.params.decision_intervals as usize {
+            return Ok(Vec::new());
+        }
+        let actions = self.decide(iv);
+        if actions.as_ref().is_ok_and(|a| !a.is_empty()) {
+            self.recent.clear();
+        }
+        actions
+    }
+}
+
+impl ThrottleOnline {
+    /// One decision (see the module docs).
+    fn decide(&mut self, iv: &Interval) -> Result<Vec<Action>, PolicyError> {
+        let np = self.normalised();
+        let Some(uf) = unfairness(&np) else {
+            return Ok(Vec::new());
+        };
+        self.windows += 1;
+        self.seen
+            .insert(self.key(&self.on, &self.words), (uf, self.windows));
+        if let Some(t) = self.trial.take() {
+            let kept = uf < t.uf_before;
+            if !kept {
+                self.words[t.app] = t.old_word;
+            }
+            let m = if kept {
+                ThrottleMove::Keep
+            } else {
+                ThrottleMove::Revert
+            };
+            self.record(iv, &np, uf, m, t.app);
+            return Ok(if kept {
+                Vec::new()
+            } else {
+                vec![self.word_action(t.app)]
+            });
+        }
+        if let Some((step, action)) = self.duty_move(&np, uf) {
+            let m = match step {
+                Step::Up(_) => ThrottleMove::DutyUp,
+                Step::Down(_) => ThrottleMove::DutyDown,
+            };
+            self.record(iv, &np, uf, m, step.app());
+            return Ok(vec![action]);
+        }
+        if let Some(app) = self.prefetcher_trial(&np, uf) {
+            self.record(iv, &np, uf, ThrottleMove::PrefetcherOff, app);
+            return Ok(vec![self.word_action(app)]);
+        }
+        Ok(Vec::new())
+    }
+}
