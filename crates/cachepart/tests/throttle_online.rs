@@ -63,6 +63,14 @@ fn the_example_ends_near_the_fairest_duty_cycles() {
     );
     assert_eq!(log.last().unwrap().duty.to_string(), "1/8");
     assert_eq!(offline.best_duty.duty[1].to_string(), "1/8");
+    // The search sets duty cycles itself: it refuses the online policy.
+    let e = search(
+        &Scenario::load(&example()).unwrap(),
+        &SearchOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("policy: the search sets duty cycles"), "{e}");
 }
 
 #[test]
@@ -122,10 +130,10 @@ fn bad_sections_and_platforms_are_refused_naming_the_field() {
             .replace("target = 0.05", edit);
         let e = match toml::from_str::<ScenarioFile>(&text) {
             Err(e) => e.to_string(),
-            Ok(file) => Scenario::from_file(file, "bad".into(), None, None)
-                .err()
-                .expect("refused")
-                .to_string(),
+            Ok(file) => match Scenario::from_file(file, "bad".into(), None, None) {
+                Ok(_) => panic!("{edit}: accepted"),
+                Err(e) => e.to_string(),
+            },
         };
         assert!(e.contains(want), "{edit}: {e:?} lacks {want:?}");
     };
