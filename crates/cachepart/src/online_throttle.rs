@@ -177,3 +177,73 @@ pub fn throttle_online_for(
         alone_ipc,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> OnlineSetup {
+        OnlineSetup {
+            apps: 2,
+            freq_ghz: 2.0,
+            interval_cycles: 1_000_000,
+            way_bytes: None,
+            whence: "mix.toml".into(),
+        }
+    }
+
+    fn on_linux(text: &str) -> Result<ThrottleOnline, String> {
+        let f: ThrottleOnlineFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        throttle_online(Some(&f), &setup(), ThrottleKnobs::linux(), None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_linux_section_is_checked_naming_the_field() {
+        assert!(on_linux("target = 0.1\nmin-duty = \"2/8\"").is_ok());
+        let e = on_linux("tagret = 0.1").err().unwrap();
+        assert!(
+            e.contains("unknown field `tagret`") && e.contains("target"),
+            "{e}"
+        );
+        let e = on_linux("prefetchers = true").err().unwrap();
+        assert!(
+            e.starts_with("mix.toml: throttle-online.prefetchers: the hybrid mode needs"),
+            "{e}"
+        );
+        let e = on_linux("min-duty = \"5/16\"").err().unwrap();
+        assert!(
+            e.starts_with(
+                "mix.toml: throttle-online.min-duty: 5/16: a duty cycle the platform has"
+            ),
+            "{e}"
+        );
+        let e = on_linux("target = -0.5").err().unwrap();
+        assert!(
+            e.starts_with("mix.toml: throttle-online.target: -0.5"),
+            "{e}"
+        );
+        let e = on_linux("max-window-intervals = 2\ndecision-intervals = 3")
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("throttle-online.max-window-intervals: 2: at least decision-intervals (3)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_machine_that_cannot_modulate_is_refused() {
+        let knobs = ThrottleKnobs {
+            steps: Err("platform p has no duty-cycle modulation".into()),
+            prefetchers: Err("none".into()),
+        };
+        let e = throttle_online(None, &setup(), knobs, None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            e,
+            "mix.toml: policy: throttle-online: platform p has no duty-cycle modulation"
+        );
+    }
+}
