@@ -18,6 +18,9 @@ pub enum ThrottleMove {
     Keep,
     /// The trial did not: the app's previous word was restored.
     Revert,
+    /// The slowest app at full speed got back a prefetcher it had kept
+    /// off.
+    PrefetcherOn,
 }
 
 /// One decision that acted (or judged a trial).

@@ -20,7 +20,9 @@
 //!
 //! 1. A prefetcher trial of the previous decision is judged: kept if the
 //!    unfairness factor dropped, reverted otherwise.
-//! 2. Otherwise, above the target, the duty rule ([`rule::duty_step`]):
+//! 2. Otherwise, above the target: in hybrid mode, the slowest app, if it
+//!    runs at full speed with prefetchers it kept off, gets the last of
+//!    them back; else the duty rule ([`rule::duty_step`]):
 //!    a throttled app that is now the slowest goes up one step, else the
 //!    most favoured app goes down one step, never below `min_duty`.
 //!    Hysteresis: the factor measured under every setting visited is
@@ -198,6 +200,47 @@ impl ThrottleOnline {
         Some((step, Action::Throttle(AppThrottle::duty(a, self.duty(a)))))
     }
 
+    /// Step 2, first: the slowest app at full speed with prefetchers it
+    /// kept off gets the last of them back, unless that setting was
+    /// recently measured no fairer than now.
+    fn prefetcher_restore(&mut self, np: &[Option<f64>], uf: f64) -> Option<usize> {
+        let knobs = self.params.prefetchers.as_ref()?;
+        if uf <= self.params.target {
+            return None;
+        }
+        let mut slowest: Option<(usize, f64)> = None;
+        for (i, p) in np.iter().enumerate() {
+            if let Some(p) = *p {
+                if slowest.is_none_or(|(_, low)| p < low) {
+                    slowest = Some((i, p));
+                }
+            }
+        }
+        let (app, _) = slowest?;
+        if self.on[app] < self.params.steps {
+            return None;
+        }
+        let bit = knobs
+            .bits
+            .iter()
+            .rev()
+            .map(|(_, b)| *b)
+            .find(|b| self.words[app] & b != 0 && knobs.word & b == 0)?;
+        let mut words = self.words.clone();
+        words[app] &= !bit;
+        let key = self.key(&self.on, &words);
+        let recent = u64::from(self.params.hysteresis_windows);
+        if self
+            .seen
+            .get(&key)
+            .is_some_and(|&(then, at)| self.windows - at < recent && then >= uf)
+        {
+            return None;
+        }
+        self.words = words;
+        Some(app)
+    }
+
     /// Step 3: the next prefetcher of the most favoured app to try off.
     fn prefetcher_trial(&mut self, np: &[Option<f64>], uf: f64) -> Option<usize> {
         let knobs = self.params.prefetchers.as_ref()?;
@@ -317,6 +360,10 @@ impl ThrottleOnline {
             } else {
                 vec![self.word_action(t.app)]
             });
+        }
+        if let Some(app) = self.prefetcher_restore(&np, uf) {
+            self.record(iv, &np, uf, ThrottleMove::PrefetcherOn, app);
+            return Ok(vec![self.word_action(app)]);
         }
         if let Some((step, action)) = self.duty_move(&np, uf) {
             let m = match step {

@@ -357,3 +357,37 @@ fn the_table_driven_machine_refuses_the_first_throttle() {
         "{msg}"
     );
 }
+
+#[test]
+fn the_slowest_app_at_full_speed_gets_a_kept_prefetcher_back() {
+    let knobs = PrefetchKnobs {
+        word: 0x4,
+        bits: vec![
+            ("l2-streamer".into(), 0x1),
+            ("l2-adjacent".into(), 0x2),
+            ("dcu-next-line".into(), 0x4),
+        ],
+    };
+    let params = ThrottleOnlineParams {
+        prefetchers: Some(knobs),
+        ..Default::default()
+    };
+    let mut c = ThrottleOnline::new(params, 2).unwrap();
+    c.words = vec![0x4, 0x7];
+    let np = [Some(0.9), Some(0.3)];
+    // above the target: the last prefetcher it kept off (adjacent line)
+    // comes back first; the DCU prefetcher, off in the run's word, never
+    assert_eq!(c.prefetcher_restore(&np, 0.5), Some(1));
+    assert_eq!(c.words, vec![0x4, 0x5]);
+    assert_eq!(c.prefetcher_restore(&np, 0.5), Some(1));
+    assert_eq!(c.words, vec![0x4, 0x4]);
+    assert_eq!(c.prefetcher_restore(&np, 0.5), None);
+    // not while it is throttled (its duty cycle goes up first), nor at
+    // or below the target
+    c.words = vec![0x4, 0x5];
+    c.on = vec![8, 7];
+    assert_eq!(c.prefetcher_restore(&np, 0.5), None);
+    c.on = vec![8, 8];
+    assert_eq!(c.prefetcher_restore(&np, 0.05), None);
+    assert_eq!(c.words, vec![0x4, 0x5]);
+}
