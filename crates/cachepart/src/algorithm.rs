@@ -43,6 +43,10 @@ pub enum Algorithm {
     /// UCP's lookahead re-run every period on utility monitors (UMON)
     /// instead of offline curves (a controller).
     UcpOnline,
+    /// Zhang et al.'s execution throttling online: duty cycles (and,
+    /// hybrid, prefetchers) stepped every decision window to drive the
+    /// unfairness factor down (a controller).
+    ThrottleOnline,
     /// A plan given by hand (`--plan`).
     User,
     /// The exact optimum of an objective, strict partitioning or clustering;
@@ -51,7 +55,7 @@ pub enum Algorithm {
     Optimal(Structure, Objective, TieRule),
 }
 
-const SIMPLE: [(&str, Algorithm); 16] = [
+const SIMPLE: [(&str, Algorithm); 17] = [
     ("stock", Algorithm::Stock),
     ("equal-part", Algorithm::EqualPart),
     ("ucp", Algorithm::Ucp),
@@ -67,6 +71,7 @@ const SIMPLE: [(&str, Algorithm); 16] = [
     ("kpart-dynaway", Algorithm::KpartDynaway),
     ("dunn-dynamic", Algorithm::DunnDynamic),
     ("ucp-online", Algorithm::UcpOnline),
+    ("throttle-online", Algorithm::ThrottleOnline),
     ("user", Algorithm::User),
 ];
 
@@ -123,6 +128,7 @@ impl Algorithm {
                 | Algorithm::KpartDynaway
                 | Algorithm::DunnDynamic
                 | Algorithm::UcpOnline
+                | Algorithm::ThrottleOnline
         )
     }
 }

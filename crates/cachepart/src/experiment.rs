@@ -213,7 +213,8 @@ pub(crate) fn policy_for(
         Algorithm::LfocOnline
         | Algorithm::KpartDynaway
         | Algorithm::DunnDynamic
-        | Algorithm::UcpOnline => {
+        | Algorithm::UcpOnline
+        | Algorithm::ThrottleOnline => {
             return Err(Error::Usage(format!(
                 "{algorithm} measures the apps as they run: it needs a machine with time (sim run, policy = \"{algorithm}\"); the table-driven model has none"
             )))

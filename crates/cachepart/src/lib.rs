@@ -60,6 +60,7 @@ pub mod linux_mix;
 pub mod linux_run;
 pub mod method;
 pub mod online;
+pub mod online_throttle;
 pub mod options;
 pub mod platforms;
 pub mod profile_job;

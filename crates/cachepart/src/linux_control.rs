@@ -20,11 +20,24 @@ use crate::error::Error;
 use crate::experiment::{lfoc, policy_for, RunOptions};
 use crate::linux_counters::CounterChoice;
 use crate::online::{dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup, Sections};
+use crate::online_throttle::{throttle_online, ThrottleKnobs};
 use crate::Algorithm;
 
 /// Refuses, before anything starts, a policy a Linux machine cannot run
-/// with these counters.
-pub fn check_policy(policy: Algorithm, counters: CounterChoice<'_>) -> Result<(), Error> {
+/// with these counters, or without MSR writes (`allow_msr`:
+/// `throttle-online` writes the cores' clock modulation).
+pub fn check_policy(
+    policy: Algorithm,
+    counters: CounterChoice<'_>,
+    allow_msr: bool,
+) -> Result<(), Error> {
+    if policy == Algorithm::ThrottleOnline && !allow_msr {
+        return Err(Error::Usage(
+            "--policy throttle-online: it throttles cores through their clock-modulation MSR \
+             (0x19A), which needs --allow-msr (cachepart run; the daemon writes no MSRs)"
+                .into(),
+        ));
+    }
     if policy == Algorithm::UcpOnline && !matches!(counters, CounterChoice::Table(_)) {
         return Err(Error::Usage(
             "--policy ucp-online: it reads utility monitors (UMON shadow tags per app), which \
@@ -80,6 +93,12 @@ pub fn linux_controller(
         Algorithm::DunnDynamic => Box::new(dunn_dynamic(sections.dunn_dynamic, setup)?),
         Algorithm::KpartDynaway => Box::new(kpart_dynaway(sections.kpart_dynaway, setup)?),
         Algorithm::UcpOnline => Box::new(ucp_online(sections.ucp_online, setup)?.0),
+        Algorithm::ThrottleOnline => Box::new(throttle_online(
+            sections.throttle_online,
+            setup,
+            ThrottleKnobs::linux(),
+            None,
+        )?),
         p => Box::new(Static::new(policy_for(p, opts)?)),
     })
 }

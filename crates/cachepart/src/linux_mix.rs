@@ -55,6 +55,10 @@ pub struct MixFile {
     /// no effect on Linux).
     #[serde(default)]
     pub ucp_online: Option<UcpOnlineFile>,
+    /// Online throttling's parameters (`--policy throttle-online`, with
+    /// `--allow-msr`).
+    #[serde(default)]
+    pub throttle_online: Option<crate::online_throttle::ThrottleOnlineFile>,
 }
 
 /// Parses `500ms`, `2s`, `1.5s`.
@@ -115,6 +119,7 @@ impl MixFile {
             kpart_dynaway: self.kpart_dynaway.as_ref(),
             dunn_dynamic: self.dunn_dynamic.as_ref(),
             ucp_online: self.ucp_online.as_ref(),
+            throttle_online: self.throttle_online.as_ref(),
         }
     }
 }

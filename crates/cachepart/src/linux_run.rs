@@ -175,7 +175,14 @@ fn alone_curves(mix: &MixFile, metrics: &Path) -> Result<Vec<AppCurves>, Error> 
 /// Runs the mix in `mix_path` to the end of every app's first run.
 pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport, Error> {
     let mix = MixFile::read(mix_path)?;
-    check_policy(opts.policy, opts.counters())?;
+    check_policy(opts.policy, opts.counters(), opts.allow_msr)?;
+    if opts.policy == Algorithm::ThrottleOnline && opts.metrics.is_none() {
+        return Err(Error::Usage(
+            "--policy throttle-online: it normalises each app by its IPC alone, which a Linux \
+             run takes from a profile table: give --metrics TABLE with the mix's programs"
+                .into(),
+        ));
+    }
     let interval = match (opts.interval, &mix.interval) {
         (Some(d), _) => d,
         (None, Some(t)) => parse_interval(t).map_err(|e| Error::config("", "", e))?,

@@ -60,6 +60,8 @@ pub struct Sections<'a> {
     pub dunn_dynamic: Option<&'a DunnDynamicFile>,
     /// `[ucp-online]`.
     pub ucp_online: Option<&'a UcpOnlineFile>,
+    /// `[throttle-online]`.
+    pub throttle_online: Option<&'a crate::online_throttle::ThrottleOnlineFile>,
 }
 
 /// What every online controller is built from, whatever the machine.
@@ -99,7 +101,7 @@ impl OnlineSetup {
         (self.freq_ghz * 0.5e9) as u64
     }
 
-    fn err(&self, policy: &str, e: impl std::fmt::Display) -> Error {
+    pub(crate) fn err(&self, policy: &str, e: impl std::fmt::Display) -> Error {
         Error::config(&self.whence, policy, e)
     }
 }

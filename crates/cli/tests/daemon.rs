@@ -256,6 +256,10 @@ fn configuration_errors_name_the_file_line_and_field() {
             "daemon.toml:1: policy: ",
         ),
         (
+            "policy = \"throttle-online\"\n[[target]]\nname = \"db\"\npid = 1\n[throttle-online]\ntarget = 0.1\n",
+            "daemon.toml:1: policy: --policy throttle-online: it throttles cores",
+        ),
+        (
             "policy = \"lfoc\"\nmetrics = \"m.csv\"\n[[target]]\nname = \"db\"\npid = 1\nprofile = \"xy\"\n",
             "daemon.toml:6: target[0].profile: no program 'xy'",
         ),

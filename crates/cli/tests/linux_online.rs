@@ -160,3 +160,49 @@ fn ucp_online_without_utility_monitors_is_refused_before_anything_starts() {
     assert!(!marker.exists());
     assert!(!r.join("out/results.json").exists());
 }
+
+#[test]
+fn throttle_online_without_msr_writes_or_a_profile_table_is_refused_before_anything_starts() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let mount = r.join("resctrl");
+    fake::resctrl(&mount, Preset::Skylake).unwrap();
+    setup(r, 1.0);
+    let marker = r.join("started");
+    std::fs::write(
+        r.join("mix.toml"),
+        format!(
+            "[[app]]\nname = \"xz\"\nargv = [\"touch\", \"{}\"]\n[throttle-online]\ntarget = 0.1\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let base = [
+        "run",
+        "mix.toml",
+        "--policy",
+        "throttle-online",
+        "--fake-counters",
+        "--resctrl",
+        mount.to_str().unwrap(),
+        "--resctrl-plain",
+        "-o",
+        "out",
+    ];
+    let o = cachepart(r, &base);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("throttle-online") && err.contains("--allow-msr"),
+        "{err}"
+    );
+    let o = cachepart(r, &[&base[..], &["--allow-msr"]].concat());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("profile table") && err.contains("--metrics"),
+        "{err}"
+    );
+    assert!(!marker.exists());
+    assert!(!r.join("out/results.json").exists());
+}

@@ -25,6 +25,7 @@
 pub mod control;
 mod curves;
 mod error;
+pub mod metrics;
 mod plan;
 mod platform;
 mod sample;
@@ -34,6 +35,7 @@ pub mod throttle;
 pub use control::{Action, AppEvent, Axis, Effect, EventKind, Interval};
 pub use curves::AppCurves;
 pub use error::MachineError;
+pub use metrics::MixMetrics;
 pub use plan::{AppColors, Cluster, Plan, PlanError, ShareModel};
 pub use platform::Platform;
 pub use sample::Sample;

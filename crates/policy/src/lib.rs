@@ -40,6 +40,7 @@
 //! | [`controller::Static`] | any static policy: plans once at the start |
 //! | [`coloris_control`] | COLORIS: sections at the start; the monitor every period on the apps running; ALLOC_COLORS on exhaustion |
 //! | [`tam_control`] | Tam's sizing: alone curves over colors at the start, contiguous color ranges |
+//! | [`throttle_online`] | Zhang et al.'s throttling: duty cycles (and, hybrid, prefetchers) stepped each window to drive the unfairness factor down |
 #![deny(missing_docs)]
 
 pub mod coloris;
@@ -60,6 +61,7 @@ pub mod lookahead;
 mod stock;
 pub mod tam_control;
 pub mod tam_sizing;
+pub mod throttle_online;
 mod ucp;
 pub mod ucp_online;
 mod user;
@@ -83,6 +85,9 @@ pub use lfoc_preset::{LfocPreset, StreamingLayout, UnknownPreset, LFOC_PRESETS};
 pub use stock::Stock;
 pub use tam_control::{TamCurve, TamStatic};
 pub use tam_sizing::size_partitions;
+pub use throttle_online::{
+    PrefetchKnobs, ThrottleDecision, ThrottleMove, ThrottleOnline, ThrottleOnlineParams,
+};
 pub use ucp::{Ucp, UcpCurve};
 pub use ucp_online::{UcpDecision, UcpOnline};
 pub use user::UserPlan;

@@ -30,6 +30,7 @@ use toml::Spanned;
 use crate::error::Error;
 use crate::linux_mix::parse_interval;
 use crate::online::{DunnDynamicFile, KpartDynawayFile, LfocOnlineFile, Sections, UcpOnlineFile};
+use crate::online_throttle::ThrottleOnlineFile;
 use crate::Algorithm;
 
 /// The file as written.
@@ -51,6 +52,8 @@ struct File {
     dunn_dynamic: Option<DunnDynamicFile>,
     #[serde(default)]
     ucp_online: Option<UcpOnlineFile>,
+    #[serde(default)]
+    throttle_online: Option<ThrottleOnlineFile>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,6 +109,8 @@ pub struct DaemonConfig {
     pub dunn_dynamic: Option<DunnDynamicFile>,
     /// `[ucp-online]`.
     pub ucp_online: Option<UcpOnlineFile>,
+    /// `[throttle-online]`.
+    pub throttle_online: Option<ThrottleOnlineFile>,
 }
 
 impl DaemonConfig {
@@ -116,6 +121,7 @@ impl DaemonConfig {
             kpart_dynaway: self.kpart_dynaway.as_ref(),
             dunn_dynamic: self.dunn_dynamic.as_ref(),
             ucp_online: self.ucp_online.as_ref(),
+            throttle_online: self.throttle_online.as_ref(),
         }
     }
 }
@@ -172,7 +178,7 @@ impl DaemonConfig {
                 &span,
                 &field,
                 format!(
-                    "{} (expected policy, interval, metrics, [[target]] tables with name and one of pid, comm, cgroup, and the online controllers' [lfoc-online], [kpart-dynaway], [dunn-dynamic], [ucp-online])",
+                    "{} (expected policy, interval, metrics, [[target]] tables with name and one of pid, comm, cgroup, and the online controllers' [lfoc-online], [kpart-dynaway], [dunn-dynamic], [ucp-online], [throttle-online])",
                     e.message().trim_end()
                 ),
             )
@@ -271,6 +277,7 @@ impl DaemonConfig {
             kpart_dynaway: file.kpart_dynaway,
             dunn_dynamic: file.dunn_dynamic,
             ucp_online: file.ucp_online,
+            throttle_online: file.throttle_online,
         })
     }
 }

@@ -93,7 +93,7 @@ struct Loaded {
 impl Loaded {
     fn read(path: &std::path::Path, opts: &DaemonOptions) -> Result<Loaded, Error> {
         let config = DaemonConfig::read(path)?;
-        check_policy(config.policy, opts.counters()).map_err(|e| {
+        check_policy(config.policy, opts.counters(), false).map_err(|e| {
             Error::config(
                 format_args!("{}:{}", path.display(), config.policy_line),
                 "policy",

@@ -119,6 +119,10 @@ pub struct ScenarioFile {
     /// (section `[ucp-online]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ucp_online: Option<crate::online::UcpOnlineFile>,
+    /// Online throttling's target, window, lowest duty cycle and hybrid
+    /// mode for `policy = "throttle-online"` (section `[throttle-online]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle_online: Option<crate::online_throttle::ThrottleOnlineFile>,
     /// A page-color policy (section `[coloring]`).
     #[serde(default)]
     pub coloring: Option<ColoringFile>,

@@ -205,7 +205,7 @@ impl Scenario {
             }
         };
         apps::check_groups(&file, &apps, &err)?;
-        Ok(Scenario {
+        let scenario = Scenario {
             coloring,
             name,
             path: path.map(Path::to_path_buf),
@@ -214,7 +214,12 @@ impl Scenario {
             colors,
             file,
             policy,
-        })
+        };
+        if scenario.policy == Some(crate::Algorithm::ThrottleOnline) {
+            // Its section and the platform checked before anything runs.
+            crate::online_throttle::throttle_online_for(&scenario, None)?;
+        }
+        Ok(scenario)
     }
 }
 

@@ -1,7 +1,8 @@
 //! The scenario's CAT policy: its `policy` key parsed into an
 //! [`Algorithm`] the simulator can run (no exact solver; `user` with a
 //! `plan`), and the sections that only one policy reads (`lfoc-preset`,
-//! `[ucp-online]`, `[dunn-dynamic]`, `[kpart-dynaway]`, `[lfoc-online]`)
+//! `[ucp-online]`, `[dunn-dynamic]`, `[kpart-dynaway]`, `[lfoc-online]`,
+//! `[throttle-online]`)
 //! refused under another.
 
 use super::{FieldError, ScenarioFile};
@@ -48,6 +49,7 @@ pub(super) fn parse(file: &ScenarioFile, err: FieldError<'_>) -> Result<Option<A
         (file.dunn_dynamic.is_some(), Algorithm::DunnDynamic),
         (file.kpart_dynaway.is_some(), Algorithm::KpartDynaway),
         (file.lfoc_online.is_some(), Algorithm::LfocOnline),
+        (file.throttle_online.is_some(), Algorithm::ThrottleOnline),
     ];
     for (given, owner) in sections {
         if given && policy != Some(owner) {
@@ -76,6 +78,7 @@ mod tests {
             ("[dunn-dynamic]", "dunn"),
             ("[kpart-dynaway]", "kpart"),
             ("[lfoc-online]", "lfoc"),
+            ("[throttle-online]", "stock"),
         ]
         .iter()
         .enumerate()

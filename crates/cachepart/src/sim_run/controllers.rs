@@ -5,7 +5,7 @@
 //! configuration, UCP's utility monitors).
 
 use cachepart_policy::{
-    Chain, Controller, DunnDynamic, KpartDynaway, LfocOnline, Static, UcpOnline,
+    Chain, Controller, DunnDynamic, KpartDynaway, LfocOnline, Static, ThrottleOnline, UcpOnline,
 };
 use cachepart_sim::system::SimMachine;
 
@@ -31,15 +31,19 @@ pub(super) struct Controllers {
     pub kpart_dynaway: Option<KpartDynaway>,
     /// UCP on utility monitors.
     pub ucp_online: Option<UcpOnline>,
+    /// Online throttling.
+    pub throttle_online: Option<ThrottleOnline>,
 }
 
 impl Controllers {
-    /// The controllers of `scenario` over `machine`; `sim_err` words a
-    /// failure of the coloring's setup as the run's (a refused
-    /// `[coloring]` value stays a configuration error).
+    /// The controllers of `scenario` over `machine`; `alone_ipc`, each
+    /// app's IPC alone under the run method, when the run made the alone
+    /// runs; `sim_err` words a failure of the coloring's setup as the
+    /// run's (a refused `[coloring]` value stays a configuration error).
     pub(super) fn new(
         scenario: &Scenario,
         machine: &mut SimMachine,
+        alone_ipc: Option<Vec<f64>>,
         sim_err: impl Fn(Error) -> Error,
     ) -> Result<Controllers, Error> {
         let file = &scenario.file;
@@ -81,6 +85,12 @@ impl Controllers {
             }
             _ => None,
         };
+        let throttle_online = match scenario.policy {
+            Some(Algorithm::ThrottleOnline) => Some(crate::online_throttle::throttle_online_for(
+                scenario, alone_ipc,
+            )?),
+            _ => None,
+        };
         let policy = match scenario.policy {
             Some(a) if !a.is_online() => Some(Static::new(policy_for(a, &opts)?)),
             _ => None,
@@ -92,6 +102,7 @@ impl Controllers {
             dunn_dynamic,
             kpart_dynaway,
             ucp_online,
+            throttle_online,
         })
     }
 
@@ -116,6 +127,9 @@ impl Controllers {
         }
         if let Some(u) = self.ucp_online.as_mut() {
             parts.push(u);
+        }
+        if let Some(t) = self.throttle_online.as_mut() {
+            parts.push(t);
         }
         Chain::new(parts)
     }

@@ -77,6 +77,10 @@ pub struct SimReport {
     /// UCP's re-partitions on its utility monitors, if it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ucp_online: Option<Vec<cachepart_policy::UcpDecision>>,
+    /// Online throttling's steps (duty cycles up and down, prefetcher
+    /// trials and their outcome), if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle_online: Option<Vec<cachepart_policy::ThrottleDecision>>,
     /// Every sample, interval-major.
     #[serde(skip)]
     pub samples: Vec<SampleRow>,

@@ -54,7 +54,18 @@ pub fn run_scenario(
     if let Some(plan) = scenario.fixed_colors() {
         machine.apply(&plan).map_err(|e| sim_err(scenario, e))?;
     }
-    let mut controllers = Controllers::new(scenario, &mut machine, |e| {
+    // Each app alone: its totals, and under the restart method the
+    // geometric mean of its runs alone (separate simulations, made first
+    // so that throttle-online normalises by what the report does).
+    let alone = if file.alone {
+        Some(alone_totals(scenario).map_err(|e| sim_err(scenario, e))?)
+    } else {
+        None
+    };
+    let alone_ipc: Option<Vec<f64>> = alone
+        .as_ref()
+        .map(|a| a.iter().map(|(t, _)| t.ipc).collect());
+    let mut controllers = Controllers::new(scenario, &mut machine, alone_ipc, |e| {
         e.within(&format!("scenario {}", scenario.name))
     })?;
     let mut chain = controllers.chain();
@@ -120,13 +131,6 @@ pub fn run_scenario(
     let cores: Vec<u32> = (0..scenario.apps.len())
         .map(|i| machine.app_core(i))
         .collect();
-    // Each app alone: its totals, and under the restart method the
-    // geometric mean of its runs alone.
-    let alone = if file.alone {
-        Some(alone_totals(scenario).map_err(|e| sim_err(scenario, e))?)
-    } else {
-        None
-    };
     let masks: Vec<String> = (0..scenario.apps.len())
         .map(|i| {
             let from_plan = plan.as_ref().and_then(|p| {
@@ -203,6 +207,10 @@ pub fn run_scenario(
             .ucp_online
             .as_ref()
             .map(|u| u.decisions().to_vec()),
+        throttle_online: controllers
+            .throttle_online
+            .as_ref()
+            .map(|t| t.decisions().to_vec()),
         prefetch,
         samples,
     })

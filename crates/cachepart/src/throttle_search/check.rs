@@ -26,6 +26,13 @@ pub(super) fn check(
         ));
     };
     let steps = modulation.steps;
+    if scenario.policy == Some(crate::Algorithm::ThrottleOnline) {
+        return Err(Error::config(
+            format_args!("scenario {whence}"),
+            "policy",
+            "the search sets duty cycles and prefetchers itself; run it on the scenario without policy = \"throttle-online\" and its [throttle-online] section",
+        ));
+    }
     if opts.prefetchers && scenario.platform.prefetchers.run_word.is_none() {
         return Err(Error::config(
             format_args!("scenario {whence}"),
