@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the built-in profile set (data/profiles/debian.csv) from
-# scratch: makes deterministic inputs, captures seven Debian programs with
+# scratch: makes deterministic inputs, captures nine Debian programs with
 # valgrind lackey (`cachepart trace capture`), then runs each trace alone on
 # the simulator at every way count (`cachepart profile from-trace`).
 #
@@ -12,15 +12,21 @@
 #   SKIP_CAPTURE=1  reuse the traces already in WORKDIR
 #   SKIP_PROFILE=1  capture only
 #   TOOL        the capture route, lackey (default) or qemu (much faster)
+#   WINDOW      instructions recorded per program (`trace capture
+#               --instructions`; default 110000000, a tenth past the 10^8
+#               that each profile run simulates, so the CSV is the same as
+#               from whole runs); WINDOW=0 records whole runs
 #
-# The traces (hundreds of MB) stay in WORKDIR; only the CSV is committed.
-# Needs: valgrind, xz-utils, bzip2, sqlite3, coreutils, grep, python3.
+# The traces (up to hundreds of MB) stay in WORKDIR; only the CSV is committed.
+# Needs: valgrind, xz-utils, bzip2, sqlite3, coreutils, grep, python3, mbw,
+# sysbench (scripts/setup.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 WORK=${1:-target/builtin-profiles}
 PLATFORM=${PLATFORM:-platforms/xeon-gold-6138-small.toml}
 TOOL=${TOOL:-lackey}
+WINDOW=${WINDOW:-110000000}
 OUT=data/profiles/debian.csv
 if [ -z "${CACHEPART:-}" ]; then
   CACHEPART=$ROOT/target/release/cachepart
@@ -71,7 +77,9 @@ capture() { # NAME CMD...
   shift
   if [ -n "${SKIP_CAPTURE:-}" ] && [ -f "$name.cpt" ]; then return; fi
   echo "capture $name: $*" >&2
-  "$CACHEPART" trace capture --tool "$TOOL" -o "$name.cpt" -- "$@" > /dev/null
+  local window=()
+  [ "$WINDOW" = 0 ] || window=(--instructions "$WINDOW")
+  "$CACHEPART" trace capture --tool "$TOOL" "${window[@]}" -o "$name.cpt" -- "$@" > /dev/null
 }
 
 # --- captures ------------------------------------------------------
@@ -84,6 +92,15 @@ capture grep grep -c -E 'ka(lo|mi)+ne' big.txt
 capture python3 "$PY" -S -c 's=0
 for i in range(150000): s += i*i % 7
 print(s)'
+# Two streaming programs: each sweeps buffers many times the LLC's size, so
+# nothing it brings into the cache is used again from there.
+# mbw's plain copy loop (b[i] = a[i], STREAM's copy kernel) over two 32 MiB
+# arrays, 20 passes (compiled code, not glibc's CPU-dependent memcpy).
+capture mbw mbw -q -n 20 -t1 32
+# sysbench's sequential write test: one 32 MiB block rewritten 8 times.
+capture sysbench sysbench memory --threads=1 --time=0 --rand-seed=1 \
+  --memory-block-size=32M --memory-total-size=256M --memory-oper=write \
+  --memory-access-mode=seq run
 
 [ -n "${SKIP_PROFILE:-}" ] && exit 0
 
@@ -93,5 +110,6 @@ cd "$ROOT"
   --base-cpi 0.5 --mlp 2 --instructions 100000000 \
   "$WORK/xz.cpt" "$WORK/sort.cpt" "$WORK/sqlite3.cpt" "$WORK/bzip2.cpt" \
   "$WORK/md5sum.cpt" "$WORK/grep.cpt" "$WORK/python3.cpt" \
+  "$WORK/mbw.cpt" "$WORK/sysbench.cpt" \
   -o "$OUT"
 echo "wrote $OUT" >&2

@@ -19,6 +19,11 @@ need_apt=()
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v xz >/dev/null || need_apt+=(xz-utils)
 command -v sqlite3 >/dev/null || need_apt+=(sqlite3)
+# bzip2, mbw and sysbench are programs of the built-in profile set
+# (scripts/make-builtin-profiles.sh); mbw and sysbench are its streaming ones.
+command -v bzip2 >/dev/null || need_apt+=(bzip2)
+command -v mbw >/dev/null || need_apt+=(mbw)
+command -v sysbench >/dev/null || need_apt+=(sysbench)
 # qemu-user runs programs under cachepart's own TCG plugin (`trace capture --tool qemu`),
 # which gcc builds on first use (qemu-user-static cannot load plugins).
 command -v qemu-x86_64 >/dev/null || need_apt+=(qemu-user)

@@ -3,7 +3,7 @@ plot the STP-versus-unfairness trade-off.
 
 Every function takes either files (``metrics``, ``workloads``) or inline
 ``mixes`` (lists of program names); with neither, a built-in table and its
-workloads are used: ``builtin="debian"`` (the default: seven Debian programs
+workloads are used: ``builtin="debian"`` (the default: nine Debian programs
 profiled on the simulator, see docs/profiles.md) or ``builtin="parametric"``.
 Errors are raised as cachepart's own exception classes
 (:class:`cachepart.InputError`, :class:`cachepart.UsageError`, ...).

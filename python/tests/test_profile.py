@@ -37,6 +37,11 @@ def test_classify_builtin():
     assert cls["stream-hi"] == "streaming"
     assert cls["sens-mid"] == "sensitive"
     assert cls["light-a"] == "light"
+    # the Debian set (the default) has all three classes; mbw and sysbench stream
+    debian = cp.classify()
+    deb = dict(zip(debian["app"], debian["class"]))
+    assert set(deb.values()) == {"light", "streaming", "sensitive"}, deb
+    assert deb["mbw"] == deb["sysbench"] == "streaming", deb
 
 
 def test_errors_are_cachepart_exceptions(tmp_path):

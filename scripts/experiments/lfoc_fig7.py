@@ -104,7 +104,8 @@ def capture(traces: Path) -> None:
         subprocess.run(
             ["cargo", "build", "--release", "-q", "-p", "cachepart-cli"], cwd=ROOT, check=True
         )
-    env = dict(os.environ, CACHEPART=str(bin_), SKIP_PROFILE="1", TOOL="qemu")
+    # whole runs (WINDOW=0): the mixes run each program to its end, phases and all
+    env = dict(os.environ, CACHEPART=str(bin_), SKIP_PROFILE="1", TOOL="qemu", WINDOW="0")
     subprocess.run(
         [str(ROOT / "scripts" / "make-builtin-profiles.sh"), str(traces)], env=env, check=True
     )

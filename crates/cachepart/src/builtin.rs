@@ -1,8 +1,9 @@
 //! The built-in default data of the table-driven machine: two metrics
 //! tables, each with default workloads ([`BuiltinSet`]).
 //!
-//! * [`BuiltinSet::Debian`] (the default): seven Debian programs (xz,
-//!   sort, sqlite3, bzip2, md5sum, grep, python3) captured with
+//! * [`BuiltinSet::Debian`] (the default): nine Debian programs (xz,
+//!   sort, sqlite3, bzip2, md5sum, grep, python3, and the streaming mbw and
+//!   sysbench) captured with
 //!   valgrind lackey and profiled alone on the simulator at every way count
 //!   of the `xeon-gold-6138-small` platform (`cachepart profile
 //!   from-trace`); `data/profiles/debian.csv` and
@@ -291,7 +292,7 @@ mod tests {
         assert_eq!(metrics_csv(), DEBIAN_METRICS);
         let t = table().unwrap();
         assert_eq!(t.ways(), WAYS);
-        assert_eq!(t.apps().len(), 7);
+        assert_eq!(t.apps().len(), 9);
         for w in workloads().unwrap() {
             w.resolve(&t).unwrap();
         }

@@ -49,8 +49,11 @@ pub fn classify_workloads(
     Ok(rows)
 }
 
-/// A human table with the deciding numbers.
-pub fn to_table(rows: &[ClassRow]) -> String {
+/// A human table with the deciding numbers; `preset` (the one the rows
+/// were classified with) gives the streaming threshold that the evidence
+/// column names.
+pub fn to_table(rows: &[ClassRow], preset: LfocPreset) -> String {
+    let min_mpkc = Lfoc::preset(preset).streaming_min_llcmpkc;
     let w = rows.iter().map(|r| r.app.len()).max().unwrap_or(3).max(3);
     let mut s = format!(
         "{:<w$}  {:<9}  {:>14}  {:>14}  {:>16}  {:>13}  {}\n",
@@ -78,7 +81,7 @@ pub fn to_table(rows: &[ClassRow]) -> String {
             r.max_llcmpkc,
             r.max_llcmpkc_ways,
             match r.streaming_ways {
-                Some(x) => format!("sd<=1.03 & MPKC>=14 at {x} ways"),
+                Some(x) => format!("sd<=1.03 & MPKC>={min_mpkc} at {x} ways"),
                 None => "-".into(),
             }
         );
@@ -114,4 +117,54 @@ pub fn to_csv(rows: &[ClassRow]) -> String {
 /// JSON list of rows.
 pub fn to_json(rows: &[ClassRow]) -> String {
     serde_json::to_string_pretty(rows).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtin::BuiltinSet;
+    use cachepart_policy::AppClass;
+
+    /// The committed built-in Debian set (`data/profiles/debian.csv`) has
+    /// programs of each of LFOC's three classes under both presets, and its
+    /// two streaming programs, mbw and sysbench, are classified streaming.
+    #[test]
+    fn builtin_debian_set_has_every_class() {
+        let set = BuiltinSet::Debian;
+        let table = set.table().unwrap();
+        let workloads = set.workloads().unwrap();
+        for preset in [LfocPreset::Paper, LfocPreset::Pbbcache] {
+            let rows = classify_workloads(&table, &workloads, preset).unwrap();
+            // every program of the table is in some default mix
+            assert_eq!(rows.len(), table.apps().len(), "{preset:?}");
+            let class_of = |app: &str| {
+                rows.iter()
+                    .find(|r| r.app == app)
+                    .unwrap_or_else(|| panic!("{app} is in no default mix"))
+                    .evidence
+                    .class
+            };
+            for app in ["mbw", "sysbench"] {
+                assert_eq!(class_of(app), AppClass::Streaming, "{app} ({preset:?})");
+            }
+            // the evidence names the preset's streaming threshold
+            let threshold = match preset {
+                LfocPreset::Paper => "MPKC>=10 at",
+                LfocPreset::Pbbcache => "MPKC>=14 at",
+            };
+            let table = to_table(&rows, preset);
+            let mbw = table.lines().find(|l| l.starts_with("mbw ")).unwrap();
+            assert!(mbw.contains(threshold), "{preset:?}: {mbw}");
+            for class in [AppClass::Light, AppClass::Streaming, AppClass::Sensitive] {
+                assert!(
+                    rows.iter().any(|r| r.evidence.class == class),
+                    "no {} program ({preset:?}): {:?}",
+                    class.name(),
+                    rows.iter()
+                        .map(|r| (&r.app, r.evidence.class.name()))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+    }
 }

@@ -214,7 +214,7 @@ pub struct ThreadsArg {
 /// The built-in data sets.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum BuiltinArg {
-    /// Seven Debian programs captured with lackey and profiled on the
+    /// Nine Debian programs captured with lackey and profiled on the
     /// simulator (xeon-gold-6138-small), see docs/profiles.md.
     Debian,
     /// Eight made-up programs from parametric curves.

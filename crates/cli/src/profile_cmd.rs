@@ -359,7 +359,7 @@ fn classify_cmd(a: ClassifyArgs) -> Result<()> {
     let (table, workloads) = load(&a.data, false)?;
     let rows = classify::classify_workloads(&table, &workloads, a.lfoc_preset)?;
     let text = match a.format.format {
-        Format::Table => classify::to_table(&rows),
+        Format::Table => classify::to_table(&rows, a.lfoc_preset),
         Format::Csv => classify::to_csv(&rows),
         Format::Json => classify::to_json(&rows),
     };

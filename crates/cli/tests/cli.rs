@@ -30,7 +30,7 @@ fn builtin_default_runs() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(out.starts_with("workload"), "{out}");
-    assert_eq!(out.lines().count(), 1 + 3 * 4, "{out}");
+    assert_eq!(out.lines().count(), 1 + 4 * 4, "{out}");
     assert!(out.contains("optc-unf"));
 }
 
