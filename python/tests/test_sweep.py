@@ -109,7 +109,7 @@ def test_random_mixes_are_fixed_by_seed_size_and_index(tmp_path):
     ("change", "field", "words"),
     [
         (('"dunn"', '"dunn", "nope"'), "axes.algorithms[4]", "unknown algorithm 'nope'"),
-        (("apps = [3, 4, 5]", "apps = [3, 9]"), "axes.random-mixes.apps", "has 7"),
+        (("apps = [3, 4, 5]", "apps = [3, 12]"), "axes.random-mixes.apps", "has 9"),
         (("seeds = [7]", "seeds = [7, 7]"), "axes.random-mixes.seeds[1]", "repeated"),
         (("[axes]", '[axes]\nbw-model = ["simple", "fancy"]'), "axes.bw-model[1]", "fancy"),
         (("[axes]", "[axes]\nmax-bw = [35000, -1]"), "axes.max-bw[1]", "expected a number"),
