@@ -121,59 +121,61 @@ impl CachegrindSim {
     }
 
     /// Simulates one record.
-    #[inline(always)]
     pub fn access(&mut self, rec: Record) {
-        // the kinds by how common they are: instruction fetches, data
-        // references, escapes
-        let code = rec.kind_code();
-        let t = &mut self.totals;
-        if code == Kind::Ifetch as u64 {
-            let (addr, size) = (rec.addr_unchecked(), rec.size_unchecked() as u32);
-            self.instructions += rec.gap_u64() + 1;
-            t.ir += 1;
-            if self.i1.misses(addr, size) {
-                t.i1mr += 1;
-                t.ilmr += u64::from(self.ll.misses(addr, size));
-            }
-        } else if code != Kind::Escape as u64 {
-            self.instructions += rec.gap_u64();
-            let addr = rec.addr_unchecked();
-            let size = (rec.size_unchecked() as u32).min(self.data_clamp);
-            let miss = self.d1.misses(addr, size) && {
-                let ll = self.ll.misses(addr, size);
-                if code == Kind::Store as u64 {
-                    t.dlmw += u64::from(ll);
-                } else {
-                    t.dlmr += u64::from(ll);
-                }
-                true
-            };
-            // a modify and a dependent load count as reads
-            if code == Kind::Store as u64 {
-                t.dw += 1;
-                t.d1mw += u64::from(miss);
-            } else {
-                t.dr += 1;
-                t.d1mr += u64::from(miss);
-            }
-        } else {
-            match rec.as_event() {
-                Some(Event::InstrGap(n)) => self.instructions += n,
-                Some(Event::Flush) => {
-                    self.i1.flush();
-                    self.d1.flush();
-                    self.ll.flush();
-                }
-                _ => {}
-            }
-        }
+        self.run([rec]);
     }
 
-    /// Simulates every record.
+    /// Simulates every record. The counters live in locals during the
+    /// loop (the hot path has no panicking index, so they stay in
+    /// registers).
     pub fn run<I: IntoIterator<Item = Record>>(&mut self, records: I) {
-        for r in records {
-            self.access(r);
+        let mut t = self.totals;
+        let mut instructions = self.instructions;
+        let clamp = self.data_clamp;
+        let (i1, d1, ll) = (&mut self.i1, &mut self.d1, &mut self.ll);
+        for rec in records {
+            // the kinds by how common they are: instruction fetches, data
+            // references, escapes
+            let code = rec.kind_code();
+            if code == Kind::Ifetch as u64 {
+                let (addr, size) = (rec.addr_unchecked(), rec.size_unchecked() as u32);
+                instructions += rec.gap_u64() + 1;
+                t.ir += 1;
+                if i1.misses(addr, size) {
+                    t.i1mr += 1;
+                    t.ilmr += u64::from(ll.misses(addr, size));
+                }
+            } else if code != Kind::Escape as u64 {
+                instructions += rec.gap_u64();
+                let addr = rec.addr_unchecked();
+                let size = (rec.size_unchecked() as u32).min(clamp);
+                // a modify and a dependent load count as reads
+                let write = code == Kind::Store as u64;
+                let miss = d1.misses(addr, size);
+                let ll_miss = miss && ll.misses(addr, size);
+                if write {
+                    t.dw += 1;
+                    t.d1mw += u64::from(miss);
+                    t.dlmw += u64::from(ll_miss);
+                } else {
+                    t.dr += 1;
+                    t.d1mr += u64::from(miss);
+                    t.dlmr += u64::from(ll_miss);
+                }
+            } else {
+                match rec.as_event() {
+                    Some(Event::InstrGap(n)) => instructions += n,
+                    Some(Event::Flush) => {
+                        i1.flush();
+                        d1.flush();
+                        ll.flush();
+                    }
+                    _ => {}
+                }
+            }
         }
+        self.totals = t;
+        self.instructions = instructions;
     }
 
     /// Instructions executed: the fetches, plus the instructions that

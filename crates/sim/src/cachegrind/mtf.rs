@@ -40,22 +40,29 @@ impl MtfCache {
     }
 
     /// Looks `block` up and makes it the most recent of its set; `true`
-    /// on a miss.
+    /// on a miss. Written without a panicking index, so that the caller's
+    /// counters can stay in registers across the loop.
     #[inline(always)]
     fn block_misses(&mut self, block: u64) -> bool {
         let base = (block & self.set_mask) as usize * self.ways;
-        let set = &mut self.tags[base..base + self.ways];
-        if set[0] == block {
+        let Some(set) = self.tags.get_mut(base..base + self.ways) else {
+            return true; // never: the set index is masked to the sets
+        };
+        if set.first() == Some(&block) {
             return false;
         }
-        let at = set[1..].iter().position(|&t| t == block);
-        let end = match at {
-            Some(i) => i + 1,
-            None => set.len() - 1,
+        let (end, hit) = match set.iter().skip(1).position(|&t| t == block) {
+            Some(i) => (i + 1, true),
+            None => (set.len().saturating_sub(1), false),
         };
-        set.copy_within(0..end, 1);
-        set[0] = block;
-        at.is_none()
+        // the block found (or the least recent, to be replaced) comes first
+        if let Some(moved) = set.get_mut(..=end) {
+            moved.rotate_right(1);
+        }
+        if let Some(first) = set.first_mut() {
+            *first = block;
+        }
+        !hit
     }
 
     /// cachegrind's reference of `size` bytes (at least one) at `addr`:
