@@ -2,13 +2,13 @@
 //!
 //! [`CachegrindSim`] simulates I1, D1 and a unified LL as `valgrind
 //! --tool=cachegrind --cache-sim=yes --I1=... --D1=... --LL=...` does: LRU
-//! caches in move-to-front order ([`mtf`]), a reference that straddles two
+//! caches in move-to-front order (`mtf`), a reference that straddles two
 //! lines looked up in both and counted as one miss, a modify counted as one
 //! read, data references clamped to the smallest line size, and no
 //! write-back traffic. It is a model of its own, much leaner than one
 //! core's [`Hierarchy`] in [`Mode::Cachegrind`], which gives the same
 //! counts (checked against each other in `tests`, and against valgrind in
-//! `tests/cachegrind.rs`). [`CachegrindSummary`] ([`summary`]) holds the
+//! `tests/cachegrind.rs`). [`CachegrindSummary`] (`summary`) holds the
 //! nine totals cachegrind prints.
 //!
 //! [`Hierarchy`]: crate::hierarchy::Hierarchy
