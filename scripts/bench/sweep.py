@@ -2,11 +2,11 @@
 
     .venv/bin/python scripts/bench/sweep.py [--count 100] [--batch 1,8,auto]
 
-Two workloads of profile runs, each planned from a sweep file written
+Three workloads of profile runs, each planned from a sweep file written
 here: ``short`` (mixes of 4 from the built-in Debian table under four
-heuristics; about a millisecond per run) and ``long`` (the exact STP
-optimum, ``optc-stp``, on mixes of 8 with repetition from the same table;
-about 10 ms per run).
+heuristics; about 0.1 ms per run on a quiet machine), ``long`` (the exact
+STP optimum, ``optc-stp``, on mixes of 8 with repetition from the same
+table; about 2 ms) and ``longer`` (the same on mixes of 11; about 6-8 ms).
 For each: the engine called in a loop in this process
 (``cachepart.profile.evaluate_records`` on each run's arguments: the
 reference),
@@ -42,6 +42,7 @@ from cachepart.sweep.execute import execute
 WORKLOADS = {
     "short": ('["stock", "ucp", "kpart", "lfoc"]', "[4]", "false"),
     "long": ('["optc-stp"]', "[8]", "true"),
+    "longer": ('["optc-stp"]', "[11]", "true"),
 }
 
 
