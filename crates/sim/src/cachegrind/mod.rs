@@ -30,6 +30,19 @@ use crate::replacement::PolicyKind;
 use mtf::MtfCache;
 pub use summary::{CachegrindSummary, EVENTS};
 
+/// One core of the general model in cachegrind mode with `cfg`'s I1 and
+/// D1 (its LL is the caller's): the configuration whose checks
+/// [`CachegrindSim::new`] repeats and whose counts it equals.
+pub(crate) fn general_config(cfg: &CachegrindConfig) -> HierarchyConfig {
+    HierarchyConfig {
+        l1i: cfg.i1,
+        l1d: cfg.d1,
+        l2: None,
+        mode: Mode::Cachegrind,
+        inclusion: Inclusion::NonInclusive,
+    }
+}
+
 /// cachegrind's three caches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -93,14 +106,7 @@ impl CachegrindSim {
             level: "LL",
             source,
         })?;
-        let h = HierarchyConfig {
-            l1i: cfg.i1,
-            l1d: cfg.d1,
-            l2: None,
-            mode: Mode::Cachegrind,
-            inclusion: Inclusion::NonInclusive,
-        };
-        Hierarchy::new(&h, &ll)?;
+        Hierarchy::new(&general_config(cfg), &ll)?;
         let geometry = |c: &CacheConfig, level| {
             c.geometry()
                 .map_err(|source| SimError::Geometry { level, source })

@@ -52,14 +52,7 @@ fn refuses_what_cachegrind_refuses() {
 /// The general model's totals on the same records.
 fn general(cfg: &CachegrindConfig, records: &[Record]) -> (CachegrindSummary, u64) {
     let mut ll = Cache::new(&cfg.ll).unwrap();
-    let h = HierarchyConfig {
-        l1i: cfg.i1,
-        l1d: cfg.d1,
-        l2: None,
-        mode: Mode::Cachegrind,
-        inclusion: Inclusion::NonInclusive,
-    };
-    let mut core = Hierarchy::new(&h, &ll).unwrap();
+    let mut core = Hierarchy::new(&general_config(cfg), &ll).unwrap();
     core.run(&mut ll, records.iter().copied());
     let stats: HierarchyStats = core.stats();
     (CachegrindSummary::from_stats(&stats), stats.instructions)
