@@ -275,23 +275,19 @@ impl FrameDecoder {
             .all(|((&k, &s), &g)| k <= 5 && s <= 0x7f && g <= 0x3f && (s != 0 || k == 4));
         if valid {
             for (i, ((&k, &s), &g)) in kinds.iter().zip(sizes).zip(gaps).enumerate() {
-                let (a, section) = match k {
-                    2 => (
-                        get_varint(&mut ic),
-                        "instruction address section ends early",
-                    ),
-                    4 => (get_varint(&mut ec), "escape section ends early"),
-                    _ => (get_varint(&mut dc), "data address section ends early"),
-                };
-                let a = a.ok_or_else(|| bad(offset, section))?;
                 let a = match k {
                     2 => {
-                        pi = undelta48(a, pi);
+                        let z = get_varint(&mut ic)
+                            .ok_or_else(|| bad(offset, "instruction address section ends early"))?;
+                        pi = undelta48(z, pi);
                         pi
                     }
-                    4 => a,
+                    4 => get_varint(&mut ec)
+                        .ok_or_else(|| bad(offset, "escape section ends early"))?,
                     _ => {
-                        pd = undelta48(a, pd);
+                        let z = get_varint(&mut dc)
+                            .ok_or_else(|| bad(offset, "data address section ends early"))?;
+                        pd = undelta48(z, pd);
                         pd
                     }
                 };

@@ -72,6 +72,9 @@ impl MtfCache {
     pub(super) fn misses(&mut self, addr: u64, size: u32) -> bool {
         let first = addr >> self.line_bits;
         let last = addr.wrapping_add(u64::from(size.max(1)) - 1) >> self.line_bits;
+        if first == last {
+            return self.block_misses(first);
+        }
         let mut miss = self.block_misses(first);
         let mut b = first;
         while b != last {
