@@ -57,18 +57,7 @@ pub fn reference_cachegrind(records: &[Record], i1: Geom, d1: Geom, ll: Geom) ->
             }
         }
     }
-    let [ir, i1mr, ilmr, dr, d1mr, dlmr, dw, d1mw, dlmw] = c;
-    CachegrindSummary {
-        ir,
-        i1mr,
-        ilmr,
-        dr,
-        d1mr,
-        dlmr,
-        dw,
-        d1mw,
-        dlmw,
-    }
+    CachegrindSummary::from_values(c)
 }
 
 /// One reference: both lines of a straddling access, one miss at most.

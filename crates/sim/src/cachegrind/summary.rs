@@ -56,6 +56,23 @@ impl CachegrindSummary {
         ]
     }
 
+    /// The totals from values in [`EVENTS`] order (the inverse of
+    /// [`CachegrindSummary::values`]).
+    pub fn from_values(v: [u64; 9]) -> Self {
+        let [ir, i1mr, ilmr, dr, d1mr, dlmr, dw, d1mw, dlmw] = v;
+        CachegrindSummary {
+            ir,
+            i1mr,
+            ilmr,
+            dr,
+            d1mr,
+            dlmr,
+            dw,
+            d1mw,
+            dlmw,
+        }
+    }
+
     /// Reads the totals from the text of a `cachegrind.out` file: the
     /// `events:` line names the columns of the `summary:` line.
     pub fn parse(text: &str) -> Result<Self> {
@@ -80,18 +97,7 @@ impl CachegrindSummary {
                 .parse()
                 .map_err(|_| bad(&format!("bad {name} count {:?}", values[i])))?;
         }
-        let [ir, i1mr, ilmr, dr, d1mr, dlmr, dw, d1mw, dlmw] = out;
-        Ok(CachegrindSummary {
-            ir,
-            i1mr,
-            ilmr,
-            dr,
-            d1mr,
-            dlmr,
-            dw,
-            d1mw,
-            dlmw,
-        })
+        Ok(Self::from_values(out))
     }
 }
 
