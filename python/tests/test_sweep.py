@@ -213,6 +213,10 @@ def test_cluster_results_equal_serial_runs(cluster, tmp_path):
     df = each_once(tmp_path / "out", plan)
     ref = serial(plan.runs)
     pd.testing.assert_frame_equal(df, ref, check_dtype=False)
+    # tasks sized from the run time: a probe of one run per slot, then
+    # tasks of many sub-millisecond runs, not one file per run
+    files = store.result_files(tmp_path / "out")
+    assert 4 <= len(files) <= 40, len(files)
     # one row per run and app, mix metrics on every row
     assert {"stp", "unfairness", "slowdown", "mix", "algorithm", "table"} <= set(df.columns)
     report = tmp_path / "r.html"
@@ -243,7 +247,10 @@ def test_killed_worker_loses_and_doubles_nothing(cluster, tmp_path):
 
         t = threading.Thread(target=kill_when_a_third_is_done)
         t.start()
-        s = sw.run(plan, client=c, out=out, progress=False)
+        # fixed tasks of 25 runs: sized from the run time, tasks of these
+        # sub-millisecond runs would hold hundreds, and the kill could come
+        # after the last one was handed out
+        s = sw.run(plan, client=c, out=out, progress=False, batch=25)
         t.join()
     victim.wait()
     assert killed and killed[0] < len(plan.runs), "the worker was killed after the sweep ended"
@@ -418,3 +425,18 @@ def test_missing_dask_is_named_with_what_to_install(monkeypatch, capsys):
     assert main(["plan", str(EXAMPLES / "quick.toml")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: distributed is missing:") and "pip install 'dask[distributed]'" in err
+
+
+def test_task_size_follows_the_measured_run_time():
+    from cachepart.sweep.runner import TASK_SECONDS, next_batch
+
+    # nothing measured yet: a probe of one run
+    assert next_batch(0.0, 0, 1000, 4) == 1
+    # 10 ms a run: half a second of work, 50 runs
+    assert next_batch(0.1, 10, 1000, 4) == int(TASK_SECONDS / 0.01)
+    # runs slower than the target: one run a task
+    assert next_batch(3.0, 2, 1000, 4) == 1
+    # near the end, an equal share per worker, rounded up, never more than left
+    assert next_batch(0.001, 100, 10, 4) == 3
+    assert next_batch(0.001, 100, 1, 4) == 1
+    assert next_batch(0.001, 100, 0, 4) == 0

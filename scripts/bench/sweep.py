@@ -1,6 +1,7 @@
 """What a sweep on Dask costs over calling the engine in a loop.
 
     .venv/bin/python scripts/bench/sweep.py [--count 100] [--batch 1,8,auto]
+        [--workers 1,2] [--workloads short,long,longer] [--no-share]
 
 Three workloads of profile runs, each planned from a sweep file written
 here: ``short`` (mixes of 4 from the built-in Debian table under four
@@ -14,7 +15,7 @@ then the sweep on a LocalCluster of 1 and of 2 worker processes (started
 before the clock; its start-up is printed once), with results written to
 a fresh directory each time. Prints one row per (workload, workers,
 batch): wall seconds, runs per second, and the overhead per run and in
-percent against the loop (1 worker; with 2 workers the speed-up instead),
+percent against the loop (1 worker; with more workers the speed-up instead),
 then the same from CPU time: the CPU seconds of every process of the
 sweep (this one, which holds the LocalCluster's scheduler, and each
 worker) against the loop's. On a shared machine the wall-clock figures
@@ -73,7 +74,7 @@ def _worker_share(plans: dict[str, Any], batches: list[int | None], d: Path) -> 
     k = 0
     for n, p in plans.items():
         for b in batches:
-            size = b or max(1, min(64, len(p.runs) // 20))
+            size = b or 64
             loop = share = float("inf")
             for _ in range(3):
                 c = time.process_time()
@@ -94,13 +95,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=100, help="mixes per workload (default 100: 400 short runs, 100 long)")
     ap.add_argument("--batch", default="1,8,auto", help="runs per task to try (default 1,8,auto)")
+    ap.add_argument("--workers", default="1,2", help="LocalCluster sizes to try (default 1,2)")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"which workloads (default {','.join(WORKLOADS)})")
+    ap.add_argument("--no-share", action="store_true", help="skip the worker's share without Dask")
     args = ap.parse_args()
     batches = [None if b == "auto" else int(b) for b in args.batch.split(",")]
+    sizes = [int(w) for w in args.workers.split(",")]
+    chosen = args.workloads.split(",")
+    unknown = [w for w in chosen if w not in WORKLOADS]
+    if unknown:
+        ap.error(f"--workloads: unknown {', '.join(unknown)}; expected some of {', '.join(WORKLOADS)}")
     from distributed import Client, LocalCluster
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        plans = {n: expand(sweep_file(d, n, args.count)) for n in WORKLOADS}
+        plans = {n: expand(sweep_file(d, n, args.count)) for n in chosen}
         loop: dict[str, float] = {}
         loop_cpu: dict[str, float] = {}
         for n, p in plans.items():
@@ -120,7 +129,7 @@ def main() -> None:
                 f" {len(p.runs) / loop[n]:7.1f} {'':18} {loop_cpu[n]:7.2f}"
             )
         k = 0
-        for workers in (1, 2):
+        for workers in sizes:
             t = time.perf_counter()
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1")
             client = Client(cluster)
@@ -150,7 +159,8 @@ def main() -> None:
             finally:
                 client.close()
                 cluster.close()
-        _worker_share(plans, batches, d)
+        if not args.no_share:
+            _worker_share(plans, batches, d)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--scheduler", metavar="ADDR", help="a Dask scheduler (tcp://HOST:PORT); default: a local cluster")
     r.add_argument("--workers", type=int, metavar="N", help="worker processes of the local cluster (default: one per CPU)")
     r.add_argument("--out", metavar="DIR", help="results directory (default: NAME-results)")
-    r.add_argument("--batch", type=int, metavar="N", help="runs per Dask task (default: the runs over 20 tasks per worker, 1 to 64)")
+    r.add_argument("--batch", type=int, metavar="N", help="runs per Dask task (default: sized from the measured run time, about half a second of work a task)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     rep = sub.add_parser("report", help="write the HTML report of a results directory")
     rep.add_argument("dir", help="the results directory")

@@ -6,7 +6,11 @@
 ``scheduler`` (``tcp://HOST:PORT``: a multi-machine cluster, or one that
 dask-jobqueue started on SLURM/PBS). Each task runs a batch of runs in a
 worker (:func:`cachepart.sweep.execute.execute`), which writes the batch's
-results in one file named by its runs' hashes. A task whose
+results in one file named by its runs' hashes. Unless told a fixed
+number of runs per task, :func:`run` sizes the tasks from the run time it
+measures (:func:`next_batch`): the first tasks hold one run each, and each
+later one as many runs as fill :data:`TASK_SECONDS` at the mean time per
+run so far, so that Dask's cost per task is shared by enough work. A task whose
 worker dies is re-run elsewhere by Dask, and a re-run writes the same
 file again (same name, whole-file rename), so nothing is lost or doubled.
 A task lost for good (Dask's ``KilledWorker`` after repeated worker deaths)
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +53,45 @@ class Summary:
 def default_out(plan: Plan) -> Path:
     """``NAME-results`` in the current directory."""
     return Path(f"{plan.spec.name}-results")
+
+
+#: Wall seconds of work an automatically sized task aims at. Dask's cost
+#: per task (about a millisecond on an idle machine, around 10 ms on a
+#: busy 2-core one) is then a few percent of it, while a task lost with its
+#: worker, or the step of the progress bar, stays under a second.
+TASK_SECONDS = 0.5
+
+#: Tasks kept in flight per worker with automatic sizing: one running and
+#: one queued, so that a worker never waits for the client to submit.
+IN_FLIGHT_PER_WORKER = 2
+
+
+def next_batch(seconds: float, runs: int, left: int, workers: int) -> int:
+    """Runs in the next automatically sized task.
+
+    ``seconds`` and ``runs``: the worker-side wall time and the runs of the
+    tasks finished so far; ``left``: runs not yet submitted; ``workers``:
+    the cluster's workers. Before any task has finished, one run (a probe).
+    Then the runs that fill :data:`TASK_SECONDS` at the mean time per run,
+    but never more than an equal share of what is left per worker, so the
+    last tasks still spread over every worker (the tasks shrink towards
+    the end of the sweep, as in guided self-scheduling)."""
+    if left <= 0:
+        return 0
+    if runs == 0:
+        return 1
+    per_run = max(seconds / runs, 1e-6)
+    by_time = max(1, int(TASK_SECONDS / per_run))
+    share = -(-left // max(1, workers))
+    return max(1, min(by_time, share, left))
+
+
+def _timed(runs: list[Run], out: str) -> tuple[list[tuple[str, str]], float]:
+    """:func:`execute` and its wall seconds in the worker (what sizes the
+    next tasks: the client's own clock would also count the queue)."""
+    t = time.perf_counter()
+    statuses = execute(runs, out)
+    return statuses, time.perf_counter() - t
 
 
 def _batches(runs: list[Run], batch: int) -> list[list[Run]]:
@@ -87,10 +131,11 @@ def run(
     of ``workers`` processes (default: one per CPU) runs on this machine.
     ``client``: an existing ``distributed.Client`` to use instead of either.
     ``out``: the results directory (default ``NAME-results``). ``batch``:
-    runs per Dask task (default: the runs left over 20 tasks per worker,
-    from 1 to 64; Dask's cost per task, about a millisecond on an idle
-    machine and more on a busy one, is then shared by the runs of a task,
-    while a task lost with its worker is still small). ``progress``: a bar on stderr with runs done, failed and left.
+    runs per Dask task; by default the tasks are sized from the measured
+    run time (:func:`next_batch`: about :data:`TASK_SECONDS` of work each,
+    so Dask's cost per task is shared by the runs of a task, while a task
+    lost with its worker is still small). ``progress``: a bar on stderr
+    with runs done, failed and left.
     """
     plan = file if isinstance(file, Plan) else expand(file)
     if batch is not None and batch < 1:
@@ -131,22 +176,41 @@ def run(
     cluster = None
     if own_client:
         client, cluster = _client(scheduler, workers)
-    futures = []
+    futures: list[Any] = []
     try:
-        if batch is None:
-            n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-            batch = max(1, min(64, len(todo) // (20 * n_workers)))
-        batches = _batches(todo, batch)
         # a fresh token per call: a resumed sweep never meets the cancelled
         # tasks of an interrupted one on a long-lived scheduler
         token = uuid.uuid4().hex[:8]
-        keys = [f"cachepart-sweep-{token}-{b[0].hash[:16]}-{len(b)}" for b in batches]
-        futures = client.map(execute, batches, out=str(out_dir), key=keys, pure=False)
-        by_key = dict(zip(keys, batches))
+        by_key: dict[str, list[Run]] = {}
+        # worker seconds and runs of the finished tasks: what sizes the next
+        measured_s, measured_n = 0.0, 0
+        n_workers = 1
+
+        def submit(b: list[Run]) -> Any:
+            key = f"cachepart-sweep-{token}-{b[0].hash[:16]}-{len(b)}"
+            by_key[key] = b
+            fut = client.submit(_timed, b, out=str(out_dir), key=key, pure=False)
+            futures.append(fut)
+            return fut
+
+        if batch is not None:
+            pending: list[Run] = []
+            ac = as_completed([submit(b) for b in _batches(todo, batch)])
+        else:
+            n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+            pending = list(todo)
+            pending.reverse()  # popped from the end, in plan order
+            first = []
+            for _ in range(min(len(pending), IN_FLIGHT_PER_WORKER * n_workers)):
+                first.append(submit([pending.pop()]))
+            ac = as_completed(first)
         show()
-        for fut in as_completed(futures):
+        for fut in ac:
             try:
-                statuses = fut.result()
+                statuses, seconds = fut.result()
+                if batch is None and all(st == DONE for _, st in statuses):
+                    measured_s += seconds
+                    measured_n += len(statuses)
             except Exception as e:  # the task itself was lost (KilledWorker, ...)
                 statuses = []
                 written = store.done(out_dir)
@@ -162,8 +226,12 @@ def run(
                     summary.failed += 1
                 else:
                     summary.done += 1
+            if batch is None and pending:
+                size = next_batch(measured_s, measured_n, len(pending), n_workers)
+                ac.add(submit([pending.pop() for _ in range(size)]))
             show()
             bar.update(len(statuses))
+            del by_key[fut.key]
             fut.release()
     except BaseException:
         for f in futures:
