@@ -440,3 +440,23 @@ def test_task_size_follows_the_measured_run_time():
     assert next_batch(0.001, 100, 10, 4) == 3
     assert next_batch(0.001, 100, 1, 4) == 1
     assert next_batch(0.001, 100, 0, 4) == 0
+
+
+def test_local_workers_split_the_engine_threads(monkeypatch):
+    import os
+
+    from cachepart.sweep.runner import _client, _cpus, engine_threads
+
+    monkeypatch.delenv("RAYON_NUM_THREADS", raising=False)
+    assert engine_threads(1) == {"RAYON_NUM_THREADS": str(_cpus())}
+    assert engine_threads(10 * _cpus()) == {"RAYON_NUM_THREADS": "1"}
+    client, cluster = _client(None, 2)
+    try:
+        got = client.run(lambda: os.environ.get("RAYON_NUM_THREADS"))
+    finally:
+        client.close()
+        cluster.close()
+    assert sorted(got.values()) == [str(max(1, _cpus() // 2))] * 2
+    # set by the user: inherited, not overridden
+    monkeypatch.setenv("RAYON_NUM_THREADS", "3")
+    assert engine_threads(2) == {}

@@ -3,15 +3,16 @@
     .venv/bin/python scripts/bench/sweep.py [--count 100] [--batch 1,8,auto]
         [--workers 1,2] [--workloads short,long,longer] [--no-share]
 
-Three workloads of profile runs, each planned from a sweep file written
+Four workloads of profile runs, each planned from a sweep file written
 here: ``short`` (mixes of 4 from the built-in Debian table under four
 heuristics; about 0.1 ms per run on a quiet machine), ``long`` (the exact
 STP optimum, ``optc-stp``, on mixes of 8 with repetition from the same
-table; about 2 ms) and ``longer`` (the same on mixes of 11; about 6-8 ms).
+table; about 2 ms), ``longer`` (the same on mixes of 11; about 6-9 ms) and
+``longest`` (mixes of 12; about 20 ms; all on the 2-core VM).
 For each: the engine called in a loop in this process
 (``cachepart.profile.evaluate_records`` on each run's arguments: the
 reference),
-then the sweep on a LocalCluster of 1 and of 2 worker processes (started
+then the sweep on a LocalCluster of each size in ``--workers`` (started
 before the clock; its start-up is printed once), with results written to
 a fresh directory each time. Prints one row per (workload, workers,
 batch): wall seconds, runs per second, and the overhead per run and in
@@ -21,6 +22,11 @@ sweep (this one, which holds the LocalCluster's scheduler, and each
 worker) against the loop's. On a shared machine the wall-clock figures
 move with the other tenants' load (they can even come out negative);
 CPU time is what the sweep itself spends, and moves much less.
+The engine is itself parallel (the exact optima use rayon): the loop
+uses one thread per CPU and each worker the CPUs over the workers (as
+:func:`cachepart.sweep.run` sets them) unless ``RAYON_NUM_THREADS`` is
+set, which then holds for both; with ``RAYON_NUM_THREADS=1`` the
+overhead is the sweep's alone and the speed-up that of the workers.
 Last, without Dask: the worker's own share, a batch's
 :func:`cachepart.sweep.execute.execute` (engine, rows, result files) in
 this process against the loop, in CPU time (best of three), per batch
@@ -30,6 +36,7 @@ size.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -39,11 +46,13 @@ from cachepart.profile import evaluate_records
 from cachepart.sweep import plan as expand
 from cachepart.sweep import run
 from cachepart.sweep.execute import execute
+from cachepart.sweep.runner import engine_threads
 
 WORKLOADS = {
     "short": ('["stock", "ucp", "kpart", "lfoc"]', "[4]", "false"),
     "long": ('["optc-stp"]', "[8]", "true"),
     "longer": ('["optc-stp"]', "[11]", "true"),
+    "longest": ('["optc-stp"]', "[12]", "true"),
 }
 
 
@@ -96,7 +105,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=100, help="mixes per workload (default 100: 400 short runs, 100 long)")
     ap.add_argument("--batch", default="1,8,auto", help="runs per task to try (default 1,8,auto)")
     ap.add_argument("--workers", default="1,2", help="LocalCluster sizes to try (default 1,2)")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"which workloads (default {','.join(WORKLOADS)})")
+    ap.add_argument("--workloads", default="short,long,longer", help=f"which workloads, of {','.join(WORKLOADS)} (default short,long,longer)")
     ap.add_argument("--no-share", action="store_true", help="skip the worker's share without Dask")
     args = ap.parse_args()
     batches = [None if b == "auto" else int(b) for b in args.batch.split(",")]
@@ -119,6 +128,8 @@ def main() -> None:
                 evaluate_records(**r.call)
             loop[n] = time.perf_counter() - t
             loop_cpu[n] = time.process_time() - c
+        rayon = os.environ.get("RAYON_NUM_THREADS")
+        print(f"# engine threads: the loop {rayon or 'one per CPU'}, each worker {rayon or 'the CPUs over the workers'}")
         print(
             f"{'workload':8} {'runs':>5} {'ms/run':>7} {'workers':>7} {'batch':>5} {'wall s':>7} {'runs/s':>7} {'overhead':>18}"
             f" {'CPU s':>7} {'CPU overhead':>18}"
@@ -131,7 +142,8 @@ def main() -> None:
         k = 0
         for workers in sizes:
             t = time.perf_counter()
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1")
+            # the engine's threads split between the workers, as `run` does
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1", env=engine_threads(workers))
             client = Client(cluster)
             print(f"# LocalCluster of {workers}: started in {time.perf_counter() - t:.2f} s")
             # the workers' first imports (pandas, pyarrow, cachepart: seconds)

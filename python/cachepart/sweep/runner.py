@@ -98,12 +98,31 @@ def _batches(runs: list[Run], batch: int) -> list[list[Run]]:
     return [runs[i : i + batch] for i in range(0, len(runs), batch)]
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def engine_threads(workers: int) -> dict[str, str]:
+    """The environment of a local cluster's workers: the engine's own
+    threads (rayon's ``RAYON_NUM_THREADS``: the exact optima and the
+    simulator's alone runs are parallel) split between the workers, the
+    CPUs over the workers and at least one each, so that N workers do not
+    run N pools of one thread per CPU against each other. Empty when
+    ``RAYON_NUM_THREADS`` is already set: the workers inherit it."""
+    if "RAYON_NUM_THREADS" in os.environ:
+        return {}
+    return {"RAYON_NUM_THREADS": str(max(1, _cpus() // max(1, workers)))}
+
+
 def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
         return Client(scheduler), None
-    n = workers or os.cpu_count() or 1
+    n = workers or _cpus()
     cluster = LocalCluster(
         n_workers=n,
         threads_per_worker=1,
@@ -111,6 +130,7 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
         # a free port: 8787, Dask's default, may be taken by another cluster
         dashboard_address=":0",
         host="127.0.0.1",
+        env=engine_threads(n),
     )
     return Client(cluster), cluster
 
@@ -128,7 +148,8 @@ def run(
     """Runs a sweep file (or an expanded :class:`Plan`) on Dask.
 
     ``scheduler``: a Dask scheduler address; without it a ``LocalCluster``
-    of ``workers`` processes (default: one per CPU) runs on this machine.
+    of ``workers`` processes (default: one per CPU) runs on this machine,
+    the engine's threads split between them (:func:`engine_threads`).
     ``client``: an existing ``distributed.Client`` to use instead of either.
     ``out``: the results directory (default ``NAME-results``). ``batch``:
     runs per Dask task; by default the tasks are sized from the measured
