@@ -124,7 +124,8 @@ fn check(name: &str, status: Status, detail: impl Into<String>, fix: impl Into<S
     }
 }
 
-fn cpu_flags(roots: &Roots, out: &mut Vec<Check>) {
+/// The CPU flag checks; whether the CPU is virtual (the `hypervisor` flag).
+fn cpu_flags(roots: &Roots, out: &mut Vec<Check>) -> bool {
     let path = roots.proc_root.join("cpuinfo");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -135,7 +136,7 @@ fn cpu_flags(roots: &Roots, out: &mut Vec<Check>) {
                 format!("{}: {e}", path.display()),
                 "run on Linux with /proc mounted",
             ));
-            return;
+            return false;
         }
     };
     let flags: Vec<&str> = text
@@ -172,6 +173,7 @@ fn cpu_flags(roots: &Roots, out: &mut Vec<Check>) {
             fix,
         ));
     }
+    virt
 }
 
 /// The kernel's config: `/proc/config.gz`, else `/boot/config-RELEASE`.
@@ -298,7 +300,7 @@ fn resctrl(roots: &Roots, out: &mut Vec<Check>) {
     }
 }
 
-fn pmu(roots: &Roots, out: &mut Vec<Check>) {
+fn pmu(roots: &Roots, virt: bool, out: &mut Vec<Check>) {
     let base = roots.sys.join("bus/event_source/devices");
     let found = ["cpu", "cpu_core"]
         .into_iter()
@@ -310,105 +312,79 @@ fn pmu(roots: &Roots, out: &mut Vec<Check>) {
             Some(d) => format!("{}", base.join(d).display()),
             None => format!("no {}/cpu or cpu_core: no hardware counters", base.display()),
         },
-        "a host CPU with its PMU exposed (virtual CPUs often have none); perf counters are needed for IPC and misses",
+        if virt {
+            "this is a virtual CPU whose hypervisor exposes no PMU: use a host, or a hypervisor with a virtual PMU; perf counters are needed for IPC and misses"
+        } else {
+            "a host CPU with its PMU exposed (virtual CPUs often have none); perf counters are needed for IPC and misses"
+        },
     ));
 }
 
+/// A kernel config option's value (`y`, `m`, a number or a string);
+/// `None` when the config lists it as not set or not at all.
+fn config_value<'a>(config: &'a str, option: &str) -> Option<&'a str> {
+    config.lines().find_map(|l| {
+        let (k, v) = l.trim().split_once('=')?;
+        (k == option).then_some(v)
+    })
+}
+
 fn msr(roots: &Roots, out: &mut Vec<Check>) {
+    const WHY: &str = " (needed only for duty-cycle and prefetcher throttling)";
     let p = roots.dev.join("cpu/0/msr");
-    let here = p.exists();
+    if p.exists() {
+        out.push(check("msr device", Status::Ok, p.display().to_string(), ""));
+        return;
+    }
+    // The fix depends on how the kernel was built: `modprobe msr` only
+    // helps where the driver is a module.
+    let (detail, fix) = match kernel_config_text(roots) {
+        Ok((path, t)) => match config_value(&t, "CONFIG_X86_MSR") {
+            Some("y") => (
+                format!(
+                    "no {}, though CONFIG_X86_MSR=y in {}",
+                    p.display(),
+                    path.display()
+                ),
+                "the driver is built in: mount devtmpfs on /dev".to_string(),
+            ),
+            Some("m") => (
+                format!(
+                    "no {} (CONFIG_X86_MSR=m in {}: the module is not loaded)",
+                    p.display(),
+                    path.display()
+                ),
+                "modprobe msr".to_string(),
+            ),
+            _ => (
+                format!(
+                    "no {}; CONFIG_X86_MSR not set in {}: this kernel has no msr driver",
+                    p.display(),
+                    path.display()
+                ),
+                "a kernel built with CONFIG_X86_MSR=y or =m".to_string(),
+            ),
+        },
+        Err(_) => (format!("no {}", p.display()), "modprobe msr".to_string()),
+    };
     out.push(check(
         "msr device",
-        if here { Status::Ok } else { Status::Optional },
-        if here {
-            p.display().to_string()
-        } else {
-            format!("no {}", p.display())
-        },
-        "modprobe msr (needed only for duty-cycle and prefetcher throttling)",
+        Status::Optional,
+        detail,
+        format!("{fix}{WHY}"),
     ));
 }
 
 /// Runs every check.
 pub fn diagnose(roots: &Roots) -> Report {
     let mut checks = Vec::new();
-    cpu_flags(roots, &mut checks);
+    let virt = cpu_flags(roots, &mut checks);
     kernel_config(roots, &mut checks);
     resctrl(roots, &mut checks);
-    pmu(roots, &mut checks);
+    pmu(roots, virt, &mut checks);
     msr(roots, &mut checks);
     Report { checks }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fake;
-
-    fn roots(t: &Path) -> Roots {
-        Roots {
-            proc_root: t.join("proc"),
-            sys: t.join("sys"),
-            dev: t.join("dev"),
-            boot: t.join("boot"),
-            resctrl: t.join("resctrl"),
-        }
-    }
-
-    fn line<'a>(r: &'a Report, name: &str) -> &'a Check {
-        r.checks.iter().find(|c| c.name == name).unwrap()
-    }
-
-    #[test]
-    fn unsupported_machine_says_what_is_missing() {
-        let t = tempfile::tempdir().unwrap();
-        let r = roots(t.path());
-        fake::proc_tree(&r.proc_root, false, &r.resctrl).unwrap();
-        let rep = diagnose(&r);
-        assert!(!rep.ready());
-        let cat = line(&rep, "cpu flag cat_l3");
-        assert_eq!(cat.status, Status::Missing);
-        assert!(cat.fix.contains("virtual CPU"), "{cat}");
-        assert_eq!(line(&rep, "resctrl mount").status, Status::Missing);
-        assert_eq!(line(&rep, "resctrl filesystem").status, Status::Missing);
-        let pmu = line(&rep, "perf PMU");
-        assert_eq!(pmu.status, Status::Optional);
-        assert!(pmu.detail.contains("no hardware counters"), "{pmu}");
-        assert_eq!(line(&rep, "msr device").status, Status::Optional);
-        assert_eq!(
-            line(&rep, "kernel CONFIG_X86_CPU_RESCTRL").status,
-            Status::Unknown
-        );
-    }
-
-    #[test]
-    fn supported_machine_is_ready() {
-        let t = tempfile::tempdir().unwrap();
-        let r = roots(t.path());
-        fake::proc_tree(&r.proc_root, true, &r.resctrl).unwrap();
-        fake::resctrl(&r.resctrl, fake::Preset::Skylake).unwrap();
-        std::fs::create_dir_all(r.sys.join("bus/event_source/devices/cpu")).unwrap();
-        std::fs::create_dir_all(r.dev.join("cpu/0")).unwrap();
-        std::fs::write(r.dev.join("cpu/0/msr"), "").unwrap();
-        std::fs::create_dir_all(&r.boot).unwrap();
-        std::fs::write(
-            r.boot.join("config-6.1.0-fake"),
-            "CONFIG_X86_CPU_RESCTRL=y\n",
-        )
-        .unwrap();
-        let rep = diagnose(&r);
-        assert!(rep.ready(), "{:#?}", rep);
-        assert!(
-            rep.checks.iter().all(|c| c.status == Status::Ok),
-            "{:#?}",
-            rep
-        );
-        assert_eq!(
-            line(&rep, "resctrl info/").detail,
-            "L3, MB, L3_MON; 16 CLOSIDs"
-        );
-        assert!(line(&rep, "resctrl monitoring")
-            .detail
-            .starts_with("224 RMIDs"));
-    }
-}
+mod tests;
