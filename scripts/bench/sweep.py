@@ -1,7 +1,7 @@
 """What a sweep on Dask costs over calling the engine in a loop.
 
     .venv/bin/python scripts/bench/sweep.py [--count 100] [--batch 1,8,auto]
-        [--workers 1,2] [--workloads short,long,longer] [--no-share]
+        [--workers 1,2] [--workloads short,long,longer] [--no-share] [--interleave K]
 
 Four workloads of profile runs, each planned from a sweep file written
 here: ``short`` (mixes of 4 from the built-in Debian table under four
@@ -27,6 +27,10 @@ uses one thread per CPU and each worker the CPUs over the workers (as
 :func:`cachepart.sweep.run` sets them) unless ``RAYON_NUM_THREADS`` is
 set, which then holds for both; with ``RAYON_NUM_THREADS=1`` the
 overhead is the sweep's alone and the speed-up that of the workers.
+``--interleave K`` instead alternates the loop, the sweep on one worker
+and the same loop run inside that worker, K times per workload, and
+prints the median overheads: whether a worker's extra time is Dask's or
+the engine's own in a worker process.
 Last, without Dask: the worker's own share, a batch's
 :func:`cachepart.sweep.execute.execute` (engine, rows, result files) in
 this process against the loop, in CPU time (best of three), per batch
@@ -100,6 +104,61 @@ def _worker_share(plans: dict[str, Any], batches: list[int | None], d: Path) -> 
             print(f"{n:8} {size:5} {per * loop:11.2f} {per * share:14.2f} {extra:>18}")
 
 
+def _engine_loop(calls: list[dict[str, Any]]) -> tuple[float, float]:
+    """The engine in a loop, wherever this runs (a worker): wall and CPU
+    seconds of this process."""
+    t, c = time.perf_counter(), time.process_time()
+    for call in calls:
+        evaluate_records(**call)
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def _interleaved(plans: dict[str, Any], rounds: int, d: Path) -> None:
+    """Loop, sweep and the engine loop inside the worker, alternating on
+    one warm LocalCluster of one worker, ``rounds`` times per workload;
+    medians of the overheads (a shared machine's load moves between
+    measurements taken minutes apart, less between neighbours)."""
+    import statistics
+
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1", env=engine_threads(1))
+    client = Client(cluster)
+    client.run(_warm)
+    print("# interleaved: loop here, sweep on 1 worker (tasks sized from the run time), the same loop inside the worker")
+    print(f"{'workload':8} {'round':>5} {'loop ms':>8} {'sweep ms':>8} {'overhead':>9} {'CPU overhead':>12} {'worker loop ms':>14} {'worker/here':>11}")
+    try:
+        for n, p in plans.items():
+            calls = [r.call for r in p.runs]
+            _engine_loop(calls[:1])
+            client.submit(_engine_loop, calls[:1], pure=False).result()
+            ov, ovc, eng = [], [], []
+            for k in range(rounds):
+                lw, lc = _engine_loop(calls)
+                c0 = _cpu(client)
+                t = time.perf_counter()
+                s = run(p, client=client, out=d / f"il-{n}-{k}", progress=False)
+                sw = time.perf_counter() - t
+                sc = _cpu(client) - c0
+                assert s.done == len(p.runs) and s.failed == 0
+                ww, _ = client.submit(_engine_loop, calls, pure=False).result()
+                ov.append(sw / lw - 1)
+                ovc.append(sc / lc - 1)
+                eng.append(ww / lw)
+                per = 1000 / len(calls)
+                print(
+                    f"{n:8} {k + 1:5} {per * lw:8.2f} {per * sw:8.2f} {100 * ov[-1]:+8.1f}% {100 * ovc[-1]:+11.1f}%"
+                    f" {per * ww:14.2f} {eng[-1]:11.3f}"
+                )
+            med = statistics.median
+            print(
+                f"{n:8} {'med':>5} {'':8} {'':8} {100 * med(ov):+8.1f}% {100 * med(ovc):+11.1f}% {'':14} {med(eng):11.3f}"
+            )
+    finally:
+        client.close()
+        cluster.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=100, help="mixes per workload (default 100: 400 short runs, 100 long)")
@@ -107,6 +166,12 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2", help="LocalCluster sizes to try (default 1,2)")
     ap.add_argument("--workloads", default="short,long,longer", help=f"which workloads, of {','.join(WORKLOADS)} (default short,long,longer)")
     ap.add_argument("--no-share", action="store_true", help="skip the worker's share without Dask")
+    ap.add_argument(
+        "--interleave",
+        type=int,
+        metavar="K",
+        help="instead: K rounds of loop, sweep on one worker and the loop inside the worker, alternating (medians)",
+    )
     args = ap.parse_args()
     batches = [None if b == "auto" else int(b) for b in args.batch.split(",")]
     sizes = [int(w) for w in args.workers.split(",")]
@@ -119,6 +184,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         plans = {n: expand(sweep_file(d, n, args.count)) for n in chosen}
+        if args.interleave:
+            _interleaved(plans, args.interleave, d)
+            return
         loop: dict[str, float] = {}
         loop_cpu: dict[str, float] = {}
         for n, p in plans.items():
