@@ -38,7 +38,7 @@ fn doctor_on_an_unsupported_machine_says_so_and_exits_2() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("MISSING  cpu flag cat_l3"), "{text}");
-    assert!(text.contains("MISSING  resctrl mount              not mounted (no resctrl in /proc/mounts) -> fix: mount -t resctrl resctrl /sys/fs/resctrl"), "{text}");
+    assert!(text.contains("MISSING  resctrl mount              not mounted (no resctrl in /proc/mounts) -> fix: none on this kernel (see resctrl filesystem); then mount -t resctrl resctrl /sys/fs/resctrl"), "{text}");
     assert!(text.contains("absent   perf PMU"), "{text}");
     assert!(text.contains("no hardware counters"), "{text}");
     assert!(text.contains("absent   msr device"), "{text}");

@@ -251,7 +251,12 @@ fn resctrl(roots: &Roots, out: &mut Vec<Check>) {
             "resctrl mount",
             Status::Missing,
             "not mounted (no resctrl in /proc/mounts)",
-            "mount -t resctrl resctrl /sys/fs/resctrl",
+            if fs_known {
+                "mount -t resctrl resctrl /sys/fs/resctrl"
+            } else {
+                // a mount would fail: the kernel is the fix (the line above)
+                "none on this kernel (see resctrl filesystem); then mount -t resctrl resctrl /sys/fs/resctrl"
+            },
         ));
         return;
     };

@@ -27,7 +27,10 @@ fn unsupported_machine_says_what_is_missing() {
     let cat = line(&rep, "cpu flag cat_l3");
     assert_eq!(cat.status, Status::Missing);
     assert!(cat.fix.contains("virtual CPU"), "{cat}");
-    assert_eq!(line(&rep, "resctrl mount").status, Status::Missing);
+    let mount = line(&rep, "resctrl mount");
+    assert_eq!(mount.status, Status::Missing);
+    // the kernel cannot mount it: mounting is not the fix
+    assert!(mount.fix.starts_with("none on this kernel"), "{mount}");
     assert_eq!(line(&rep, "resctrl filesystem").status, Status::Missing);
     let pmu = line(&rep, "perf PMU");
     assert_eq!(pmu.status, Status::Optional);
@@ -134,4 +137,17 @@ fn supported_machine_is_ready() {
     assert!(line(&rep, "resctrl monitoring")
         .detail
         .starts_with("224 RMIDs"));
+}
+
+#[test]
+fn unmounted_resctrl_on_a_capable_kernel_is_fixed_by_mounting() {
+    let t = tempfile::tempdir().unwrap();
+    let r = roots(t.path());
+    fake::proc_tree(&r.proc_root, true, &r.resctrl).unwrap();
+    std::fs::write(r.proc_root.join("mounts"), "proc /proc proc rw 0 0\n").unwrap();
+    let rep = diagnose(&r);
+    assert_eq!(line(&rep, "resctrl filesystem").status, Status::Ok);
+    let mount = line(&rep, "resctrl mount");
+    assert_eq!(mount.status, Status::Missing);
+    assert_eq!(mount.fix, "mount -t resctrl resctrl /sys/fs/resctrl");
 }
