@@ -3,12 +3,14 @@
 //! (`--kind stall-rate --platform NAME`), printed as a table, CSV or JSON.
 
 use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
+use crate::kind_arg::kind_parser;
 use crate::output::Output;
 use anyhow::{bail, Result};
 use cachepart::curves::Curve;
 use cachepart::profile_job::{
     stall_curve_csv, stall_rate_curve_with, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
 };
+use cachepart::Kind as _;
 use cachepart::{compute_curve_with, CurveCounts, CurveKind as Kind, CurveRequest, ReadHook};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -62,8 +64,8 @@ pub struct CurvesArgs {
     #[arg(long, short = 'p')]
     pub platform: Option<String>,
     /// Stall-rate curves: sweep CAT way counts 1..=W or page colors 1..=C.
-    #[arg(long, value_enum, default_value = "ways")]
-    pub axis: AxisArg,
+    #[arg(long, value_parser = kind_parser::<Axis>(), default_value = "ways")]
+    pub axis: Axis,
     /// Stall-rate curves: cycles per instruction when every access hits the L1.
     #[arg(long, default_value_t = 1.0)]
     pub base_cpi: f64,
@@ -88,15 +90,6 @@ pub struct CurvesArgs {
     pub output: OutputArg,
     #[command(flatten)]
     pub quiet: QuietArg,
-}
-
-/// What a stall-rate curve sweeps.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum AxisArg {
-    /// CAT masks of the first 1..=W ways.
-    Ways,
-    /// The first 1..=C page colors (color-aware allocator).
-    Colors,
 }
 
 /// The curves `cachepart curves` can make.
@@ -256,10 +249,7 @@ fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
         warmup: 0,
         seed: args.seed,
     };
-    let axis = match args.axis {
-        AxisArg::Ways => Axis::Ways,
-        AxisArg::Colors => Axis::Colors,
-    };
+    let axis = args.axis;
     let app = TraceApp::from_path(&args.trace)?;
     let curve = args.quiet.with_runs_bar("alone runs", |progress| {
         stall_rate_curve_with(&app, axis, &opts, Some(progress))

@@ -4,6 +4,7 @@
 //! `page-walks`, `swap`, a `[coloring]` policy's own allocator) and its
 //! seed added to the memory-aging seed.
 
+use cachepart_units::Kind as _;
 use std::path::Path;
 
 use cachepart_sim::memory::{AllocatorKind, SwapMode};
