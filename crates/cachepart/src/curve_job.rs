@@ -37,12 +37,16 @@ use std::path::Path;
 )]
 pub enum CurveKind {
     /// Exact LRU, fully associative, at log-spaced sizes.
+    #[strum(message = "Exact LRU, fully associative, at log-spaced sizes")]
     FullyAssociative,
     /// Exact LRU with `sets` sets at every way count `1..=ways`.
+    #[strum(message = "Exact LRU with --sets sets at every way count 1..=--ways")]
     SetAssociative,
     /// Exact LRU confined to `1..=C` page colors, at `ways` ways.
+    #[strum(message = "Exact LRU confined to 1..=C page colors (at --ways ways)")]
     Colors,
     /// SHARDS estimate of the fully associative curve.
+    #[strum(message = "SHARDS estimate of the fully associative curve")]
     Shards,
 }
 

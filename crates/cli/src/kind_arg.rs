@@ -16,7 +16,16 @@ pub fn kind_parser<K: Kind + Send + Sync>() -> impl TypedValueParser<Value = K> 
 pub fn kind_parser_of<K: Kind + Send + Sync>(
     kinds: impl IntoIterator<Item = K>,
 ) -> impl TypedValueParser<Value = K> {
-    let values: Vec<PossibleValue> = kinds
+    PossibleValuesParser::new(kind_values(kinds)).map(|name: String| {
+        // The possible values are names of K, so each parses.
+        K::from_name(&name).unwrap_or_else(|| unreachable!("{name} is a name of the kind"))
+    })
+}
+
+/// The values of the variants `kinds`, each with its help: for a flag that
+/// takes a kind and other words too.
+pub fn kind_values<K: Kind>(kinds: impl IntoIterator<Item = K>) -> Vec<PossibleValue> {
+    kinds
         .into_iter()
         .map(|k| {
             let v = PossibleValue::new(k.name());
@@ -25,11 +34,7 @@ pub fn kind_parser_of<K: Kind + Send + Sync>(
                 None => v,
             }
         })
-        .collect();
-    PossibleValuesParser::new(values).map(|name: String| {
-        // The possible values are names of K, so each parses.
-        K::from_name(&name).unwrap_or_else(|| unreachable!("{name} is a name of the kind"))
-    })
+        .collect()
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use crate::cache::{LineOutcome, Victim};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct PrefetchPlatform {
-    /// The prefetchers the cores have (names as [`Kind::name`]).
+    /// The prefetchers the cores have (the kebab-case names of [`Kind`]).
     #[serde(default)]
     pub available: Vec<String>,
     /// The hardware default, MSR 0x1A4 style (a set bit turns one off).
