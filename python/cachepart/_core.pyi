@@ -1,3 +1,4 @@
+from typing import Literal
 
 __version__: str
 
@@ -17,27 +18,37 @@ def profile_evaluate(
     workloads: str | None = None,
     mixes: list[list[str]] | None = None,
     ways: int | None = None,
-    bw_model: str = "simple",
+    bw_model: Literal["simple", "stalls"] = "simple",
     max_bw: float | None = None,
     plan: str | None = None,
     time_limit: float | None = None,
     threads: int | None = None,
-    lfoc_preset: str = "paper",
+    lfoc_preset: Literal["paper", "pbbcache"] = "paper",
     lfoc_max_streaming: int | None = None,
     lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
-    builtin: str = "debian",
-) -> str: ...
+    builtin: Literal["debian", "parametric"] = "debian",
+) -> str:
+    """Evaluates algorithms; returns the per-app rows as JSON text.
+
+    Kind parameters take the names in their ``Literal``; any other name
+    raises ``UsageError`` listing them.
+    """
 def profile_classify(
     metrics: str | None = None,
     workloads: str | None = None,
     mixes: list[list[str]] | None = None,
-    builtin: str = "debian",
-    lfoc_preset: str = "paper",
-) -> str: ...
+    builtin: Literal["debian", "parametric"] = "debian",
+    lfoc_preset: Literal["paper", "pbbcache"] = "paper",
+) -> str:
+    """Classifies programs (LFOC Table 1); returns rows as JSON text.
+
+    Kind parameters take the names in their ``Literal``; any other name
+    raises ``UsageError`` listing them.
+    """
 def curves(
     trace: str,
-    kind: str = "fully-associative",
+    kind: Literal["fully-associative", "set-associative", "colors", "shards"] = "fully-associative",
     line: int = 64,
     ifetch: bool = False,
     min_size: int = 1024,
@@ -50,17 +61,27 @@ def curves(
     max_lines: int | None = None,
     adjust: bool = True,
     use_index: bool = True,
-) -> str: ...
+) -> str:
+    """A miss-rate curve of a binary trace, as JSON text.
+
+    ``kind`` takes the names in its ``Literal``; any other name raises
+    ``UsageError`` listing them.
+    """
 def build_shards_index(trace: str, line: int = 64, ifetch: bool = False, exact_below: int = 256) -> str: ...
 def stall_curve(
     trace: str,
     platform: str,
-    axis: str = "ways",
+    axis: Literal["ways", "colors"] = "ways",
     base_cpi: float = 1.0,
     mlp: float = 1.0,
     instructions: int | None = None,
     seed: int = 0,
-) -> str: ...
+) -> str:
+    """The stall-rate curve of a trace on a simulated platform, as JSON text.
+
+    ``axis`` takes the names in its ``Literal``; any other name raises
+    ``UsageError`` listing them.
+    """
 def profile_from_traces(
     traces: list[str],
     platform: str,
@@ -71,8 +92,12 @@ def profile_from_traces(
     warmup: int = 0,
     seed: int = 0,
 ) -> str: ...
-def builtin_metrics_csv(set: str = "debian") -> str: ...
-def builtin_workloads(set: str = "debian") -> str: ...
+def builtin_metrics_csv(set: Literal["debian", "parametric"] = "debian") -> str:
+    """A built-in metrics table (PBBCache CSV text); another ``set`` raises ``UsageError``."""
+
+def builtin_workloads(set: Literal["debian", "parametric"] = "debian") -> str:
+    """A built-in set's workloads (one mix per line); another ``set`` raises ``UsageError``."""
+
 def algorithms() -> list[str]: ...
 def default_algorithms() -> list[str]: ...
 def sim_run(

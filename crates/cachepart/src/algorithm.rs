@@ -3,11 +3,22 @@
 
 use crate::error::Error;
 use cachepart_profile::optimal::{Objective, Structure, TieRule};
+use cachepart_units::Kind as _;
 use std::fmt;
 use std::str::FromStr;
 
 /// A partitioning algorithm, named as in the CLI, configs and Python.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// The names come from strum: each variant's kebab-case name (`lfoc+` for
+/// [`Algorithm::LfocPlus`]), and for [`Algorithm::Optimal`] the solver's
+/// prefix, objective and tie suffix (`optc-unf-bf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::EnumDiscriminants, strum::FromRepr)]
+#[strum_discriminants(
+    name(Name),
+    vis(),
+    derive(strum::EnumString, strum::IntoStaticStr, strum::VariantArray),
+    strum(serialize_all = "kebab-case")
+)]
 pub enum Algorithm {
     /// No partitioning.
     Stock,
@@ -30,6 +41,7 @@ pub enum Algorithm {
     /// LFOC clustering.
     Lfoc,
     /// LFOC with pair clustering of the sensitive apps (PBBCache's `lfoc+`).
+    #[strum_discriminants(strum(serialize = "lfoc+"))]
     LfocPlus,
     /// LFOC's online algorithm (sampling, class-change heuristics): a
     /// controller for machines that run in time (the simulator, Linux).
@@ -52,47 +64,24 @@ pub enum Algorithm {
     /// The exact optimum of an objective, strict partitioning or clustering;
     /// the tie rule picks which of several optimal plans PBBCache's serial
     /// (`opt-*`) or best-first (`opt-*-bf`) search would return.
+    #[strum(disabled)]
+    #[strum_discriminants(strum(disabled))]
     Optimal(Structure, Objective, TieRule),
 }
-
-const SIMPLE: [(&str, Algorithm); 17] = [
-    ("stock", Algorithm::Stock),
-    ("equal-part", Algorithm::EqualPart),
-    ("ucp", Algorithm::Ucp),
-    ("ucp-slowdown", Algorithm::UcpSlowdown),
-    ("yu-petrov", Algorithm::YuPetrov),
-    ("whirlpool", Algorithm::Whirlpool),
-    ("whirlpool-c", Algorithm::WhirlpoolC),
-    ("kpart", Algorithm::Kpart),
-    ("dunn", Algorithm::Dunn),
-    ("lfoc", Algorithm::Lfoc),
-    ("lfoc+", Algorithm::LfocPlus),
-    ("lfoc-online", Algorithm::LfocOnline),
-    ("kpart-dynaway", Algorithm::KpartDynaway),
-    ("dunn-dynamic", Algorithm::DunnDynamic),
-    ("ucp-online", Algorithm::UcpOnline),
-    ("throttle-online", Algorithm::ThrottleOnline),
-    ("user", Algorithm::User),
-];
-
-const OBJECTIVES: [(&str, Objective); 3] = [
-    ("stp", Objective::Stp),
-    ("unf", Objective::Unfairness),
-    ("antt", Objective::Antt),
-];
 
 impl Algorithm {
     /// The algorithms `profile eval` and Python's `evaluate` run when none
     /// are named (one list, so that both run the same ones).
     pub const DEFAULT_LIST: &'static str = "stock,equal-part,ucp,kpart,lfoc,optc-unf,optc-stp";
 
-    /// Every algorithm name, in a stable order.
+    /// Every algorithm name, in a stable order: the named ones in
+    /// declaration order, then the exact solvers.
     pub fn all_names() -> Vec<String> {
-        let mut v: Vec<String> = SIMPLE.iter().map(|(n, _)| n.to_string()).collect();
-        for suffix in ["", "-bf"] {
-            for prefix in ["opt", "optc"] {
-                for (o, _) in OBJECTIVES {
-                    v.push(format!("{prefix}-{o}{suffix}"));
+        let mut v: Vec<String> = named().map(|n| <&str>::from(n).to_string()).collect();
+        for tie in [TieRule::Serial, TieRule::BestFirst] {
+            for structure in Structure::all() {
+                for o in Objective::all() {
+                    v.push(Algorithm::Optimal(structure, o, tie).to_string());
                 }
             }
         }
@@ -136,26 +125,33 @@ impl Algorithm {
 impl FromStr for Algorithm {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        if let Some((_, a)) = SIMPLE.iter().find(|(n, _)| *n == s) {
-            return Ok(*a);
+        if let Some(a) = s
+            .parse::<Name>()
+            .ok()
+            .and_then(|n| Algorithm::from_repr(n as usize))
+        {
+            return Ok(a);
         }
         let (s_core, tie) = match s.strip_suffix("-bf") {
             Some(core) => (core, TieRule::BestFirst),
             None => (s, TieRule::Serial),
         };
-        let (structure, rest) = if let Some(r) = s_core.strip_prefix("optc-") {
-            (Structure::Clustering, r)
-        } else if let Some(r) = s_core.strip_prefix("opt-") {
-            (Structure::Partitioning, r)
-        } else {
-            return Err(unknown(s));
-        };
-        OBJECTIVES
-            .iter()
-            .find(|(n, _)| *n == rest)
-            .map(|(_, o)| Algorithm::Optimal(structure, *o, tie))
+        let (structure, objective) = s_core.split_once('-').ok_or_else(|| unknown(s))?;
+        let structure = Structure::from_name(structure).ok_or_else(|| unknown(s))?;
+        // Only the objectives' own names (`unf`, not its other spelling).
+        Objective::all()
+            .find(|o| o.name() == objective)
+            .map(|o| Algorithm::Optimal(structure, o, tie))
             .ok_or_else(|| unknown(s))
     }
+}
+
+/// The named algorithms (every one but the exact solvers).
+fn named() -> impl Iterator<Item = Name> {
+    <Name as strum::VariantArray>::VARIANTS
+        .iter()
+        .copied()
+        .filter(|n| *n != Name::Optimal)
 }
 
 fn unknown(s: &str) -> Error {
@@ -167,22 +163,12 @@ fn unknown(s: &str) -> Error {
 
 impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some((n, _)) = SIMPLE.iter().find(|(_, a)| a == self) {
-            return f.write_str(n);
+        match self {
+            Algorithm::Optimal(s, o, tie) => {
+                write!(f, "{}-{}{}", s.prefix(), o.name(), tie.suffix())
+            }
+            named => f.write_str(Name::from(named).into()),
         }
-        let Algorithm::Optimal(s, o, tie) = self else {
-            unreachable!("every simple algorithm is in SIMPLE")
-        };
-        let prefix = match s {
-            Structure::Partitioning => "opt",
-            Structure::Clustering => "optc",
-        };
-        let obj = OBJECTIVES
-            .iter()
-            .find(|(_, x)| x == o)
-            .map(|(n, _)| *n)
-            .unwrap_or("?");
-        write!(f, "{prefix}-{obj}{}", tie.suffix())
     }
 }
 
@@ -199,5 +185,30 @@ mod tests {
         let e = "ucpp".parse::<Algorithm>().unwrap_err().to_string();
         assert!(e.contains("unknown algorithm \"ucpp\""), "{e}");
         assert!(Algorithm::parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn only_the_listed_names_parse() {
+        assert_eq!("lfoc+".parse::<Algorithm>().unwrap(), Algorithm::LfocPlus);
+        assert_eq!(
+            "optc-unf-bf".parse::<Algorithm>().unwrap(),
+            Algorithm::Optimal(
+                Structure::Clustering,
+                Objective::Unfairness,
+                TieRule::BestFirst
+            )
+        );
+        // The variant without a name of its own, the structures' and the
+        // objectives' other spellings are not algorithm names.
+        for bad in [
+            "optimal",
+            "lfoc-plus",
+            "partitioning-stp",
+            "opt-unfairness",
+            "opt",
+            "optc-",
+        ] {
+            assert!(bad.parse::<Algorithm>().is_err(), "{bad}");
+        }
     }
 }

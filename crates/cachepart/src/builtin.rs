@@ -30,6 +30,7 @@
 
 use crate::error::Error;
 use cachepart_profile::{parse_text, MetricsTable, ProfileError, Workload};
+use cachepart_units::Kind as _;
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::path::Path;
@@ -39,40 +40,48 @@ pub const DEBIAN_METRICS: &str = include_str!("../../../data/profiles/debian.csv
 /// The Debian programs' default workloads (one mix per line).
 pub const DEBIAN_WORKLOADS: &str = include_str!("../../../data/profiles/debian-workloads.csv");
 
-/// A built-in data set.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// A built-in data set (`debian`, `parametric`); an unknown name is a usage
+/// error that lists them.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = Error,
+    parse_err_fn = unknown_set
+)]
 pub enum BuiltinSet {
     /// Real programs profiled on the simulator (the default).
     #[default]
+    #[strum(
+        message = "Nine Debian programs captured with lackey and profiled on the simulator (xeon-gold-6138-small), see docs/profiles.md"
+    )]
     Debian,
     /// Made-up programs from parametric curves.
+    #[strum(message = "Eight made-up programs from parametric curves")]
     Parametric,
 }
 
+/// The error of an unknown data set.
+fn unknown_set(s: &str) -> Error {
+    Error::Usage(format!(
+        "built-in data set {s:?}: expected {}",
+        BuiltinSet::expected_quoted()
+    ))
+}
+
 impl BuiltinSet {
-    /// Every set, the default first.
-    pub const ALL: [BuiltinSet; 2] = [BuiltinSet::Debian, BuiltinSet::Parametric];
-
-    /// Parses a name (`debian`, `parametric`).
-    pub fn from_name(s: &str) -> Result<BuiltinSet, Error> {
-        BuiltinSet::ALL
-            .into_iter()
-            .find(|b| b.name() == s)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "built-in data set {s:?}: expected \"debian\" or \"parametric\""
-                ))
-            })
-    }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BuiltinSet::Debian => "debian",
-            BuiltinSet::Parametric => "parametric",
-        }
-    }
-
     /// Its metrics table as PBBCache CSV text.
     pub fn metrics_csv(self) -> Cow<'static, str> {
         match self {
@@ -308,7 +317,7 @@ mod tests {
         let gains: Vec<f64> = t.apps().iter().map(|a| gain(&a.name)).collect();
         assert!(gains.iter().any(|&g| g > 2.0), "{gains:?}");
         assert!(gains.iter().any(|&g| g < 1.5), "{gains:?}");
-        assert!(BuiltinSet::from_name("parametric").is_ok());
-        assert!(BuiltinSet::from_name("spec").is_err());
+        assert!("parametric".parse::<BuiltinSet>().is_ok());
+        assert!("spec".parse::<BuiltinSet>().is_err());
     }
 }

@@ -6,6 +6,7 @@
 use crate::error::Error;
 use cachepart_policy::{Classification, Lfoc, LfocPreset};
 use cachepart_profile::{MetricsTable, Workload};
+use cachepart_units::Kind as _;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt::Write;

@@ -6,6 +6,7 @@
 //! classes and the partitioning policies see), their differences, and
 //! each table's LFOC class.
 
+use cachepart_units::Kind as _;
 use std::fmt::Write as _;
 
 use cachepart_policy::{Lfoc, LfocPreset};

@@ -7,49 +7,55 @@ use cachepart_curves::{
     Curve, Options, Sampling, SetAssoc, ShardsConfig, ShardsEstimate, ShardsIndex, UntilError,
 };
 use cachepart_trace::{Prefetch, Reader, TraceError};
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-/// Which curve.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Which curve (kebab-case names: `fully-associative`, ...); an unknown
+/// name is a usage error that lists them.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = Error,
+    parse_err_fn = unknown_curve_kind
+)]
 pub enum CurveKind {
     /// Exact LRU, fully associative, at log-spaced sizes.
+    #[strum(message = "Exact LRU, fully associative, at log-spaced sizes")]
     FullyAssociative,
     /// Exact LRU with `sets` sets at every way count `1..=ways`.
+    #[strum(message = "Exact LRU with --sets sets at every way count 1..=--ways")]
     SetAssociative,
     /// Exact LRU confined to `1..=C` page colors, at `ways` ways.
+    #[strum(message = "Exact LRU confined to 1..=C page colors (at --ways ways)")]
     Colors,
     /// SHARDS estimate of the fully associative curve.
+    #[strum(message = "SHARDS estimate of the fully associative curve")]
     Shards,
 }
 
-impl CurveKind {
-    /// The kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            CurveKind::FullyAssociative => "fully-associative",
-            CurveKind::SetAssociative => "set-associative",
-            CurveKind::Colors => "colors",
-            CurveKind::Shards => "shards",
-        }
-    }
-
-    /// Parses a kebab-case name.
-    pub fn from_name(s: &str) -> Result<CurveKind, Error> {
-        Ok(match s {
-            "fully-associative" => CurveKind::FullyAssociative,
-            "set-associative" => CurveKind::SetAssociative,
-            "colors" => CurveKind::Colors,
-            "shards" => CurveKind::Shards,
-            _ => {
-                return Err(Error::Usage(format!(
-                "curve kind {s:?}: expected fully-associative, set-associative, colors or shards"
-            )))
-            }
-        })
-    }
+/// The error of an unknown curve kind.
+fn unknown_curve_kind(s: &str) -> Error {
+    Error::Usage(format!(
+        "curve kind {s:?}: expected {}",
+        CurveKind::expected()
+    ))
 }
 
 /// What to compute.

@@ -93,3 +93,4 @@ pub use cachepart_policy as policy;
 pub use cachepart_profile as profile;
 pub use cachepart_trace as trace;
 pub use cachepart_units as units;
+pub use cachepart_units::Kind;

@@ -10,6 +10,7 @@
 //! is refused: the run does not know the prefetcher word the cores start
 //! with.
 
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 use cachepart_machine::Duty;

@@ -31,6 +31,7 @@
 //! }
 //! ```
 
+use cachepart_units::Kind as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -57,35 +58,41 @@ pub const OCCUPANCY_INTERVAL_CYCLES: u64 = 1_000_000;
 /// Page size of the color mapping (the simulator's frames).
 const FRAME_BYTES: u64 = 4096;
 
-/// What a sweep varies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What a sweep varies (`ways` or `colors`); an unknown name is a usage
+/// error that lists them.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = Error,
+    parse_err_fn = unknown_axis
+)]
 pub enum Axis {
     /// CAT masks of the first `1..=W` ways.
+    #[strum(message = "CAT masks of the first 1..=W ways")]
     Ways,
     /// The first `1..=C` page colors, every way.
+    #[strum(message = "The first 1..=C page colors (color-aware allocator)")]
     Colors,
 }
 
-impl Axis {
-    /// Parses a kebab-case name (`ways`, `colors`).
-    pub fn from_name(s: &str) -> Result<Axis, Error> {
-        match s {
-            "ways" => Ok(Axis::Ways),
-            "colors" => Ok(Axis::Colors),
-            _ => Err(Error::Usage(format!(
-                "axis {s:?}: expected \"ways\" or \"colors\""
-            ))),
-        }
-    }
-
-    /// Its kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Axis::Ways => "ways",
-            Axis::Colors => "colors",
-        }
-    }
+/// The error of an unknown axis.
+fn unknown_axis(s: &str) -> Error {
+    Error::Usage(format!("axis {s:?}: expected {}", Axis::expected_quoted()))
 }
 
 /// How traces are profiled: the platform, the app's core timing, an
@@ -393,6 +400,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("platform tiny"), "{e}");
-        assert!(Axis::from_name("sets").is_err());
+        assert!("sets".parse::<Axis>().is_err());
     }
 }

@@ -3,6 +3,7 @@
 //! cycles per 10^9 cycles the app ran, beside its IPC, MPKI and misses per
 //! 10^9 cycles (the miss-rate curve on the same axis), and their CSV.
 
+use cachepart_units::Kind as _;
 use serde::Serialize;
 
 use crate::error::Error;

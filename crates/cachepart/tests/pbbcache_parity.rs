@@ -2,6 +2,7 @@
 //! cluster membership up to renumbering, slowdowns, STP, ANTT, unfairness).
 
 use cachepart::profile::{round3, BwModel, MetricsTable, Mix, ModelConfig};
+use cachepart::Kind as _;
 use cachepart::{Algorithm, RunOptions};
 use cachepart_testkit::pbbcache::{load_reference, partition};
 use std::collections::{BTreeMap, BTreeSet};

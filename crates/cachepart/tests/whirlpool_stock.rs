@@ -4,6 +4,7 @@
 //! baselines are these two).
 
 use cachepart::profile::{round3, BwModel, Evaluation, MetricsTable, Mix, ModelConfig};
+use cachepart::Kind as _;
 use cachepart::{Algorithm, RunOptions};
 use cachepart_testkit::pbbcache::{load_reference, RefRow};
 

@@ -15,9 +15,10 @@
 //!   set (`--set`, its former spelling on `profile builtin`, is a hidden
 //!   alias).
 
+use crate::kind_arg::kind_parser;
 use crate::output::Output;
 use anyhow::Result;
-use cachepart::builtin;
+use cachepart::builtin::BuiltinSet;
 use cachepart::linux::doctor::Roots;
 use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
 use clap::{Args, ValueEnum};
@@ -211,32 +212,17 @@ pub struct ThreadsArg {
     pub threads: Option<usize>,
 }
 
-/// The built-in data sets.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum BuiltinArg {
-    /// Nine Debian programs captured with lackey and profiled on the
-    /// simulator (xeon-gold-6138-small), see docs/profiles.md.
-    Debian,
-    /// Eight made-up programs from parametric curves.
-    Parametric,
-}
-
-impl BuiltinArg {
-    /// The library's data set.
-    pub fn set(self) -> builtin::BuiltinSet {
-        match self {
-            BuiltinArg::Debian => builtin::BuiltinSet::Debian,
-            BuiltinArg::Parametric => builtin::BuiltinSet::Parametric,
-        }
-    }
-}
-
 /// `--builtin`, with its former spelling as a hidden alias.
 #[derive(Args)]
 pub struct BuiltinSetArg {
     /// The built-in data set.
-    #[arg(long, value_enum, default_value = "debian", alias = "set")]
-    pub builtin: BuiltinArg,
+    #[arg(
+        long,
+        value_parser = kind_parser::<BuiltinSet>(),
+        default_value = "debian",
+        alias = "set"
+    )]
+    pub builtin: BuiltinSet,
 }
 
 /// A CSV field: quoted when it holds a comma, a quote or a line break.
@@ -286,9 +272,9 @@ mod tests {
         assert_eq!(c.format.format, Format::Csv);
         assert!(c.quiet.quiet && !c.quiet.progress());
         assert_eq!(c.threads.threads, Some(3));
-        assert!(matches!(c.builtin.builtin, BuiltinArg::Parametric));
+        assert!(matches!(c.builtin.builtin, BuiltinSet::Parametric));
         let c = Cli::try_parse_from(["x", "--builtin", "parametric"]).unwrap();
-        assert!(matches!(c.builtin.builtin, BuiltinArg::Parametric));
+        assert!(matches!(c.builtin.builtin, BuiltinSet::Parametric));
         assert!(Cli::try_parse_from(["x", "--format", "xml"]).is_err());
         assert!(Cli::try_parse_from(["x", "--threads", "-1"]).is_err());
         // the alias is hidden from the help

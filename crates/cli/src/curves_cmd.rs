@@ -3,14 +3,17 @@
 //! (`--kind stall-rate --platform NAME`), printed as a table, CSV or JSON.
 
 use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
+use crate::kind_arg::{kind_parser, kind_values};
 use crate::output::Output;
 use anyhow::{bail, Result};
 use cachepart::curves::Curve;
 use cachepart::profile_job::{
     stall_curve_csv, stall_rate_curve_with, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
 };
+use cachepart::Kind as _;
 use cachepart::{compute_curve_with, CurveCounts, CurveKind as Kind, CurveRequest, ReadHook};
-use clap::{Args, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::Args;
 use std::path::PathBuf;
 
 /// Arguments of `cachepart curves`.
@@ -20,8 +23,8 @@ pub struct CurvesArgs {
     /// pipe is fine, except for stall-rate curves, which replay it).
     pub trace: PathBuf,
     /// Which curve.
-    #[arg(long, value_enum, default_value = "fully-associative")]
-    pub kind: CurveKind,
+    #[arg(long, value_parser = curve_parser(), default_value = "fully-associative")]
+    pub kind: CurveArg,
     /// Cache line size in bytes.
     #[arg(long, default_value_t = 64)]
     pub line: u64,
@@ -62,8 +65,8 @@ pub struct CurvesArgs {
     #[arg(long, short = 'p')]
     pub platform: Option<String>,
     /// Stall-rate curves: sweep CAT way counts 1..=W or page colors 1..=C.
-    #[arg(long, value_enum, default_value = "ways")]
-    pub axis: AxisArg,
+    #[arg(long, value_parser = kind_parser::<Axis>(), default_value = "ways")]
+    pub axis: Axis,
     /// Stall-rate curves: cycles per instruction when every access hits the L1.
     #[arg(long, default_value_t = 1.0)]
     pub base_cpi: f64,
@@ -90,29 +93,26 @@ pub struct CurvesArgs {
     pub quiet: QuietArg,
 }
 
-/// What a stall-rate curve sweeps.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum AxisArg {
-    /// CAT masks of the first 1..=W ways.
-    Ways,
-    /// The first 1..=C page colors (color-aware allocator).
-    Colors,
+/// The curves `cachepart curves` can make: one of the trace's own
+/// ([`Kind`]), or the stall-rate curve from alone runs.
+#[derive(Clone, Copy)]
+pub enum CurveArg {
+    /// A miss-rate curve of the trace.
+    Trace(Kind),
+    /// Memory-stall cycles per 10^9 cycles at every way or color count
+    /// (Tam et al.), from alone runs on the simulator.
+    StallRate,
 }
 
-/// The curves `cachepart curves` can make.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum CurveKind {
-    /// Exact LRU, fully associative, at log-spaced sizes.
-    FullyAssociative,
-    /// Exact LRU with --sets sets at every way count 1..=--ways.
-    SetAssociative,
-    /// Exact LRU confined to 1..=C page colors (at --ways ways).
-    Colors,
-    /// SHARDS estimate of the fully associative curve.
-    Shards,
-    /// Memory-stall cycles per 10^9 cycles at every way or color count
-    /// (Tam et al.), from alone runs on the simulator (needs --platform).
-    StallRate,
+/// `--kind`: the library's curve kinds, then `stall-rate`.
+fn curve_parser() -> impl TypedValueParser<Value = CurveArg> {
+    let mut values = kind_values(Kind::all());
+    values.push(PossibleValue::new("stall-rate").help(
+        "Memory-stall cycles per 10^9 cycles at every way or color count (Tam et al.), \
+         from alone runs on the simulator (needs --platform)",
+    ));
+    PossibleValuesParser::new(values)
+        .map(|name: String| Kind::from_name(&name).map_or(CurveArg::StallRate, CurveArg::Trace))
 }
 
 /// Runs `cachepart curves`.
@@ -120,11 +120,8 @@ pub fn run(args: CurvesArgs) -> Result<()> {
     let output = args.output.resolve()?;
     output.check_not_input([args.trace.as_path()])?;
     let kind = match args.kind {
-        CurveKind::FullyAssociative => Kind::FullyAssociative,
-        CurveKind::SetAssociative => Kind::SetAssociative,
-        CurveKind::Colors => Kind::Colors,
-        CurveKind::Shards => Kind::Shards,
-        CurveKind::StallRate => return stall_rate(&args, &output),
+        CurveArg::Trace(kind) => kind,
+        CurveArg::StallRate => return stall_rate(&args, &output),
     };
     if args.platform.is_some() {
         bail!(
@@ -256,10 +253,7 @@ fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
         warmup: 0,
         seed: args.seed,
     };
-    let axis = match args.axis {
-        AxisArg::Ways => Axis::Ways,
-        AxisArg::Colors => Axis::Colors,
-    };
+    let axis = args.axis;
     let app = TraceApp::from_path(&args.trace)?;
     let curve = args.quiet.with_runs_bar("alone runs", |progress| {
         stall_rate_curve_with(&app, axis, &opts, Some(progress))

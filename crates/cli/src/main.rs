@@ -8,6 +8,7 @@ mod daemon_cmd;
 mod doctor_cmd;
 mod experiment_cmd;
 mod interrupt;
+mod kind_arg;
 mod output;
 mod platform_cmd;
 mod profile_cmd;

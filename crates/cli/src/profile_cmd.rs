@@ -1,6 +1,7 @@
 //! `cachepart profile ...`: the table-driven machine's commands.
 
 use crate::common_args::{BuiltinSetArg, Format, FormatArg, OutputArg, QuietArg, ThreadsArg};
+use crate::kind_arg::kind_parser;
 use crate::output::{check_distinct, Output};
 use anyhow::{bail, Context, Result};
 use cachepart::policy::LfocPreset;
@@ -8,7 +9,7 @@ use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Wor
 use cachepart::profile_job::{AppTiming, ProfileOptions};
 use cachepart::report::{self, ReportOptions};
 use cachepart::{classify, Algorithm, RunOptions};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -45,15 +46,6 @@ pub struct BuiltinArgs {
     output: OutputArg,
 }
 
-/// Bandwidth models.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum BwArg {
-    /// KPart-style throttling above the maximum bandwidth.
-    Simple,
-    /// Queueing model applied to memory stall cycles.
-    Stalls,
-}
-
 /// Where programs' tables and the mixes come from.
 #[derive(Args)]
 pub struct DataArgs {
@@ -86,8 +78,8 @@ pub struct EvalArgs {
     #[arg(long)]
     ways: Option<usize>,
     /// Bandwidth model (needs --max-bw to have an effect).
-    #[arg(long, value_enum, default_value = "simple")]
-    bw_model: BwArg,
+    #[arg(long, value_parser = kind_parser::<BwModel>(), default_value = "simple")]
+    bw_model: BwModel,
     /// Maximum memory bandwidth in MB/s (default: unlimited).
     #[arg(long)]
     max_bw: Option<f64>,
@@ -200,7 +192,7 @@ pub fn run(cmd: ProfileCommand) -> Result<()> {
         ProfileCommand::Measure(a) => crate::profile_measure::run(a),
         ProfileCommand::Builtin(a) => {
             let output = a.output.resolve()?;
-            let set = a.set.builtin.set();
+            let set = a.set.builtin;
             if a.workloads {
                 output.write_bytes(set.workloads_text().as_bytes())
             } else {
@@ -224,7 +216,7 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     .check()?;
     let table = match &data.metrics {
         Some(p) => MetricsTable::from_path(p)?,
-        None => data.builtin.builtin.set().table()?,
+        None => data.builtin.builtin.table()?,
     };
     let workloads = if let Some(apps) = &data.apps {
         let names: Vec<&str> = apps.split(',').map(str::trim).collect();
@@ -232,7 +224,7 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     } else if let Some(p) = &data.workloads {
         read_workloads(p)?
     } else if data.metrics.is_none() {
-        data.builtin.builtin.set().workloads()?
+        data.builtin.builtin.workloads()?
     } else {
         let names: Vec<&str> = table.apps().iter().map(|a| a.name.as_str()).collect();
         vec![Workload::new("all", &names)]
@@ -271,10 +263,7 @@ fn eval(a: EvalArgs) -> Result<()> {
     }
     let mut opts = RunOptions {
         model: ModelConfig {
-            bw_model: match a.bw_model {
-                BwArg::Simple => BwModel::Simple,
-                BwArg::Stalls => BwModel::Stalls,
-            },
+            bw_model: a.bw_model,
             max_bw_mbps: a.max_bw,
         },
         ways: a.ways,

@@ -6,6 +6,7 @@
 use anyhow::{Context, Result};
 use cachepart::linux::emulate::Emulator;
 use cachepart::linux::fake::Preset;
+use cachepart::Kind as _;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::path::Path;
@@ -13,14 +14,12 @@ use std::time::Duration;
 
 /// A preset by name (`skylake`, `cdp`, `amd`).
 pub fn parse_preset(s: &str) -> std::result::Result<Preset, String> {
-    Preset::ALL
-        .iter()
-        .find(|(n, _)| *n == s)
-        .map(|(_, p)| *p)
-        .ok_or_else(|| {
-            let names: Vec<&str> = Preset::ALL.iter().map(|(n, _)| *n).collect();
-            format!("unknown preset '{s}': expected one of {}", names.join(", "))
-        })
+    Preset::from_name(s).ok_or_else(|| {
+        format!(
+            "unknown preset '{s}': expected one of {}",
+            Preset::names().join(", ")
+        )
+    })
 }
 
 /// Runs the emulator until a signal or an outside unmount.
@@ -29,10 +28,7 @@ pub fn run(mountpoint: &Path, preset: Preset, proc_root: &Path) -> Result<()> {
     let mut signals =
         Signals::new([SIGINT, SIGTERM]).context("installing the SIGINT/SIGTERM handler")?;
     let emulator = Emulator::mount(mountpoint, preset, proc_root).context("rdt emulate")?;
-    let name = Preset::ALL
-        .iter()
-        .find(|(_, p)| *p == preset)
-        .map_or("?", |(n, _)| n);
+    let name = preset.name();
     eprintln!(
         "emulated resctrl ({name}) mounted at {}; stop with Ctrl-C or SIGTERM",
         mountpoint.display()

@@ -2,11 +2,13 @@
 //! traces.
 
 use crate::common_args::{csv_field, Format, FormatArg, OutputArg, PositionalOutputArg, QuietArg};
+use crate::kind_arg::kind_parser_of;
 use anyhow::{bail, Context, Result};
 use cachepart::trace::synth::SynthConfig;
 use cachepart::trace::{
     convert_lackey_lenient, convert_stream, info, Header, TraceError, TraceFormat,
 };
+use cachepart::Kind as _;
 use clap::{Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::fs::File;
@@ -35,8 +37,8 @@ pub enum TraceCommand {
         #[command(flatten)]
         output: PositionalOutputArg,
         /// Input format.
-        #[arg(long, value_enum)]
-        from: FromFormat,
+        #[arg(long, value_parser = kind_parser_of(FROM_FORMATS))]
+        from: TraceFormat,
         /// `--from lackey`: skip lines that are neither trace lines nor
         /// valgrind's (the traced program's own output mixed in by `2>&1`)
         /// instead of failing, and report how many were skipped.
@@ -137,16 +139,8 @@ pub enum CaptureTool {
     Qemu,
 }
 
-/// Input formats of `trace convert`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FromFormat {
-    /// valgrind lackey `--trace-mem=yes` output.
-    Lackey,
-    /// Dinero `din` text.
-    Din,
-    /// cachepart's binary format (re-encodes it).
-    Cpt,
-}
+/// Input formats of `trace convert`, in the order `--help` lists them.
+const FROM_FORMATS: [TraceFormat; 3] = [TraceFormat::Lackey, TraceFormat::Din, TraceFormat::Cpt];
 
 /// Runs a `trace` subcommand.
 pub fn run(cmd: TraceCommand) -> Result<()> {
@@ -189,14 +183,10 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             lenient,
             quiet,
         } => {
-            if lenient && from != FromFormat::Lackey {
+            if lenient && from != TraceFormat::Lackey {
                 bail!("--lenient: for --from lackey only (din and cpt inputs have no foreign lines to skip)");
             }
-            let format = match from {
-                FromFormat::Lackey => TraceFormat::Lackey,
-                FromFormat::Din => TraceFormat::Din,
-                FromFormat::Cpt => TraceFormat::Cpt,
-            };
+            let format = from;
             let header = Header::default()
                 .with_meta("source-format", format.name())
                 .with_meta("source", input.display().to_string());

@@ -12,6 +12,7 @@
 use crate::emulate::controls::Controls;
 use crate::preset::Platform;
 use crate::resctrl::{Capabilities, Resource};
+use cachepart_units::Kind as _;
 use std::fs;
 use std::io;
 use std::path::Path;

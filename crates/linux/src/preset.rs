@@ -5,8 +5,21 @@
 //! trees of [`crate::fake`] and the FUSE mount of [`crate::emulate`] are
 //! written from here, so the two cannot disagree.
 
-/// A platform to model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A platform to model, by its kebab-case name (`skylake`, `cdp`, `amd`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Preset {
     /// Intel Skylake server: 2 L3 domains, 11 ways (7ff), min 1 bit, 16
     /// CLOSIDs, MB gran 10 / min 10, L3_MON with 224 RMIDs.
@@ -16,15 +29,6 @@ pub enum Preset {
     /// AMD: 16 ways (ffff), sparse masks, min 0 bits, MB in 1/8 GB/s up to
     /// 2048, 16 CLOSIDs, 256 RMIDs.
     Amd,
-}
-
-impl Preset {
-    /// Every preset with its name.
-    pub const ALL: [(&'static str, Preset); 3] = [
-        ("skylake", Preset::Skylake),
-        ("cdp", Preset::Cdp),
-        ("amd", Preset::Amd),
-    ];
 }
 
 /// A cache resource (`L3`, or `L3CODE`/`L3DATA` with CDP).

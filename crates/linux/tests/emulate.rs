@@ -9,6 +9,7 @@ use cachepart_linux::resctrl::{
     mount, Capabilities, GroupRef, ManagerLock, Resctrl, Resource, Schemata, Value,
 };
 use cachepart_linux::Error;
+use cachepart_units::Kind as _;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -78,7 +79,8 @@ impl Drop for Sleeper {
 
 #[test]
 fn the_mount_is_recognised_and_matches_the_fake_presets() {
-    for (name, preset) in Preset::ALL {
+    for preset in Preset::all() {
+        let name = preset.name();
         let m = mount(preset);
         let rdt = open(&m);
         let t = tempfile::tempdir().unwrap();

@@ -42,7 +42,6 @@ use crate::lookahead::lookahead;
 use crate::{Policy, PolicyError};
 use cachepart_machine::{AppCurves, Machine, Plan};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Slowdown at or below which a way count looks streaming.
 pub const STREAMING_MAX_SLOWDOWN: f64 = 1.03;
@@ -58,8 +57,24 @@ pub const STREAMING_NEVER_SLOWDOWN: f64 = 1.06;
 pub const SENSITIVE_MIN_SLOWDOWN: f64 = 1.05;
 
 /// LFOC's application classes (Table 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum AppClass {
     /// Light sharing: neither streaming nor sensitive (PBBCache code 0).
     Light,
@@ -86,21 +101,6 @@ impl AppClass {
             1 => AppClass::Streaming,
             _ => AppClass::Sensitive,
         }
-    }
-
-    /// Kebab-case name (`light`, `streaming`, `sensitive`).
-    pub fn name(self) -> &'static str {
-        match self {
-            AppClass::Light => "light",
-            AppClass::Streaming => "streaming",
-            AppClass::Sensitive => "sensitive",
-        }
-    }
-}
-
-impl fmt::Display for AppClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -28,14 +28,33 @@
 //! admitting `gaps_per_streaming` light apps. PBBCache's outputs are
 //! reproduced exactly under `pbbcache` (the parity tests run it).
 
-use std::fmt;
-use std::str::FromStr;
-
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 /// A named set of LFOC parameters (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = UnknownPreset,
+    parse_err_fn = UnknownPreset::new
+)]
 pub enum LfocPreset {
     /// Table 1 and Algorithm 1 as the paper prints them.
     #[default]
@@ -44,39 +63,18 @@ pub enum LfocPreset {
     Pbbcache,
 }
 
-/// The accepted preset names, for messages.
-pub const LFOC_PRESETS: &str = "paper, pbbcache";
-
-impl LfocPreset {
-    /// Its name (`paper`, `pbbcache`).
-    pub fn name(self) -> &'static str {
-        match self {
-            LfocPreset::Paper => "paper",
-            LfocPreset::Pbbcache => "pbbcache",
-        }
-    }
-}
-
-impl fmt::Display for LfocPreset {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// An unknown preset name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown LFOC preset {0:?}: expected one of {LFOC_PRESETS}")]
+#[error(
+    "unknown LFOC preset {0:?}: expected one of {names}",
+    names = LfocPreset::names().join(", ")
+)]
 pub struct UnknownPreset(pub String);
 
-impl FromStr for LfocPreset {
-    type Err = UnknownPreset;
-
-    fn from_str(s: &str) -> Result<LfocPreset, UnknownPreset> {
-        match s {
-            "paper" => Ok(LfocPreset::Paper),
-            "pbbcache" => Ok(LfocPreset::Pbbcache),
-            other => Err(UnknownPreset(other.to_string())),
-        }
+impl UnknownPreset {
+    /// The error for the name `s`.
+    fn new(s: &str) -> UnknownPreset {
+        UnknownPreset(s.to_string())
     }
 }
 

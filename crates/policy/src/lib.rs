@@ -81,7 +81,7 @@ pub use kpart_dynaway::{DynawayParams, KpartDynaway};
 pub use lfoc::{classify, classify_app, AppClass, Classification, Lfoc};
 pub use lfoc_online::{Decision as LfocDecision, LfocOnline, LfocOnlineParams};
 pub use lfoc_plus::{pair_clusters, LfocPlus, MAX_STEAL_COST};
-pub use lfoc_preset::{LfocPreset, StreamingLayout, UnknownPreset, LFOC_PRESETS};
+pub use lfoc_preset::{LfocPreset, StreamingLayout, UnknownPreset};
 pub use stock::Stock;
 pub use tam_control::{TamCurve, TamStatic};
 pub use tam_sizing::size_partitions;

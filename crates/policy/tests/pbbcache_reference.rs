@@ -10,6 +10,7 @@
 use cachepart_policy::{Kpart, Lfoc, LfocPlus, Policy, YuPetrov};
 use cachepart_profile::{BwModel, MetricsTable, Mix, ModelConfig, ProfileMachine};
 use cachepart_testkit::pbbcache::{canon, load_reference};
+use cachepart_units::Kind as _;
 use std::collections::BTreeMap;
 
 #[test]

@@ -8,6 +8,7 @@
 
 use cachepart_profile::optimal::{solve, Objective, SolveOptions, Structure};
 use cachepart_profile::{read_workloads, BwModel, MetricsTable, Mix, ModelConfig};
+use cachepart_units::Kind as _;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 /// The PBBCache data (`$CACHEPART_SHARED/data/pbbcache`, default beside

@@ -39,33 +39,33 @@
 use serde::{Deserialize, Serialize};
 
 /// Which bandwidth model applies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum BwModel {
     /// KPart-style proportional throttling above the maximum.
     #[default]
+    #[strum(message = "KPart-style throttling above the maximum bandwidth")]
     Simple,
     /// Queueing fixed point applied to the memory-bound stall fraction.
+    #[strum(message = "Queueing model applied to memory stall cycles")]
     Stalls,
-}
-
-impl BwModel {
-    /// Kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BwModel::Simple => "simple",
-            BwModel::Stalls => "stalls",
-        }
-    }
-
-    /// Parses a kebab-case name.
-    pub fn from_name(s: &str) -> Option<BwModel> {
-        match s {
-            "simple" => Some(BwModel::Simple),
-            "stalls" => Some(BwModel::Stalls),
-            _ => None,
-        }
-    }
 }
 
 /// Per-app inputs of a bandwidth model at the app's assigned size.

@@ -6,6 +6,7 @@
 use cachepart_machine::AppCurves;
 use cachepart_profile::optimal::{brute_force, solve, Objective, SolveOptions, Structure, TieRule};
 use cachepart_profile::{evaluate, round3, BwModel, MetricsTable, Mix, ModelConfig};
+use cachepart_units::Kind as _;
 use proptest::prelude::*;
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ fn check_all(mix: &Mix, cfg: &ModelConfig) -> Result<(), TestCaseError> {
         if structure == Structure::Partitioning && mix.len() > mix.ways {
             continue;
         }
-        for o in Objective::ALL {
+        for o in Objective::all() {
             let oracle = brute_force(mix, cfg, structure, o).unwrap();
             for tie_rule in [TieRule::Serial, TieRule::BestFirst] {
                 let opts = SolveOptions {
@@ -165,7 +166,7 @@ fn same_answer_with_one_and_two_threads() {
     let cfg = ModelConfig::default();
     for (n, seed) in [(6, 1), (9, 2), (10, 3)] {
         let mix = synthetic(n, 11, seed);
-        for o in Objective::ALL {
+        for o in Objective::all() {
             let run = |threads| {
                 solve(
                     &mix,

@@ -11,9 +11,11 @@
     clippy::too_many_arguments
 )]
 
+mod kinds;
 mod sim;
 
 use cachepart::builtin::BuiltinSet;
+use cachepart::policy::LfocPreset;
 use cachepart::profile::{
     read_workloads, BwModel, MetricsTable, ModelConfig, ProfileError, Workload,
 };
@@ -187,13 +189,9 @@ fn profile_evaluate(
     timings: bool,
     builtin: &str,
 ) -> PyResult<String> {
-    let set = BuiltinSet::from_name(builtin).map_err(to_py)?;
-    let bw = BwModel::from_name(bw_model).ok_or_else(|| {
-        UsageError::new_err(format!(
-            "bw_model {bw_model:?}: expected \"simple\" or \"stalls\""
-        ))
-    })?;
-    let lfoc_preset = parse_preset(lfoc_preset)?;
+    let set: BuiltinSet = kinds::parse("builtin", builtin)?;
+    let bw: BwModel = kinds::parse("bw_model", bw_model)?;
+    let lfoc_preset: LfocPreset = kinds::parse("lfoc_preset", lfoc_preset)?;
     guarded(py, move || {
         let time_limit = time_limit
             .map(cachepart::time_limit_from_secs)
@@ -222,13 +220,6 @@ fn profile_evaluate(
     })
 }
 
-/// An LFOC preset name, as a `UsageError` naming the accepted ones.
-fn parse_preset(name: &str) -> PyResult<cachepart::policy::LfocPreset> {
-    name.parse().map_err(|e: cachepart::policy::UnknownPreset| {
-        UsageError::new_err(format!("lfoc_preset: {e}"))
-    })
-}
-
 /// Classifies programs (LFOC Table 1); returns rows as JSON text.
 #[pyfunction]
 #[pyo3(signature = (metrics=None, workloads=None, mixes=None, builtin="debian", lfoc_preset="paper"))]
@@ -240,8 +231,8 @@ fn profile_classify(
     builtin: &str,
     lfoc_preset: &str,
 ) -> PyResult<String> {
-    let set = BuiltinSet::from_name(builtin).map_err(to_py)?;
-    let preset = parse_preset(lfoc_preset)?;
+    let set: BuiltinSet = kinds::parse("builtin", builtin)?;
+    let preset: LfocPreset = kinds::parse("lfoc_preset", lfoc_preset)?;
     guarded(py, move || {
         let (table, wl) = load(metrics, workloads, mixes, false, set)?;
         let rows = classify::classify_workloads(&table, &wl, preset)?;
@@ -269,7 +260,7 @@ fn curves(
     adjust: bool,
     use_index: bool,
 ) -> PyResult<String> {
-    let kind = CurveKind::from_name(kind).map_err(to_py)?;
+    let kind: CurveKind = kinds::parse("kind", kind)?;
     let req = CurveRequest {
         kind,
         line_bytes: line,
@@ -372,7 +363,7 @@ fn stall_curve(
     instructions: Option<u64>,
     seed: u64,
 ) -> PyResult<String> {
-    let axis = Axis::from_name(axis).map_err(to_py)?;
+    let axis: Axis = kinds::parse("axis", axis)?;
     let platform = platform.to_string();
     guarded(py, move || {
         let opts = profile_options(&platform, base_cpi, mlp, instructions, seed)?;
@@ -413,7 +404,7 @@ fn profile_from_traces(
 #[pyfunction]
 #[pyo3(signature = (set="debian"))]
 fn builtin_metrics_csv(set: &str) -> PyResult<String> {
-    let set = BuiltinSet::from_name(set).map_err(to_py)?;
+    let set: BuiltinSet = kinds::parse("set", set)?;
     Ok(set.metrics_csv().into_owned())
 }
 
@@ -421,7 +412,7 @@ fn builtin_metrics_csv(set: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (set="debian"))]
 fn builtin_workloads(set: &str) -> PyResult<&'static str> {
-    let set = BuiltinSet::from_name(set).map_err(to_py)?;
+    let set: BuiltinSet = kinds::parse("set", set)?;
     Ok(set.workloads_text())
 }
 

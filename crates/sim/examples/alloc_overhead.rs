@@ -7,6 +7,7 @@
 //!
 //! `cargo run --release -p cachepart-sim --example alloc_overhead`
 
+use cachepart_units::Kind as _;
 use std::time::Instant;
 
 use cachepart_sim::memory::{AddressSpace, AllocatorKind, ColorLayout, HugePages, MemoryConfig};
@@ -16,7 +17,7 @@ fn main() {
     let pages = 65_536u64;
     // A fixed pseudo-random page order (a multiplicative permutation).
     let order: Vec<u64> = (0..pages).map(|i| (i * 40_503) % (1 << 18)).collect();
-    for kind in AllocatorKind::ALL {
+    for kind in AllocatorKind::all() {
         let cfg = MemoryConfig {
             allocator: kind,
             ..MemoryConfig::aged(2 << 30, 7)

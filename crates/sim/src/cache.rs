@@ -37,6 +37,8 @@ use crate::geometry::{CacheConfig, Geometry};
 use crate::replacement::{ways_of, Policy, Replacement};
 use crate::stats::{AccessKind, LevelStats};
 use crate::victim::VictimCache;
+#[cfg(test)]
+use cachepart_units::Kind as _;
 
 /// Tag of an invalid line (no block number reaches it: addresses are at
 /// most 64 bits and lines at least 4 bytes).
@@ -644,7 +646,7 @@ mod tests {
 
     #[test]
     fn fills_respect_the_way_mask_and_hits_do_not() {
-        for policy in PolicyKind::ALL {
+        for policy in PolicyKind::all() {
             // 1 set, 4 ways.
             let mut c = cache(256, 4, policy);
             for b in 0..4 {

@@ -8,6 +8,7 @@ use cachepart_sim::geometry::CacheConfig;
 use cachepart_sim::hierarchy::{Hierarchy, HierarchyConfig, Inclusion, Mode};
 use cachepart_sim::prefetch::{Kind as Pf, PrefetchPlatform, Prefetchers, Word};
 use cachepart_trace::{Kind, Record};
+use cachepart_units::Kind as _;
 
 fn setup(word: Option<Word>) -> (Hierarchy, Cache) {
     let l = |size, ways| CacheConfig::lru(size, ways, 64);
@@ -22,7 +23,7 @@ fn setup(word: Option<Word>) -> (Hierarchy, Cache) {
     let mut core = Hierarchy::new(&h, &llc).unwrap();
     if let Some(w) = word {
         let platform = PrefetchPlatform {
-            available: Pf::ALL.iter().map(|k| k.name().to_string()).collect(),
+            available: Pf::names().iter().map(|n| n.to_string()).collect(),
             streamer_degree: 2,
             streamer_distance: 16,
             ..PrefetchPlatform::default()
@@ -139,7 +140,7 @@ fn ip_stride_follows_one_loads_stride() {
 fn no_prefetcher_helps_random_accesses() {
     let recs = random();
     let base = run(None, &recs);
-    for k in Pf::ALL {
+    for k in Pf::all() {
         let pf = run(Some(&[k]), &recs);
         assert!(
             pf.0 * 100 >= base.0 * 97,

@@ -1,11 +1,10 @@
 //! `trace convert`: any supported input format to the binary format.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
-use std::str::FromStr;
 
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 use crate::din::DinReader;
@@ -17,48 +16,46 @@ use crate::record::Record;
 use crate::writer::{WriteSummary, Writer};
 
 /// The trace formats this crate reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = TraceError,
+    parse_err_fn = unknown_format
+)]
 pub enum TraceFormat {
     /// This crate's binary format (`.cpt`).
+    #[strum(message = "cachepart's binary format (re-encodes it)")]
     Cpt,
     /// valgrind lackey `--trace-mem=yes` text.
+    #[strum(message = "valgrind lackey `--trace-mem=yes` output")]
     Lackey,
     /// Dinero `din` text.
+    #[strum(message = "Dinero `din` text")]
     Din,
 }
 
-impl TraceFormat {
-    /// All formats.
-    pub const ALL: [TraceFormat; 3] = [TraceFormat::Cpt, TraceFormat::Lackey, TraceFormat::Din];
-
-    /// The kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            TraceFormat::Cpt => "cpt",
-            TraceFormat::Lackey => "lackey",
-            TraceFormat::Din => "din",
-        }
-    }
-}
-
-impl fmt::Display for TraceFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for TraceFormat {
-    type Err = TraceError;
-
-    fn from_str(s: &str) -> Result<TraceFormat> {
-        TraceFormat::ALL
-            .into_iter()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| {
-                TraceError::Config(format!("unknown trace format {s:?} (cpt, lackey, din)"))
-            })
-    }
+/// The error of an unknown format name.
+fn unknown_format(s: &str) -> TraceError {
+    TraceError::Config(format!(
+        "unknown trace format {s:?} ({})",
+        TraceFormat::names().join(", ")
+    ))
 }
 
 /// Converts the trace at `input` in `format` to a binary trace at `output`

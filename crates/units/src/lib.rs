@@ -10,6 +10,9 @@
 //!   physical memory ([`check_allocation`]) before it is made.
 //! * [`IdSet`]: a set of small integers (colors, cores, CPUs) written in the
 //!   range syntax that Linux cpusets, Xen and Jailhouse use (`0-15,32`).
+//! * [`Kind`]: a kebab-case kind name (algorithms, replacement policies,
+//!   curve kinds, ...): names, parsing and the list of names for messages
+//!   from strum's derives ([`kind`]).
 //!
 //! ```
 //! use cachepart_units::{IdSet, WayMask};
@@ -23,10 +26,14 @@
 pub mod host_memory;
 mod idset;
 pub mod input;
+pub mod kind;
 mod mask_groups;
 mod waymask;
 
 pub use host_memory::{check_allocation, TooLarge};
 pub use idset::{IdSet, IdSetError};
+pub use kind::Kind;
 pub use mask_groups::{check_exclusive, GroupMode, OverlapError};
+/// strum, whose derives make a [`Kind`].
+pub use strum;
 pub use waymask::{MaskError, MaskRules, WayMask};

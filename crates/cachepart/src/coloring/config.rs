@@ -4,6 +4,7 @@
 
 use cachepart_policy::{ColorisConfig, TamCurve, Thresholds};
 use cachepart_sim::memory::{ExpandPolicy, RecolorConfig};
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 use super::policy::ColorPolicy;
@@ -103,7 +104,8 @@ impl ColoringFile {
                 return Err(err(
                     "coloring.policy".into(),
                     format!(
-                        "unknown color policy {p:?}: expected coloris-static, coloris-dynamic or tam-static"
+                        "unknown color policy {p:?}: expected {}",
+                        ColorPolicy::expected()
                     ),
                 ));
             }

@@ -3,9 +3,8 @@
 //! the loop by [`crate::sim_run`]) and the report of what they did
 //! ([`ColoringReport`], one [`RecolorEvent`] per change of colors).
 
-use cachepart_policy::{
-    ColorDecision, ColorisControl, ColorisSetup, Controller, DecisionReason, TamStatic,
-};
+use cachepart_policy::{ColorDecision, ColorisControl, ColorisSetup, Controller, TamStatic};
+use cachepart_units::Kind as _;
 use serde::Serialize;
 
 use super::config::Coloring;
@@ -121,12 +120,7 @@ impl ColorController {
                         interval: d.interval,
                         app: d.app,
                         name: name(d.app),
-                        reason: match d.reason {
-                            DecisionReason::Monitor => "monitor",
-                            DecisionReason::Exhausted => "exhausted",
-                            DecisionReason::Finished => "finished",
-                        }
-                        .into(),
+                        reason: d.reason.name().into(),
                         references: d.references,
                         misses: d.misses,
                         added: d.added.to_string(),
@@ -151,8 +145,7 @@ impl ColorController {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use cachepart_policy::ColorisConfig;
+    use cachepart_policy::{ColorisConfig, DecisionReason};
     use cachepart_sim::memory::AllocatorKind;
     use cachepart_units::IdSet;
 

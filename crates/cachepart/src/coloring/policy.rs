@@ -3,11 +3,27 @@
 //! default.
 
 use cachepart_sim::memory::AllocatorKind;
+#[cfg(test)]
+use cachepart_units::Kind as _;
 use serde::Serialize;
 
 /// The color policies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum ColorPolicy {
     /// COLORIS's per-core sections, fixed.
     ColorisStatic,
@@ -18,27 +34,6 @@ pub enum ColorPolicy {
 }
 
 impl ColorPolicy {
-    /// Every color policy.
-    pub const ALL: [ColorPolicy; 3] = [
-        ColorPolicy::ColorisStatic,
-        ColorPolicy::ColorisDynamic,
-        ColorPolicy::TamStatic,
-    ];
-
-    /// The policy named `name` (kebab-case), if there is one.
-    pub fn from_name(name: &str) -> Option<ColorPolicy> {
-        ColorPolicy::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    /// The kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ColorPolicy::ColorisStatic => "coloris-static",
-            ColorPolicy::ColorisDynamic => "coloris-dynamic",
-            ColorPolicy::TamStatic => "tam-static",
-        }
-    }
-
     /// The allocator the policy uses by default.
     pub fn allocator(self) -> AllocatorKind {
         match self {
@@ -54,7 +49,7 @@ mod tests {
 
     #[test]
     fn every_color_policy_is_found_by_its_name() {
-        for p in ColorPolicy::ALL {
+        for p in ColorPolicy::all() {
             assert_eq!(ColorPolicy::from_name(p.name()), Some(p));
         }
         assert_eq!(ColorPolicy::from_name("coloris"), None);

@@ -12,6 +12,7 @@
 //! | `reload` | `ok`; with `ok: true` the new `policy`, `interval_ms`, `targets`; with `ok: false` the `error`, and `kept` (the old configuration stays) |
 //! | `stop` | `signal` (`SIGINT`, `SIGTERM`), `groups_removed`, `error` if a removal failed |
 
+use cachepart_units::Kind as _;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -169,7 +170,7 @@ impl Log {
         let line = PlanLine {
             interval,
             policy: config.policy.to_string(),
-            cause: cause.as_str(),
+            cause: cause.name(),
             apps: apps
                 .iter()
                 .enumerate()

@@ -192,23 +192,27 @@ impl Loaded {
     }
 }
 
-/// Why a plan was applied (the log's `cause`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why a plan was applied (the log's `cause`, in the word its kebab-case
+/// name gives).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Cause {
     /// The set of processes changed (or the daemon started or reloaded).
     Targets,
     /// An online controller re-planned from the interval's samples.
     Controller,
-}
-
-impl Cause {
-    /// The word the log uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cause::Targets => "targets",
-            Cause::Controller => "controller",
-        }
-    }
 }
 
 /// Runs the daemon until `requests.stop` is set; returns that signal.

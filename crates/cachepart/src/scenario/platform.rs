@@ -4,6 +4,7 @@
 //! `page-walks`, `swap`, a `[coloring]` policy's own allocator) and its
 //! seed added to the memory-aging seed.
 
+use cachepart_units::Kind as _;
 use std::path::Path;
 
 use cachepart_sim::memory::{AllocatorKind, SwapMode};
@@ -79,23 +80,46 @@ pub(super) fn resolve(
     Ok(platform)
 }
 
+/// The values of a scenario's `swap` key.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
+enum SwapKey {
+    /// The swap off.
+    Off,
+    /// The swap on, in the platform's mode.
+    Platform,
+    /// The swap on, wired.
+    Static,
+    /// The swap on, configurable.
+    Configurable,
+}
+
 /// Turns the platform's swap on or off as a scenario's `swap` key asks.
 fn apply_swap(key: &str, platform: &mut PlatformConfig) -> Result<(), String> {
+    let key = SwapKey::from_name(key)
+        .ok_or_else(|| format!("{key:?}: expected {}", SwapKey::expected_quoted()))?;
     let mode = match key {
-        "off" => {
+        SwapKey::Off => {
             if let Some(s) = &mut platform.swap {
                 s.enabled = false;
             }
             return Ok(());
         }
-        "platform" => None,
-        "static" => Some(SwapMode::Static),
-        "configurable" => Some(SwapMode::Configurable),
-        other => {
-            return Err(format!(
-                "{other:?}: expected \"off\", \"platform\", \"static\" or \"configurable\""
-            ))
-        }
+        SwapKey::Platform => None,
+        SwapKey::Static => Some(SwapMode::Static),
+        SwapKey::Configurable => Some(SwapMode::Configurable),
     };
     let name = platform.name.clone();
     let Some(s) = &mut platform.swap else {

@@ -8,23 +8,27 @@ use super::refusal::{kstrtoul, Outcome, Refusal};
 use crate::preset::{CacheResource, Platform};
 use cachepart_units::{MaskError, MaskRules, WayMask};
 
-/// A group's mode (the `mode` file).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A group's mode (the `mode` file, in the words its kebab-case names
+/// give).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Mode {
     /// Masks may overlap other shareable groups' masks.
     Shareable,
     /// No other group may use this group's ways.
     Exclusive,
-}
-
-impl Mode {
-    /// The word the `mode` file shows.
-    pub fn word(self) -> &'static str {
-        match self {
-            Mode::Shareable => "shareable",
-            Mode::Exclusive => "exclusive",
-        }
-    }
 }
 
 /// Values by schema (the platform's caches, then MB) and domain index.

@@ -12,6 +12,7 @@ use super::controls::{Controls, Mode, Peer};
 use super::counters;
 use super::refusal::{Outcome, Refusal};
 use crate::preset::Platform;
+use cachepart_units::Kind as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -287,7 +288,7 @@ impl State {
     /// The `mode` file of a control group.
     pub fn mode(&self, ctrl: Option<&str>) -> String {
         self.ctrl(ctrl)
-            .map(|g| format!("{}\n", g.mode.word()))
+            .map(|g| format!("{}\n", g.mode.name()))
             .unwrap_or_default()
     }
 
@@ -327,12 +328,12 @@ impl State {
         };
         self.status.clear();
         let (peers, controls, _) = self.peers(ctrl);
-        let r = match word {
-            "shareable" => Ok(Mode::Shareable),
-            "exclusive" => controls
+        let r = match Mode::from_name(word) {
+            Some(Mode::Shareable) => Ok(Mode::Shareable),
+            Some(Mode::Exclusive) => controls
                 .test_exclusive(&self.platform, &peers)
                 .map(|()| Mode::Exclusive),
-            _ => Err(Refusal::inval("Unknown or unsupported mode")),
+            None => Err(Refusal::inval("Unknown or unsupported mode")),
         };
         drop(peers);
         let mode = self.record(r)?;

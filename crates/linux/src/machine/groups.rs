@@ -15,6 +15,7 @@ use crate::resctrl::{
     SchemataLine, Value,
 };
 use cachepart_machine::Plan;
+use cachepart_units::Kind as _;
 use std::collections::BTreeMap;
 
 /// Where one app is.

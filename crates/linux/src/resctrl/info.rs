@@ -5,6 +5,7 @@
 use super::fsio::{read, read_hex, read_u32};
 use super::schemata::{Resource, Schemata, SchemataLine, Value};
 use crate::error::{Error, Result};
+use cachepart_units::Kind as _;
 use cachepart_units::{MaskRules, WayMask};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -129,7 +130,7 @@ impl Capabilities {
             ));
         }
         let mut caches = BTreeMap::new();
-        for r in Resource::ALL.into_iter().filter(|r| r.is_cache()) {
+        for r in Resource::all().filter(|r| r.is_cache()) {
             let dir = info.join(r.name());
             if !dir.is_dir() {
                 continue;

@@ -8,13 +8,30 @@
 //! newline the kernel expects.
 
 use crate::error::{Error, Result};
-use cachepart_units::WayMask;
+use cachepart_units::{Kind as _, WayMask};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-/// A resctrl resource that has a schemata line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A resctrl resource that has a schemata line, named as resctrl names it
+/// (`L3CODE`, `MB`, ...; also its `info/` directory), in the order resctrl
+/// lists them.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "UPPERCASE")]
 pub enum Resource {
     /// L3 cache allocation (CAT).
     L3,
@@ -33,47 +50,17 @@ pub enum Resource {
 }
 
 impl Resource {
-    /// Every resource, in the order resctrl lists them.
-    pub const ALL: [Resource; 7] = [
-        Resource::L3,
-        Resource::L3Code,
-        Resource::L3Data,
-        Resource::L2,
-        Resource::L2Code,
-        Resource::L2Data,
-        Resource::Mb,
-    ];
-
-    /// The name resctrl uses (`L3CODE`, `MB`, ...), also its `info/` directory.
-    pub fn name(self) -> &'static str {
-        match self {
-            Resource::L3 => "L3",
-            Resource::L3Code => "L3CODE",
-            Resource::L3Data => "L3DATA",
-            Resource::L2 => "L2",
-            Resource::L2Code => "L2CODE",
-            Resource::L2Data => "L2DATA",
-            Resource::Mb => "MB",
-        }
-    }
-
     /// True for the cache resources (values are way masks).
     pub fn is_cache(self) -> bool {
         self != Resource::Mb
     }
 }
 
-impl fmt::Display for Resource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
+/// Parses a name as the kernel prints it (padded: the name is trimmed).
 impl FromStr for Resource {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Resource::ALL
-            .into_iter()
+        Resource::all()
             .find(|r| r.name() == s.trim())
             .ok_or_else(|| format!("Unknown or unsupported resource name '{}'", s.trim()))
     }
@@ -265,7 +252,7 @@ mod tests {
             prop::collection::btree_map(0u32..64, any::<u64>(), 1..6),
         )
             .prop_map(|(r, doms)| {
-                let resource = Resource::ALL[r];
+                let resource = Resource::all().nth(r).unwrap();
                 let domains = doms
                     .into_iter()
                     .map(|(id, v)| {

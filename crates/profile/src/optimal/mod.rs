@@ -65,22 +65,35 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tables::Tables;
 
-/// What the plan may look like.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What the plan may look like; its names are the solver prefixes (`opt`,
+/// `optc`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 pub enum Structure {
     /// One app per cluster (`opt-*`).
+    #[strum(serialize = "opt")]
     Partitioning,
     /// Apps may share clusters (`optc-*`).
+    #[strum(serialize = "optc")]
     Clustering,
 }
 
 impl Structure {
     /// The solver prefix: `opt` or `optc`.
     pub fn prefix(self) -> &'static str {
-        match self {
-            Structure::Partitioning => "opt",
-            Structure::Clustering => "optc",
-        }
+        self.into()
     }
 }
 

@@ -16,40 +16,35 @@
 //! broken by the higher STP) so that its ties are as predictable.
 
 use crate::metrics::round3;
+#[cfg(test)]
+use cachepart_units::Kind as _;
 
-/// The metric an exact solver optimises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The metric an exact solver optimises; its kebab-case names (`stp`,
+/// `unf`, `antt`) are those of `opt-stp`, `optc-unf`, and `unfairness` is
+/// read as `unf`.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Objective {
     /// Maximise system throughput (sum of 1/slowdown), rounded to 3 decimals.
     Stp,
     /// Minimise unfairness (max/min slowdown), then maximise STP.
+    #[strum(to_string = "unf", serialize = "unfairness")]
     Unfairness,
     /// Minimise ANTT (mean slowdown), then maximise STP.
     Antt,
-}
-
-impl Objective {
-    /// Kebab-case name (`stp`, `unf`, `antt`), as in `opt-stp`, `optc-unf`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Stp => "stp",
-            Objective::Unfairness => "unf",
-            Objective::Antt => "antt",
-        }
-    }
-
-    /// Parses a kebab-case name.
-    pub fn from_name(s: &str) -> Option<Objective> {
-        match s {
-            "stp" => Some(Objective::Stp),
-            "unf" | "unfairness" => Some(Objective::Unfairness),
-            "antt" => Some(Objective::Antt),
-            _ => None,
-        }
-    }
-
-    /// Every objective.
-    pub const ALL: [Objective; 3] = [Objective::Stp, Objective::Unfairness, Objective::Antt];
 }
 
 /// A rounded, comparable cost: lexicographic, lower is better.
@@ -125,10 +120,15 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for o in Objective::ALL {
+        for o in Objective::all() {
             assert_eq!(Objective::from_name(o.name()), Some(o));
         }
         assert_eq!(Objective::from_name("x"), None);
+        assert_eq!(Objective::names(), ["stp", "unf", "antt"]);
+        assert_eq!(
+            Objective::from_name("unfairness"),
+            Some(Objective::Unfairness)
+        );
     }
 
     #[test]

@@ -24,6 +24,8 @@ use super::pbbcache::{best_first, dfs, Scorer};
 use super::progress::Budget;
 use super::tables::Tables;
 use super::TieRule;
+#[cfg(test)]
+use cachepart_units::Kind as _;
 
 /// Way counts per app (mix order) and whether they are proven optimal.
 ///
@@ -311,7 +313,7 @@ mod tests {
             };
             let budget = Budget::new(None, None);
             let t = Tables::new(&mix, &cfg, false, &budget).unwrap();
-            for o in Objective::ALL {
+            for o in Objective::all() {
                 for rule in [TieRule::Serial, TieRule::BestFirst] {
                     let fast = solve(&t, o, rule, &budget);
                     let slow = solve_reference(&t, o, rule, &budget);
@@ -346,7 +348,7 @@ mod tests {
         let budget = Budget::new(None, None);
         let t = Tables::new(&mix, &ModelConfig::default(), false, &budget).unwrap();
         let sd = compositions::alone_slowdowns(&t);
-        for o in Objective::ALL {
+        for o in Objective::all() {
             let fast = compositions::scan(&t, &sd, o, &budget);
             let apps: Vec<u64> = (0..6).map(|a| 1u64 << a).collect();
             let mut s = Scorer::new(&t, &apps, o);

@@ -6,6 +6,7 @@ use crate::cachegrind::CachegrindSummary;
 use crate::reference::reference_cachegrind;
 use crate::replacement::PolicyKind;
 use cachepart_trace::Event;
+use cachepart_units::Kind as _;
 use proptest::prelude::*;
 
 fn rec(kind: Kind, addr: u64, size: u32) -> Record {
@@ -181,7 +182,7 @@ proptest! {
     /// the LLC has) runs exactly as the unpartitioned LLC.
     #[test]
     fn whole_llc_mask_is_unpartitioned(t in trace(), p in 0usize..3, extra in any::<bool>()) {
-        let (h, l) = config(Mode::WriteBack, true, PolicyKind::ALL[p]);
+        let (h, l) = config(Mode::WriteBack, true, PolicyKind::all().nth(p).unwrap());
         let (mut free, mut llc_free) = build(&h, &l);
         free.run(&mut llc_free, t.iter().copied());
         let (mut masked, mut llc_masked) = build(&h, &l);
@@ -197,7 +198,7 @@ proptest! {
     #[test]
     fn same_seed_same_results(t in trace(), p in 0usize..3, wb in any::<bool>()) {
         let mode = if wb { Mode::WriteBack } else { Mode::Cachegrind };
-        let (h, l) = config(mode, wb, PolicyKind::ALL[p]);
+        let (h, l) = config(mode, wb, PolicyKind::all().nth(p).unwrap());
         let run = || {
             let (mut core, mut llc) = build(&h, &l);
             core.set_llc_mask(WayMask(0x3c), &llc).unwrap();

@@ -14,7 +14,7 @@
 //! run time ([`FrameAllocator::set_app_colors`]); the buddy allocator
 //! refuses them with [`MemoryError::NotColorAware`].
 
-use cachepart_units::IdSet;
+use cachepart_units::{IdSet, Kind};
 use serde::{Deserialize, Serialize};
 
 use super::color::ColorLayout;
@@ -126,8 +126,29 @@ pub trait FrameAllocator {
 }
 
 /// The allocators, by name (kebab-case, as in scenario files).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = MemoryError,
+    parse_err_fn = unknown_allocator
+)]
 pub enum AllocatorKind {
     /// Linux's binary buddy allocator ([`crate::memory::BuddyAllocator`]).
     #[default]
@@ -140,33 +161,13 @@ pub enum AllocatorKind {
     Coloris,
 }
 
-impl AllocatorKind {
-    /// Every kind.
-    pub const ALL: [AllocatorKind; 3] = [
-        AllocatorKind::Buddy,
-        AllocatorKind::Tam,
-        AllocatorKind::Coloris,
-    ];
-
-    /// The kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            AllocatorKind::Buddy => "buddy",
-            AllocatorKind::Tam => "tam",
-            AllocatorKind::Coloris => "coloris",
-        }
-    }
-}
-
-impl std::str::FromStr for AllocatorKind {
-    type Err = MemoryError;
-    fn from_str(s: &str) -> Result<AllocatorKind, MemoryError> {
-        AllocatorKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| MemoryError::Config {
-                field: "allocator",
-                reason: format!("unknown allocator {s:?}: expected buddy, tam or coloris"),
-            })
+/// The error of an unknown allocator name.
+fn unknown_allocator(s: &str) -> MemoryError {
+    MemoryError::Config {
+        field: "allocator",
+        reason: format!(
+            "unknown allocator {s:?}: expected {}",
+            AllocatorKind::expected()
+        ),
     }
 }

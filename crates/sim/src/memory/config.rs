@@ -20,6 +20,7 @@
 //! mem.set_app_colors(0, &"0-15".parse().unwrap()).unwrap();
 //! ```
 
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 use super::address_space::PagingCosts;

@@ -29,6 +29,7 @@ pub mod msr;
 pub mod next_line;
 pub mod streamer;
 
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 pub use msr::{Kind, Word};
@@ -39,7 +40,7 @@ use crate::cache::{LineOutcome, Victim};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct PrefetchPlatform {
-    /// The prefetchers the cores have (names as [`Kind::name`]).
+    /// The prefetchers the cores have (the kebab-case names of [`Kind`]).
     #[serde(default)]
     pub available: Vec<String>,
     /// The hardware default, MSR 0x1A4 style (a set bit turns one off).
@@ -108,7 +109,7 @@ impl PrefetchPlatform {
                         format!("prefetchers.{field}"),
                         format!(
                             "unknown prefetcher {n:?} (expected {})",
-                            Kind::ALL.map(Kind::name).join(", ")
+                            Kind::names().join(", ")
                         ),
                     ));
                 }
@@ -136,7 +137,7 @@ impl PrefetchPlatform {
 /// One core's counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrefetchStats {
-    /// Lines issued per prefetcher ([`Kind::ALL`] order: L2 streamer, L2
+    /// Lines issued per prefetcher ([`Kind`] order: L2 streamer, L2
     /// adjacent, L1 next line, L1 IP stride).
     pub issued: [u64; 4],
     /// Lines prefetched into the L1D that a demand access then hit.
@@ -336,9 +337,8 @@ impl Prefetchers {
 /// The bits of the prefetchers that `present` has and `word` turns on
 /// (MSR 0x1A4's bits are set for off).
 fn active_bits(word: Word, present: Word) -> u64 {
-    Kind::ALL
-        .iter()
-        .filter(|&&k| word.is_on(k) && present.is_on(k))
+    Kind::all()
+        .filter(|&k| word.is_on(k) && present.is_on(k))
         .fold(0, |a, k| a | k.bit())
 }
 #[cfg(test)]

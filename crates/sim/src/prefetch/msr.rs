@@ -11,10 +11,28 @@
 //!
 //! Every other bit is reserved and refused.
 
-use std::fmt;
+#[cfg(test)]
+use cachepart_units::Kind as _;
 
-/// One of the four prefetchers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// One of the four prefetchers, in MSR bit order; the kebab-case names are
+/// those of platform and scenario files.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Kind {
     /// L2 streamer: streams within a 4 KiB page, prefetched into L2.
     L2Streamer,
@@ -27,38 +45,9 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every prefetcher, in MSR bit order.
-    pub const ALL: [Kind; 4] = [
-        Kind::L2Streamer,
-        Kind::L2Adjacent,
-        Kind::L1NextLine,
-        Kind::L1IpStride,
-    ];
-
     /// Its bit in the control word.
     pub fn bit(self) -> u64 {
         1 << (self as u32)
-    }
-
-    /// The kebab-case name used in platform and scenario files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::L2Streamer => "l2-streamer",
-            Kind::L2Adjacent => "l2-adjacent",
-            Kind::L1NextLine => "l1-next-line",
-            Kind::L1IpStride => "l1-ip-stride",
-        }
-    }
-
-    /// The prefetcher called `name`.
-    pub fn from_name(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -117,7 +106,7 @@ mod tests {
             w.is_on(Kind::L2Streamer) && w.is_on(Kind::L2Adjacent) && w.is_on(Kind::L1IpStride)
         );
         assert_eq!(Word::only(&[Kind::L2Streamer]).bits(), 0xe);
-        assert!(Word::ALL_OFF.bits() == 0xf && Kind::ALL.iter().all(|&k| !Word::ALL_OFF.is_on(k)));
+        assert!(Word::ALL_OFF.bits() == 0xf && Kind::all().all(|k| !Word::ALL_OFF.is_on(k)));
     }
 
     #[test]

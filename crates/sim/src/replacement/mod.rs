@@ -18,6 +18,8 @@ pub use lru::Lru;
 pub use random::RandomPolicy;
 pub use srrip::Srrip;
 
+#[cfg(test)]
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 /// Per-line replacement state and victim choice.
@@ -45,8 +47,25 @@ pub trait Replacement {
 }
 
 /// The names of the replacement policies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum PolicyKind {
     /// Exact least-recently-used.
     #[default]
@@ -58,18 +77,6 @@ pub enum PolicyKind {
 }
 
 impl PolicyKind {
-    /// All policies.
-    pub const ALL: [PolicyKind; 3] = [PolicyKind::Lru, PolicyKind::Srrip, PolicyKind::Random];
-
-    /// The kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyKind::Lru => "lru",
-            PolicyKind::Srrip => "srrip",
-            PolicyKind::Random => "random",
-        }
-    }
-
     /// A fresh policy for `sets` x `ways` lines; `seed` feeds random.
     pub fn build(self, sets: usize, ways: usize, seed: u64) -> Policy {
         match self {
@@ -169,7 +176,7 @@ mod tests {
 
     #[test]
     fn builds_each_kind() {
-        for k in PolicyKind::ALL {
+        for k in PolicyKind::all() {
             assert_eq!(k.build(4, 4, 1).kind(), k);
         }
         assert_eq!(PolicyKind::Srrip.name(), "srrip");

@@ -8,6 +8,7 @@
 //! internally tagged enum would; the class then checks which keys it takes
 //! and needs, naming the key in its refusal.
 
+use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 const DEFAULT_ELEMENT: u32 = 8;
@@ -96,8 +97,22 @@ pub enum Distribution {
 }
 
 /// The pattern classes (the `class` key).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::VariantNames,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 enum Class {
     Streaming,
     CacheSensitive,
@@ -107,16 +122,6 @@ enum Class {
 }
 
 impl Class {
-    fn name(self) -> &'static str {
-        match self {
-            Class::Streaming => "streaming",
-            Class::CacheSensitive => "cache-sensitive",
-            Class::Light => "light",
-            Class::Strided => "strided",
-            Class::Phases => "phases",
-        }
-    }
-
     /// The keys the class takes, besides `class`.
     fn keys(self) -> &'static [&'static str] {
         match self {

@@ -11,6 +11,8 @@ use crate::optimal::completion::first_optimal_stp;
 use crate::optimal::objective::{Cost, Objective};
 use crate::optimal::progress::Budget;
 use crate::optimal::tables::{Part, Scratch, Tables};
+#[cfg(test)]
+use cachepart_units::Kind as _;
 use rayon::prelude::*;
 use std::sync::Mutex;
 
@@ -295,7 +297,7 @@ mod tests {
                     max_bw_mbps: max_bw,
                 };
                 let t = Tables::new(&mix, &cfg, true, &Budget::new(None, None)).unwrap();
-                for o in Objective::ALL {
+                for o in Objective::all() {
                     let b = Budget::new(None, None);
                     let (e, pe) = emulate(&t, o, &b);
                     let (f, pf) = fast(&t, o, &b);
