@@ -2,14 +2,16 @@
 //! `cachepart.sim.cachegrind`: which geometry to simulate (cachegrind's
 //! options, a platform's caches, or cachegrind's defaults), the
 //! simulation of a binary trace in the simulator's cachegrind-compatible
-//! mode ([`CachegrindSim`]), and the nine totals written as cachegrind
+//! mode ([`CachegrindSim`], or [`ParallelCachegrind`] on several threads),
+//! and the nine totals written as cachegrind
 //! prints its summary ([`to_table`]) or as one JSON object ([`to_json`]).
 
 use std::io::BufReader;
 use std::path::Path;
 
 use cachepart_sim::{
-    parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS,
+    parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary,
+    ParallelCachegrind, EVENTS,
 };
 use cachepart_trace::{Prefetch, Reader};
 
@@ -51,22 +53,49 @@ pub fn config(
     Ok(cfg)
 }
 
+/// Checks that the simulation of `cfg` splits over `threads` threads (a
+/// power of two no larger than the set-index bits every level shares
+/// allow; see [`cachepart_sim::Partition`]).
+pub fn check_threads(cfg: &CachegrindConfig, threads: usize) -> Result<(), Error> {
+    cachepart_sim::Partition::new(cfg, threads)
+        .map(|_| ())
+        .map_err(|e| Error::Usage(e.to_string()))
+}
+
 /// Simulates every record of the binary trace at `path` (a `.cpt` file)
-/// on empty caches of geometry `cfg`.
-pub fn simulate_trace(path: &Path, cfg: &CachegrindConfig) -> Result<CachegrindSummary, Error> {
+/// on empty caches of geometry `cfg`, on `threads` threads (checked as
+/// [`check_threads`] does); the totals are the same for any thread count.
+pub fn simulate_trace(
+    path: &Path,
+    cfg: &CachegrindConfig,
+    threads: usize,
+) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
+    let usage = |e: cachepart_sim::SimError| Error::Usage(e.to_string());
     let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
         source: e,
     })?;
     let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(input)?;
-    let mut sim = CachegrindSim::new(cfg).map_err(|e| Error::Usage(e.to_string()))?;
     // Frames are decompressed and decoded on another thread while this one
     // simulates; a reader's error still comes out with its byte offset.
-    let mut ahead = Prefetch::reader(reader).map_err(input)?;
-    while let Some(chunk) = ahead.take_chunk().map_err(input)? {
-        sim.run(chunk.iter().copied());
+    if threads == 1 {
+        let mut sim = CachegrindSim::new(cfg).map_err(usage)?;
+        let mut ahead = Prefetch::reader(reader).map_err(input)?;
+        while let Some(chunk) = ahead.take_chunk().map_err(input)? {
+            sim.run(chunk.iter().copied());
+        }
+        return Ok(sim.summary());
     }
+    let mut sim = ParallelCachegrind::new(cfg, threads).map_err(usage)?;
+    let mut ahead = Prefetch::reader(reader).map_err(input)?;
+    // each chunk is decoded once and shared by the simulating threads
+    sim.run(|mut buf| {
+        let n = ahead
+            .fill(&mut buf, cachepart_sim::cachegrind::CHUNK_RECORDS)
+            .map_err(input)?;
+        Ok::<_, Error>((n > 0).then_some(buf))
+    })?;
     Ok(sim.summary())
 }
 
