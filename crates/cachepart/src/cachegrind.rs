@@ -13,7 +13,9 @@ use cachepart_sim::{
     parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary,
     ParallelCachegrind, EVENTS,
 };
-use cachepart_trace::{Prefetch, Reader};
+use std::sync::mpsc::sync_channel;
+
+use cachepart_trace::{Prefetch, Reader, TraceFile};
 
 use crate::error::Error;
 use crate::platforms;
@@ -65,6 +67,8 @@ pub fn check_threads(cfg: &CachegrindConfig, threads: usize) -> Result<(), Error
 /// Simulates every record of the binary trace at `path` (a `.cpt` file)
 /// on empty caches of geometry `cfg`, on `threads` threads (checked as
 /// [`check_threads`] does); the totals are the same for any thread count.
+/// On more than one thread, a trace file (not standard input) is also
+/// decoded on `threads` threads, frames in parallel.
 pub fn simulate_trace(
     path: &Path,
     cfg: &CachegrindConfig,
@@ -72,6 +76,10 @@ pub fn simulate_trace(
 ) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
     let usage = |e: cachepart_sim::SimError| Error::Usage(e.to_string());
+    if threads > 1 && path != Path::new("-") {
+        let file = TraceFile::open(path).map_err(input)?;
+        return simulate_frames(&file, path, cfg, threads);
+    }
     let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
         source: e,
@@ -95,6 +103,50 @@ pub fn simulate_trace(
             .fill(&mut buf, cachepart_sim::cachegrind::CHUNK_RECORDS)
             .map_err(input)?;
         Ok::<_, Error>((n > 0).then_some(buf))
+    })?;
+    Ok(sim.summary())
+}
+
+/// [`simulate_trace`] on several threads for a trace file that can be
+/// read frame by frame: `threads` threads decode the frames (frame `i` on
+/// thread `i % threads`) while `threads` others simulate them in order.
+fn simulate_frames(
+    file: &TraceFile,
+    path: &Path,
+    cfg: &CachegrindConfig,
+    threads: usize,
+) -> Result<CachegrindSummary, Error> {
+    let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
+    let mut sim = ParallelCachegrind::new(cfg, threads).map_err(|e| Error::Usage(e.to_string()))?;
+    let frames = file.frames().len();
+    std::thread::scope(|s| {
+        let mut decoded = Vec::with_capacity(threads);
+        for first in 0..threads {
+            let (tx, rx) = sync_channel(2);
+            decoded.push(rx);
+            s.spawn(move || {
+                for i in (first..frames).step_by(threads) {
+                    // the receiver is gone once the simulation has stopped
+                    if tx.send(file.read_frame(i)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let mut next = 0;
+        let result = sim.run(|_| {
+            if next == frames {
+                return Ok(None);
+            }
+            let rx = &decoded[next % threads];
+            next += 1;
+            match rx.recv() {
+                Ok(frame) => frame.map(Some).map_err(input),
+                Err(_) => Err(Error::Usage("a frame decoder stopped".into())),
+            }
+        });
+        drop(decoded);
+        result
     })?;
     Ok(sim.summary())
 }

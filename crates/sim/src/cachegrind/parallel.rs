@@ -14,12 +14,12 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cachepart_trace::Record;
 
 use super::mtf::MtfCache;
-use super::part::{Bitmap, Owned, Part, Pending, Scratch};
+use super::part::{Bitmap, Bucket, Owned, Part, Pending};
 use super::{CachegrindConfig, CachegrindSim, CachegrindSummary, Partition};
 use crate::error::{Result, SimError};
 
@@ -107,7 +107,7 @@ impl ParallelCachegrind {
                     Err(e) => break Err(e),
                     Ok(None) => break Ok(()),
                     Ok(Some(records)) => {
-                        let chunk = Arc::new(Chunk::new(records));
+                        let chunk = Arc::new(Chunk::new(records, threads));
                         for tx in &senders {
                             // a thread gone has panicked; the scope says so
                             let _ = tx.send(Arc::clone(&chunk));
@@ -155,70 +155,100 @@ fn worker(part: &mut Part, threads: usize, poisoned: &AtomicBool, rx: Receiver<A
     p.finish();
 }
 
-/// One chunk of records shared by every thread, with the bits the threads
-/// exchange and how many threads are done with each pass.
+/// One chunk of records shared by every thread, the buckets they scatter
+/// it into, the bits they exchange and how many threads are done with
+/// each pass.
 #[derive(Debug)]
 struct Chunk {
     records: Vec<Record>,
+    /// `threads x threads` buckets: thread `t`'s slice of the records
+    /// for partition `p` at `t * threads + p`.
+    buckets: Box<[Mutex<Bucket>]>,
     /// Split references whose L1 part missed in some thread.
     l1: Bitmap,
     /// Split references whose LL part missed in some thread.
     ll: Bitmap,
-    /// Threads done with pass 1.
+    /// Threads done scattering their slice, with pass 1, with pass 2.
+    scattered: AtomicUsize,
     l1_done: AtomicUsize,
-    /// Threads done with pass 2.
     ll_done: AtomicUsize,
 }
 
 impl Chunk {
-    fn new(records: Vec<Record>) -> Self {
+    fn new(records: Vec<Record>, threads: usize) -> Self {
         let n = records.len();
         Chunk {
             records,
+            buckets: (0..threads * threads)
+                .map(|_| Mutex::new(Bucket::default()))
+                .collect(),
             l1: Bitmap::new(n),
             ll: Bitmap::new(n),
+            scattered: AtomicUsize::new(0),
             l1_done: AtomicUsize::new(0),
             ll_done: AtomicUsize::new(0),
         }
+    }
+
+    /// The slice of the records thread `t` of `threads` scatters, and the
+    /// index of its first.
+    fn slice(&self, t: usize, threads: usize) -> (&[Record], u32) {
+        let n = self.records.len();
+        let (from, to) = (n * t / threads, n * (t + 1) / threads);
+        (self.records.get(from..to).unwrap_or(&[]), from as u32)
     }
 }
 
 /// One thread's chunks between passes.
 struct Pipeline<'a> {
     part: &'a mut Part,
+    me: usize,
     threads: usize,
     poisoned: &'a AtomicBool,
+    /// Chunks this thread has scattered its slice of.
+    scattered: VecDeque<Arc<Chunk>>,
     /// Chunks done with pass 1, with their LL queues.
     after_l1: VecDeque<(Arc<Chunk>, Vec<Pending>)>,
     /// Chunks done with pass 2, with the split references owned here.
     after_ll: VecDeque<(Arc<Chunk>, Vec<Owned>)>,
+    spare_buckets: Vec<Bucket>,
     spare_queues: Vec<Vec<Pending>>,
     spare_owned: Vec<Vec<Owned>>,
-    scratch: Scratch,
 }
 
 impl<'a> Pipeline<'a> {
     fn new(part: &'a mut Part, threads: usize, poisoned: &'a AtomicBool) -> Self {
         Pipeline {
+            me: part.me(),
             part,
             threads,
             poisoned,
+            scattered: VecDeque::new(),
             after_l1: VecDeque::new(),
             after_ll: VecDeque::new(),
+            spare_buckets: Vec::new(),
             spare_queues: Vec::new(),
             spare_owned: Vec::new(),
-            scratch: Scratch::default(),
         }
     }
 
-    /// Pass 1 over `chunk`, then pass 2 over the chunk before it and pass
-    /// 3 over the one before that.
+    /// Scatters this thread's slice of `chunk`, then makes pass 1 over
+    /// the chunk before it, pass 2 over the one before that and pass 3
+    /// over the one before that.
     fn feed(&mut self, chunk: Arc<Chunk>) {
-        let mut queue = self.spare_queues.pop().unwrap_or_default();
-        self.part
-            .l1_pass(&chunk.records, &chunk.l1, &mut queue, &mut self.scratch);
-        chunk.l1_done.fetch_add(1, Ordering::Release);
-        self.after_l1.push_back((chunk, queue));
+        let mut out: Vec<Bucket> = (0..self.threads)
+            .map(|_| self.spare_buckets.pop().unwrap_or_default())
+            .collect();
+        let (records, from) = chunk.slice(self.me, self.threads);
+        self.part.scatter(records, from, &mut out);
+        for (slot, bucket) in chunk.buckets[self.me * self.threads..].iter().zip(out) {
+            *slot.lock().expect("no thread panics holding a bucket") = bucket;
+        }
+        chunk.scattered.fetch_add(1, Ordering::Release);
+        self.scattered.push_back(chunk);
+        while self.scattered.len() > 1 {
+            self.l1_step();
+        }
         while self.after_l1.len() > 1 {
             self.ll_step();
         }
@@ -229,12 +259,37 @@ impl<'a> Pipeline<'a> {
 
     /// Every pass over every chunk fed.
     fn finish(&mut self) {
+        while !self.scattered.is_empty() {
+            self.l1_step();
+        }
         while !self.after_l1.is_empty() {
             self.ll_step();
         }
         while !self.after_ll.is_empty() {
             self.split_step();
         }
+    }
+
+    /// Pass 1 over the oldest chunk scattered, once every thread has
+    /// scattered its slice: this partition's bucket of each slice in turn.
+    fn l1_step(&mut self) {
+        let Some(chunk) = self.scattered.pop_front() else {
+            return;
+        };
+        self.wait(&chunk.scattered);
+        let mut queue = self.spare_queues.pop().unwrap_or_default();
+        for t in 0..self.threads {
+            let Some(slot) = chunk.buckets.get(t * self.threads + self.me) else {
+                continue;
+            };
+            let mut bucket =
+                std::mem::take(&mut *slot.lock().expect("no thread panics holding a bucket"));
+            self.part.l1_pass(&bucket, &chunk.l1, &mut queue);
+            bucket.clear();
+            self.spare_buckets.push(bucket);
+        }
+        chunk.l1_done.fetch_add(1, Ordering::Release);
+        self.after_l1.push_back((chunk, queue));
     }
 
     /// Pass 2 over the oldest chunk done with pass 1, once every thread is.

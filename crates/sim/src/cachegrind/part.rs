@@ -60,13 +60,21 @@ pub(super) struct Owned {
     kind: u8,
 }
 
-/// One thread's scratch space for pass 1.
+/// The records of one slice of a chunk that one partition has a share
+/// in, in trace order.
 #[derive(Debug, Default)]
-pub(super) struct Scratch {
-    /// The records the thread has a share in.
-    mine: Vec<Record>,
-    /// The chunk indexes of the straddling ones among them.
-    splits: Vec<u32>,
+pub(super) struct Bucket {
+    pub(super) records: Vec<Record>,
+    /// The chunk indexes of the references among them that straddle
+    /// partitions, in order.
+    pub(super) splits: Vec<u32>,
+}
+
+impl Bucket {
+    pub(super) fn clear(&mut self) {
+        self.records.clear();
+        self.splits.clear();
+    }
 }
 
 /// One bit per record of a chunk, set by any thread.
@@ -130,27 +138,77 @@ impl Part {
         }
     }
 
+    /// The partition this part owns.
+    pub(super) fn me(&self) -> usize {
+        self.me as usize
+    }
+
     pub(super) fn totals(&self) -> CachegrindSummary {
         self.totals
     }
 
-    /// Pass 1 over `records`: I1 and D1 lookups of this part's lines;
-    /// queues the LL's work in `queue` and sets `l1` bits of split
-    /// references whose part here missed. `mine` and `splits` are scratch
-    /// space.
-    pub(super) fn l1_pass(
-        &mut self,
-        records: &[Record],
-        l1: &Bitmap,
-        queue: &mut Vec<Pending>,
-        scratch: &mut Scratch,
-    ) {
-        self.select(records, scratch);
+    /// Scatters `records` (a slice of the chunk, its first at chunk index
+    /// `from`) into `out`, one bucket per partition: a reference wholly in
+    /// one partition goes to that one's, a reference that straddles
+    /// partitions to each of theirs (its index also to the bucket's
+    /// `splits`), an escape to every one. Branch-free but for straddles and
+    /// escapes.
+    pub(super) fn scatter(&self, records: &[Record], from: u32, out: &mut [Bucket]) {
+        let (shift, mask, clamp) = (self.shift, self.mask, u64::from(self.clamp));
+        let escape = Kind::Escape as u64;
+        let ifetch = Kind::Ifetch as u64;
+        for (idx, rec) in (from..).zip(records) {
+            let code = rec.kind_code();
+            let addr = rec.addr_unchecked();
+            let size = rec.size_unchecked();
+            // data references are clamped to the smallest line
+            let size = if code == ifetch {
+                size
+            } else {
+                size.min(clamp)
+            };
+            let last = addr.wrapping_add(size.max(1) - 1);
+            let first = ((addr >> shift) & mask) as usize;
+            if (addr ^ last) >> shift == 0 && code != escape {
+                if let Some(b) = out.get_mut(first) {
+                    b.records.push(*rec);
+                }
+                continue;
+            }
+            if code == escape {
+                for b in out.iter_mut() {
+                    b.records.push(*rec);
+                }
+                continue;
+            }
+            // the partitions of the blocks it spans, each once: blocks
+            // take the partitions in turn, so the first `threads` blocks
+            // name every partition there is
+            let last_block = last >> shift;
+            let block_mask = u64::MAX >> shift;
+            let mut b = addr >> shift;
+            for _ in 0..out.len() {
+                if let Some(bucket) = out.get_mut((b & mask) as usize) {
+                    bucket.records.push(*rec);
+                    bucket.splits.push(idx);
+                }
+                if b == last_block {
+                    break;
+                }
+                b = b.wrapping_add(1) & block_mask;
+            }
+        }
+    }
+
+    /// Pass 1 over a bucket `scatter` filled for this part: I1 and D1
+    /// lookups of this part's lines; queues the LL's work in `queue` and
+    /// sets `l1` bits of split references whose part here missed.
+    pub(super) fn l1_pass(&mut self, bucket: &Bucket, l1: &Bitmap, queue: &mut Vec<Pending>) {
         let mut t = self.totals;
         let (me, shift, mask, clamp) = (self.me, self.shift, self.mask, self.clamp);
         let (i1, d1) = (&mut self.i1, &mut self.d1);
-        let mut splits = scratch.splits.iter().copied();
-        for rec in &scratch.mine {
+        let mut splits = bucket.splits.iter().copied();
+        for rec in &bucket.records {
             let code = rec.kind_code();
             let (cache, addr, size, kind) = if code == Kind::Ifetch as u64 {
                 (
@@ -183,7 +241,7 @@ impl Part {
             };
             let last = addr.wrapping_add(u64::from(size) - 1);
             if (addr ^ last) >> shift == 0 {
-                // wholly in this partition (`select` kept it)
+                // wholly in this partition (`scatter` put it here)
                 let miss = cache.misses(addr, size);
                 match kind {
                     INSTR => {
@@ -227,50 +285,6 @@ impl Part {
             }
         }
         self.totals = t;
-    }
-
-    /// Copies into `scratch.mine` the records this part has a share in:
-    /// references wholly in its partition, references that straddle
-    /// partitions (their indexes also go to `scratch.splits`, in order)
-    /// and escapes. Branch-free but for the straddles, so that the
-    /// records of other partitions cost a few instructions each.
-    fn select(&self, records: &[Record], scratch: &mut Scratch) {
-        let (me, shift, mask, clamp) = (self.me, self.shift, self.mask, u64::from(self.clamp));
-        let escape = Kind::Escape as u64;
-        let ifetch = Kind::Ifetch as u64;
-        let filler = Record::event(Event::Flush, 0).expect("a flush is a record");
-        scratch.mine.clear();
-        scratch.mine.resize(records.len(), filler);
-        scratch.splits.clear();
-        scratch.splits.resize(records.len(), 0);
-        let (mine, splits) = (&mut scratch.mine[..], &mut scratch.splits[..]);
-        let (mut n, mut m) = (0, 0);
-        for (idx, rec) in (0u32..).zip(records) {
-            let code = rec.kind_code();
-            let addr = rec.addr_unchecked();
-            let size = rec.size_unchecked();
-            // data references are clamped to the smallest line
-            let size = if code == ifetch {
-                size
-            } else {
-                size.min(clamp)
-            };
-            let last = addr.wrapping_add(size.max(1) - 1);
-            let split = (addr ^ last) >> shift != 0;
-            let own = (addr >> shift) & mask == me;
-            let is_escape = code == escape;
-            // written whatever the outcome, kept by moving on
-            if let Some(slot) = mine.get_mut(n) {
-                *slot = *rec;
-            }
-            n += usize::from(own | split | is_escape);
-            if let Some(slot) = splits.get_mut(m) {
-                *slot = idx;
-            }
-            m += usize::from(split & !is_escape);
-        }
-        scratch.mine.truncate(n);
-        scratch.splits.truncate(m);
     }
 
     /// Pass 2: the LL lookups queued by pass 1, in order; sets `ll` bits
