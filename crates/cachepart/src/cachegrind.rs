@@ -8,13 +8,12 @@
 
 use std::io::BufReader;
 use std::path::Path;
+use std::sync::mpsc::sync_channel;
 
 use cachepart_sim::{
     parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary,
     ParallelCachegrind, EVENTS,
 };
-use std::sync::mpsc::sync_channel;
-
 use cachepart_trace::{Prefetch, Reader, TraceFile};
 
 use crate::error::Error;
@@ -68,7 +67,8 @@ pub fn check_threads(cfg: &CachegrindConfig, threads: usize) -> Result<(), Error
 /// on empty caches of geometry `cfg`, on `threads` threads (checked as
 /// [`check_threads`] does); the totals are the same for any thread count.
 /// On more than one thread, a trace file (not standard input) is also
-/// decoded on `threads` threads, frames in parallel.
+/// decoded on `threads` threads, frames in parallel, each decoding thread
+/// sorting its frames' records for the simulating threads.
 pub fn simulate_trace(
     path: &Path,
     cfg: &CachegrindConfig,
@@ -109,7 +109,8 @@ pub fn simulate_trace(
 
 /// [`simulate_trace`] on several threads for a trace file that can be
 /// read frame by frame: `threads` threads decode the frames (frame `i` on
-/// thread `i % threads`) while `threads` others simulate them in order.
+/// thread `i % threads`) and sort each into the simulating threads'
+/// buckets, while `threads` others simulate them in order.
 fn simulate_frames(
     file: &TraceFile,
     path: &Path,
@@ -118,6 +119,7 @@ fn simulate_frames(
 ) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
     let mut sim = ParallelCachegrind::new(cfg, threads).map_err(|e| Error::Usage(e.to_string()))?;
+    let scatterer = sim.scatterer();
     let frames = file.frames().len();
     std::thread::scope(|s| {
         let mut decoded = Vec::with_capacity(threads);
@@ -126,15 +128,16 @@ fn simulate_frames(
             decoded.push(rx);
             s.spawn(move || {
                 for i in (first..frames).step_by(threads) {
+                    let frame = file.read_frame(i).map(|r| scatterer.scatter(&r));
                     // the receiver is gone once the simulation has stopped
-                    if tx.send(file.read_frame(i)).is_err() {
+                    if tx.send(frame).is_err() {
                         return;
                     }
                 }
             });
         }
         let mut next = 0;
-        let result = sim.run(|_| {
+        let result = sim.run_scattered(|| {
             if next == frames {
                 return Ok(None);
             }

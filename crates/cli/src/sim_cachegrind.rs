@@ -48,7 +48,8 @@ pub struct CachegrindArgs {
     /// its number, bits that lie in the set index of I1, D1 and LL alike,
     /// so the threads share no set. The totals are the same for any N; N
     /// is refused when the levels' set indexes share fewer than log2(N)
-    /// bits. A command captured after `--` is simulated on one thread.
+    /// bits. A trace file is also decoded on N threads. A command
+    /// captured after `--` is simulated on one thread.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,
     /// Output format: cachegrind's summary (`table`), or its nine totals

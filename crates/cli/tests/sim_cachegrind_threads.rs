@@ -25,7 +25,7 @@ fn write_trace(path: &Path) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        pc = if x % 32 == 0 {
+        pc = if x.is_multiple_of(32) {
             0x40_0000 + (x >> 8) % 0x10000
         } else {
             pc + 1 + x % 9
@@ -34,7 +34,7 @@ fn write_trace(path: &Path) {
         w.push(Record::access(Kind::Ifetch, pc, size, 0).unwrap())
             .unwrap();
         let kind = [Kind::Load, Kind::Store, Kind::Modify][(x >> 12) as usize % 3];
-        let span = if (x >> 24) % 4 != 0 {
+        let span = if !(x >> 24).is_multiple_of(4) {
             32 << 10
         } else {
             4 << 20

@@ -22,6 +22,8 @@ mod parallel;
 mod parallel_tests;
 mod part;
 mod partition;
+mod pipeline;
+mod scatter;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -35,7 +37,7 @@ use crate::geometry::CacheConfig;
 use crate::hierarchy::{Hierarchy, HierarchyConfig, Inclusion, Mode};
 use crate::replacement::PolicyKind;
 use mtf::MtfCache;
-pub use parallel::{ParallelCachegrind, CHUNK_RECORDS};
+pub use parallel::{ParallelCachegrind, Scattered, Scatterer, CHUNK_RECORDS};
 pub use partition::Partition;
 pub use summary::{CachegrindSummary, EVENTS};
 

@@ -61,6 +61,22 @@ fn split(
     Ok(sim.summary())
 }
 
+/// The totals of `threads` threads fed `records` in chunks of `chunk`
+/// scattered beforehand.
+fn scattered(
+    cfg: &CachegrindConfig,
+    threads: usize,
+    records: &[Record],
+    chunk: usize,
+) -> CachegrindSummary {
+    let mut sim = ParallelCachegrind::new(cfg, threads).unwrap();
+    let scatterer = sim.scatterer();
+    let mut rest = records.chunks(chunk);
+    sim.run_scattered(|| Ok::<_, ()>(rest.next().map(|c| scatterer.scatter(c))))
+        .unwrap();
+    sim.summary()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(192))]
 
@@ -80,7 +96,11 @@ proptest! {
         let most = Partition::max_threads(&cfg).unwrap();
         for threads in [1, 2, 4] {
             match split(&cfg, threads, &records, chunk) {
-                Ok(got) => prop_assert_eq!(got, want, "{} threads", threads),
+                Ok(got) => {
+                    prop_assert_eq!(got, want, "{} threads", threads);
+                    let got = scattered(&cfg, threads, &records, chunk);
+                    prop_assert_eq!(got, want, "{} threads, scattered ahead", threads);
+                }
                 Err(e) => {
                     prop_assert!(threads > most, "{} threads: {}", threads, e);
                     let e = e.to_string();
@@ -108,6 +128,8 @@ fn splits_a_long_trace_with_many_straddles_exactly() {
     for threads in [2, 4, 8] {
         let got = split(&cfg, threads, &records, CHUNK_RECORDS).unwrap();
         assert_eq!(got, one.summary(), "{threads} threads");
+        let got = scattered(&cfg, threads, &records, 100_000);
+        assert_eq!(got, one.summary(), "{threads} threads, scattered ahead");
     }
     // the work runs across calls of `run`: state is kept
     let mut sim = ParallelCachegrind::new(&cfg, 2).unwrap();

@@ -2,8 +2,11 @@
 //! sets of the lines it owns (see `partition`), and the three passes it
 //! makes over each chunk of records.
 //!
-//! 1. **L1** (`l1_pass`): every reference's lines in this thread's
-//!    partition are looked up in I1 or D1, in trace order. A reference
+//! 0. **Scatter** (`scatter`): the chunk is sorted into one bucket per
+//!    partition, so that no thread reads every record.
+//! 1. **L1** (`l1_pass`, over this partition's bucket of each slice in
+//!    turn): every reference's lines in this thread's partition are looked
+//!    up in I1 or D1, in trace order. A reference
 //!    wholly inside the partition is counted here, and queued for the LL if
 //!    it missed. A reference that straddles partitions (`split`) is looked
 //!    up in this thread's part only; a miss of that part sets the
@@ -29,6 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cachepart_trace::{Event, Kind, Record};
 
 use super::mtf::MtfCache;
+use super::scatter::{scatter, Bucket};
 use super::CachegrindSummary;
 
 /// What kind of reference a queued entry is, and how it is queued.
@@ -53,28 +57,64 @@ pub(super) struct Pending {
     tag: u8,
 }
 
+impl Pending {
+    /// A reference wholly in one partition that missed its L1.
+    fn miss(addr: u64, size: u32, kind: u8) -> Self {
+        Pending {
+            addr,
+            idx: 0,
+            size: size as u8,
+            tag: kind,
+        }
+    }
+}
+
+/// One part's handling of references that straddle partitions.
+#[derive(Clone, Copy)]
+struct Split {
+    me: u64,
+    shift: u32,
+    mask: u64,
+}
+
+impl Split {
+    /// Pass 1 of a straddling reference `(addr, size, kind, chunk index)`
+    /// in `cache`: this part's lines looked up, a miss set in `l1`, the
+    /// reference queued for pass 2 and, by its owner, counted.
+    #[cold]
+    #[inline(never)]
+    fn l1(
+        self,
+        cache: &mut MtfCache,
+        l1: &Bitmap,
+        queue: &mut Vec<Pending>,
+        t: &mut CachegrindSummary,
+        (addr, size, kind, idx): (u64, u32, u8, u32),
+    ) {
+        let Some(miss) = split_misses(cache, addr, size, self.shift, self.mask, self.me) else {
+            return;
+        };
+        let owner = (addr >> self.shift) & self.mask == self.me;
+        if miss {
+            l1.set(idx);
+        }
+        if owner {
+            count(t, kind, Level::Ref);
+        }
+        queue.push(Pending {
+            addr,
+            idx,
+            size: size as u8,
+            tag: kind | SPLIT | if owner { OWNER } else { 0 },
+        });
+    }
+}
+
 /// A split reference whose owner counts its LL miss in pass 3.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Owned {
     idx: u32,
     kind: u8,
-}
-
-/// The records of one slice of a chunk that one partition has a share
-/// in, in trace order.
-#[derive(Debug, Default)]
-pub(super) struct Bucket {
-    pub(super) records: Vec<Record>,
-    /// The chunk indexes of the references among them that straddle
-    /// partitions, in order.
-    pub(super) splits: Vec<u32>,
-}
-
-impl Bucket {
-    pub(super) fn clear(&mut self) {
-        self.records.clear();
-        self.splits.clear();
-    }
 }
 
 /// One bit per record of a chunk, set by any thread.
@@ -148,139 +188,69 @@ impl Part {
     }
 
     /// Scatters `records` (a slice of the chunk, its first at chunk index
-    /// `from`) into `out`, one bucket per partition: a reference wholly in
-    /// one partition goes to that one's, a reference that straddles
-    /// partitions to each of theirs (its index also to the bucket's
-    /// `splits`), an escape to every one. Branch-free but for straddles and
-    /// escapes.
+    /// `from`) into `out`, one bucket per partition (see [`scatter`]).
     pub(super) fn scatter(&self, records: &[Record], from: u32, out: &mut [Bucket]) {
-        let (shift, mask, clamp) = (self.shift, self.mask, u64::from(self.clamp));
-        let escape = Kind::Escape as u64;
-        let ifetch = Kind::Ifetch as u64;
-        for (idx, rec) in (from..).zip(records) {
-            let code = rec.kind_code();
-            let addr = rec.addr_unchecked();
-            let size = rec.size_unchecked();
-            // data references are clamped to the smallest line
-            let size = if code == ifetch {
-                size
-            } else {
-                size.min(clamp)
-            };
-            let last = addr.wrapping_add(size.max(1) - 1);
-            let first = ((addr >> shift) & mask) as usize;
-            if (addr ^ last) >> shift == 0 && code != escape {
-                if let Some(b) = out.get_mut(first) {
-                    b.records.push(*rec);
-                }
-                continue;
-            }
-            if code == escape {
-                for b in out.iter_mut() {
-                    b.records.push(*rec);
-                }
-                continue;
-            }
-            // the partitions of the blocks it spans, each once: blocks
-            // take the partitions in turn, so the first `threads` blocks
-            // name every partition there is
-            let last_block = last >> shift;
-            let block_mask = u64::MAX >> shift;
-            let mut b = addr >> shift;
-            for _ in 0..out.len() {
-                if let Some(bucket) = out.get_mut((b & mask) as usize) {
-                    bucket.records.push(*rec);
-                    bucket.splits.push(idx);
-                }
-                if b == last_block {
-                    break;
-                }
-                b = b.wrapping_add(1) & block_mask;
-            }
-        }
+        scatter(self.shift, self.mask, self.clamp, records, from, out);
     }
 
     /// Pass 1 over a bucket `scatter` filled for this part: I1 and D1
     /// lookups of this part's lines; queues the LL's work in `queue` and
     /// sets `l1` bits of split references whose part here missed.
     pub(super) fn l1_pass(&mut self, bucket: &Bucket, l1: &Bitmap, queue: &mut Vec<Pending>) {
+        // the loop of `CachegrindSim::run`, but for references that
+        // straddle partitions
         let mut t = self.totals;
         let (me, shift, mask, clamp) = (self.me, self.shift, self.mask, self.clamp);
         let (i1, d1) = (&mut self.i1, &mut self.d1);
         let mut splits = bucket.splits.iter().copied();
+        let split = Split { me, shift, mask };
         for rec in &bucket.records {
             let code = rec.kind_code();
-            let (cache, addr, size, kind) = if code == Kind::Ifetch as u64 {
-                (
-                    &mut *i1,
-                    rec.addr_unchecked(),
-                    rec.size_unchecked() as u32,
-                    INSTR,
-                )
+            if code == Kind::Ifetch as u64 {
+                let (addr, size) = (rec.addr_unchecked(), rec.size_unchecked() as u32);
+                if (addr ^ addr.wrapping_add(u64::from(size) - 1)) >> shift != 0 {
+                    let idx = splits.next().unwrap_or(0);
+                    split.l1(i1, l1, queue, &mut t, (addr, size, INSTR, idx));
+                    continue;
+                }
+                t.ir += 1;
+                if i1.misses(addr, size) {
+                    t.i1mr += 1;
+                    queue.push(Pending::miss(addr, size, INSTR));
+                }
             } else if code != Kind::Escape as u64 {
+                let addr = rec.addr_unchecked();
+                let size = (rec.size_unchecked() as u32).min(clamp);
                 // a modify and a dependent load count as reads
                 let kind = if code == Kind::Store as u64 {
                     WRITE
                 } else {
                     READ
                 };
-                let size = (rec.size_unchecked() as u32).min(clamp);
-                (&mut *d1, rec.addr_unchecked(), size, kind)
-            } else {
-                if rec.as_event() == Some(Event::Flush) {
-                    i1.flush();
-                    d1.flush();
-                    queue.push(Pending {
-                        addr: 0,
-                        idx: 0,
-                        size: 0,
-                        tag: FLUSH,
-                    });
+                if (addr ^ addr.wrapping_add(u64::from(size) - 1)) >> shift != 0 {
+                    let idx = splits.next().unwrap_or(0);
+                    split.l1(d1, l1, queue, &mut t, (addr, size, kind, idx));
+                    continue;
                 }
-                continue;
-            };
-            let last = addr.wrapping_add(u64::from(size) - 1);
-            if (addr ^ last) >> shift == 0 {
-                // wholly in this partition (`scatter` put it here)
-                let miss = cache.misses(addr, size);
-                match kind {
-                    INSTR => {
-                        t.ir += 1;
-                        t.i1mr += u64::from(miss);
-                    }
-                    WRITE => {
-                        t.dw += 1;
-                        t.d1mw += u64::from(miss);
-                    }
-                    _ => {
-                        t.dr += 1;
-                        t.d1mr += u64::from(miss);
-                    }
+                let miss = d1.misses(addr, size);
+                if kind == WRITE {
+                    t.dw += 1;
+                    t.d1mw += u64::from(miss);
+                } else {
+                    t.dr += 1;
+                    t.d1mr += u64::from(miss);
                 }
                 if miss {
-                    queue.push(Pending {
-                        addr,
-                        idx: 0,
-                        size: size as u8,
-                        tag: kind,
-                    });
+                    queue.push(Pending::miss(addr, size, kind));
                 }
-                continue;
-            }
-            let idx = splits.next().unwrap_or(0);
-            if let Some(miss) = split_misses(cache, addr, size, shift, mask, me) {
-                let owner = (addr >> shift) & mask == me;
-                if miss {
-                    l1.set(idx);
-                }
-                if owner {
-                    count(&mut t, kind, Level::Ref);
-                }
+            } else if rec.as_event() == Some(Event::Flush) {
+                i1.flush();
+                d1.flush();
                 queue.push(Pending {
-                    addr,
-                    idx,
-                    size: size as u8,
-                    tag: kind | SPLIT | if owner { OWNER } else { 0 },
+                    addr: 0,
+                    idx: 0,
+                    size: 0,
+                    tag: FLUSH,
                 });
             }
         }

@@ -19,6 +19,9 @@ use crate::error::{Result, SimError};
 
 use super::CachegrindConfig;
 
+/// The most threads a simulation is split over.
+pub const MAX_THREADS: usize = 1024;
+
 /// The split of a cachegrind simulation over a power-of-two number of
 /// threads: address bits `shift .. shift + log2(threads)` name the thread
 /// that owns an address.
@@ -40,6 +43,11 @@ impl Partition {
             return Err(refuse(
                 "the thread count must be a power of two (1, 2, 4, 8, ...)".into(),
             ));
+        }
+        if threads > MAX_THREADS {
+            return Err(refuse(format!(
+                "at most {MAX_THREADS} threads are supported"
+            )));
         }
         let (shift, bits, ranges) = shared_bits(cfg)?;
         let want = threads.trailing_zeros();
@@ -132,6 +140,8 @@ mod tests {
             assert!(e.contains("must be a power of two"), "{e}");
             assert!(e.contains(&format!("{n} threads")), "{e}");
         }
+        let e = Partition::new(&c, 2048).unwrap_err().to_string();
+        assert!(e.ends_with("at most 1024 threads are supported"), "{e}");
         let e = Partition::new(&c, 128).unwrap_err().to_string();
         assert_eq!(
             e,
