@@ -92,6 +92,30 @@ fn every_thread_count_prints_the_one_thread_summary_and_json() {
             );
         }
     }
+    // standard input is decoded on one thread, simulated on two
+    let mut a = vec![
+        "sim",
+        "cachegrind",
+        "-",
+        "--format",
+        "json",
+        "--threads",
+        "2",
+    ];
+    a.extend_from_slice(&GEOMETRY);
+    let piped = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(&a)
+        .stdin(std::fs::File::open(&trace).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        piped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    let mut a = vec!["sim", "cachegrind", t, "--format", "json"];
+    a.extend_from_slice(&GEOMETRY);
+    assert_eq!(piped.stdout, cachepart(&a).stdout);
 }
 
 #[test]
@@ -117,7 +141,7 @@ fn thread_counts_that_cannot_split_are_refused_by_name() {
     refused(
         "128",
         &GEOMETRY,
-        "(I1 bits 6..12, D1 bits 5..12, LL bits 6..20) share 6 address bits, enough for at most 64 threads",
+        "(I1 bits 6..12, D1 bits 5..12, LL bits 6..16) share 6 address bits, enough for at most 64 threads",
     );
     // a fully associative I1 (one set) shares no bit
     let mut one_set = GEOMETRY;
