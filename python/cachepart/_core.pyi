@@ -124,4 +124,5 @@ def sim_cachegrind(
     d1: str | None = None,
     ll: str | None = None,
     platform: str | None = None,
+    threads: int = 1,
 ) -> list[tuple[str, int]]: ...

@@ -209,6 +209,7 @@ def cachegrind(
     d1: CacheSpec | None = None,
     ll: CacheSpec | None = None,
     platform: str | None = None,
+    threads: int = 1,
 ) -> dict[str, int]:
     """cachegrind's simulation of a binary trace (``.cpt``): its nine
     totals ``Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw``, in that order, as
@@ -221,6 +222,10 @@ def cachegrind(
     (I1 and D1 65536,2,64, LL 262144,8,64). Raises
     ``cachepart.UsageError`` with cachegrind's words for a geometry it
     refuses, ``cachepart.InputError`` for an unreadable trace.
+
+    ``threads`` (a power of two) splits the simulation as ``cachepart sim
+    cachegrind --threads`` does, with the same totals for any count; a
+    count the geometry cannot be split by raises ``cachepart.UsageError``.
     """
     pairs = call(
         _core.sim_cachegrind,
@@ -229,5 +234,6 @@ def cachegrind(
         d1=_cache_opt(d1, "d1"),
         ll=_cache_opt(ll, "ll"),
         platform=platform,
+        threads=threads,
     )
     return dict(pairs)

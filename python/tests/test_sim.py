@@ -204,3 +204,14 @@ def test_cachegrind_refuses_in_cachegrinds_words(uniform_trace, tmp_path):
         cs.cachegrind(uniform_trace, i1=(1024, 2))  # type: ignore[arg-type]
     with pytest.raises(cachepart.InputError, match="missing.cpt"):
         cs.cachegrind(tmp_path / "missing.cpt")
+
+
+def test_cachegrind_threads_give_the_same_totals(uniform_trace):
+    caches = dict(i1="32768,8,64", d1="32768,8,64", ll="131072,8,64")
+    one = cs.cachegrind(uniform_trace, **caches)
+    assert cs.cachegrind(uniform_trace, threads=2, **caches) == one
+    assert cs.cachegrind(uniform_trace, threads=4) == cs.cachegrind(uniform_trace)
+    with pytest.raises(cachepart.UsageError, match="over 3 threads: the thread count must be a power of two"):
+        cs.cachegrind(uniform_trace, threads=3)
+    with pytest.raises(cachepart.UsageError, match="I1 has one set"):
+        cs.cachegrind(uniform_trace, i1="1024,16,64", threads=2)

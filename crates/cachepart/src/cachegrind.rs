@@ -2,16 +2,19 @@
 //! `cachepart.sim.cachegrind`: which geometry to simulate (cachegrind's
 //! options, a platform's caches, or cachegrind's defaults), the
 //! simulation of a binary trace in the simulator's cachegrind-compatible
-//! mode ([`CachegrindSim`]), and the nine totals written as cachegrind
+//! mode ([`CachegrindSim`], or [`ParallelCachegrind`] on several threads),
+//! and the nine totals written as cachegrind
 //! prints its summary ([`to_table`]) or as one JSON object ([`to_json`]).
 
 use std::io::BufReader;
 use std::path::Path;
+use std::sync::mpsc::sync_channel;
 
 use cachepart_sim::{
-    parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS,
+    parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary,
+    ParallelCachegrind, EVENTS,
 };
-use cachepart_trace::{Prefetch, Reader};
+use cachepart_trace::{Prefetch, Reader, TraceFile};
 
 use crate::error::Error;
 use crate::platforms;
@@ -51,22 +54,103 @@ pub fn config(
     Ok(cfg)
 }
 
+/// Checks that the simulation of `cfg` splits over `threads` threads (a
+/// power of two no larger than the set-index bits every level shares
+/// allow; see [`cachepart_sim::Partition`]).
+pub fn check_threads(cfg: &CachegrindConfig, threads: usize) -> Result<(), Error> {
+    cachepart_sim::Partition::new(cfg, threads)
+        .map(|_| ())
+        .map_err(|e| Error::Usage(e.to_string()))
+}
+
 /// Simulates every record of the binary trace at `path` (a `.cpt` file)
-/// on empty caches of geometry `cfg`.
-pub fn simulate_trace(path: &Path, cfg: &CachegrindConfig) -> Result<CachegrindSummary, Error> {
+/// on empty caches of geometry `cfg`, on `threads` threads (checked as
+/// [`check_threads`] does); the totals are the same for any thread count.
+/// On more than one thread, a trace file (not standard input) is also
+/// decoded on `threads` threads, frames in parallel, each decoding thread
+/// sorting its frames' records for the simulating threads.
+pub fn simulate_trace(
+    path: &Path,
+    cfg: &CachegrindConfig,
+    threads: usize,
+) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
+    let usage = |e: cachepart_sim::SimError| Error::Usage(e.to_string());
+    if threads > 1 && path != Path::new("-") {
+        let file = TraceFile::open(path).map_err(input)?;
+        return simulate_frames(&file, path, cfg, threads);
+    }
     let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
         source: e,
     })?;
     let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(input)?;
-    let mut sim = CachegrindSim::new(cfg).map_err(|e| Error::Usage(e.to_string()))?;
     // Frames are decompressed and decoded on another thread while this one
     // simulates; a reader's error still comes out with its byte offset.
-    let mut ahead = Prefetch::reader(reader).map_err(input)?;
-    while let Some(chunk) = ahead.take_chunk().map_err(input)? {
-        sim.run(chunk.iter().copied());
+    if threads == 1 {
+        let mut sim = CachegrindSim::new(cfg).map_err(usage)?;
+        let mut ahead = Prefetch::reader(reader).map_err(input)?;
+        while let Some(chunk) = ahead.take_chunk().map_err(input)? {
+            sim.run(chunk.iter().copied());
+        }
+        return Ok(sim.summary());
     }
+    let mut sim = ParallelCachegrind::new(cfg, threads).map_err(usage)?;
+    let mut ahead = Prefetch::reader(reader).map_err(input)?;
+    // each chunk is decoded once and shared by the simulating threads
+    sim.run(|mut buf| {
+        let n = ahead
+            .fill(&mut buf, cachepart_sim::cachegrind::CHUNK_RECORDS)
+            .map_err(input)?;
+        Ok::<_, Error>((n > 0).then_some(buf))
+    })?;
+    Ok(sim.summary())
+}
+
+/// [`simulate_trace`] on several threads for a trace file that can be
+/// read frame by frame: `threads` threads decode the frames (frame `i` on
+/// thread `i % threads`) and sort each into the simulating threads'
+/// buckets, while `threads` others simulate them in order.
+fn simulate_frames(
+    file: &TraceFile,
+    path: &Path,
+    cfg: &CachegrindConfig,
+    threads: usize,
+) -> Result<CachegrindSummary, Error> {
+    let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
+    let mut sim = ParallelCachegrind::new(cfg, threads).map_err(|e| Error::Usage(e.to_string()))?;
+    let scatterer = sim.scatterer();
+    let frames = file.frames().len();
+    std::thread::scope(|s| {
+        let mut decoded = Vec::with_capacity(threads);
+        for first in 0..threads {
+            let (tx, rx) = sync_channel(2);
+            decoded.push(rx);
+            s.spawn(move || {
+                for i in (first..frames).step_by(threads) {
+                    let frame = file.read_frame(i).map(|r| scatterer.scatter(&r));
+                    // the receiver is gone once the simulation has stopped
+                    if tx.send(frame).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let mut next = 0;
+        let result = sim.run_scattered(|| {
+            if next == frames {
+                return Ok(None);
+            }
+            let rx = &decoded[next % threads];
+            next += 1;
+            match rx.recv() {
+                Ok(frame) => frame.map(Some).map_err(input),
+                Err(_) => Err(Error::Usage("a frame decoder stopped".into())),
+            }
+        });
+        drop(decoded);
+        result
+    })?;
     Ok(sim.summary())
 }
 

@@ -98,9 +98,10 @@ fn sim_platforms() -> Vec<(String, String)> {
 
 /// cachegrind's nine totals of a binary trace, as `(event, count)` pairs
 /// in cachegrind's order; `i1`, `d1`, `ll` are cachegrind's option values
-/// (`SIZE,WAYS,LINE`), `platform` supplies the caches not given.
+/// (`SIZE,WAYS,LINE`), `platform` supplies the caches not given;
+/// `threads` splits the simulation (the same totals for any count).
 #[pyfunction]
-#[pyo3(signature = (trace, i1=None, d1=None, ll=None, platform=None))]
+#[pyo3(signature = (trace, i1=None, d1=None, ll=None, platform=None, threads=1))]
 fn sim_cachegrind(
     py: Python<'_>,
     trace: PathBuf,
@@ -108,6 +109,7 @@ fn sim_cachegrind(
     d1: Option<String>,
     ll: Option<String>,
     platform: Option<String>,
+    threads: usize,
 ) -> PyResult<Vec<(String, u64)>> {
     guarded(py, move || {
         let opt = |name: &str, v: Option<String>| {
@@ -119,7 +121,8 @@ fn sim_cachegrind(
             opt("D1", d1)?,
             opt("LL", ll)?,
         )?;
-        let s = cachegrind::simulate_trace(&trace, &cfg)?;
+        cachegrind::check_threads(&cfg, threads)?;
+        let s = cachegrind::simulate_trace(&trace, &cfg, threads)?;
         Ok::<_, Error>(
             cachegrind::totals(&s)
                 .into_iter()

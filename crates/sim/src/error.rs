@@ -96,6 +96,14 @@ pub enum SimError {
     /// A `cachegrind.out` file lacks its `events:` or `summary:` line.
     #[error("cachegrind output: {0}")]
     CachegrindOutput(String),
+    /// The cachegrind simulation cannot be split over this many threads.
+    #[error("cannot split the simulation over {threads} threads: {reason}")]
+    Threads {
+        /// The thread count asked for.
+        threads: usize,
+        /// Why not.
+        reason: String,
+    },
 }
 
 /// Shorthand for results of this crate.

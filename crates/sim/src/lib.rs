@@ -67,7 +67,9 @@ pub mod umon;
 pub mod victim;
 
 pub use cache::{Cache, LineOutcome, Victim};
-pub use cachegrind::{CachegrindConfig, CachegrindSim, CachegrindSummary, EVENTS};
+pub use cachegrind::{
+    CachegrindConfig, CachegrindSim, CachegrindSummary, ParallelCachegrind, Partition, EVENTS,
+};
 pub use cachegrind_opt::{parse_cache_opt, CacheOptError};
 pub use error::{GeometryError, Result, SimError};
 pub use geometry::{CacheConfig, Geometry};

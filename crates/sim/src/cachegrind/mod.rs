@@ -9,12 +9,21 @@
 //! core's [`Hierarchy`] in [`Mode::Cachegrind`], which gives the same
 //! counts (checked against each other in `tests`, and against valgrind in
 //! `tests/cachegrind.rs`). [`CachegrindSummary`] (`summary`) holds the
-//! nine totals cachegrind prints.
+//! nine totals cachegrind prints. [`ParallelCachegrind`] (`parallel`)
+//! gives the same totals on several threads, each simulating the lines of
+//! its [`Partition`] (`partition`, `part`).
 //!
 //! [`Hierarchy`]: crate::hierarchy::Hierarchy
 //! [`Mode::Cachegrind`]: crate::hierarchy::Mode::Cachegrind
 
 mod mtf;
+mod parallel;
+#[cfg(test)]
+mod parallel_tests;
+mod part;
+mod partition;
+mod pipeline;
+mod scatter;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -28,6 +37,8 @@ use crate::geometry::CacheConfig;
 use crate::hierarchy::{Hierarchy, HierarchyConfig, Inclusion, Mode};
 use crate::replacement::PolicyKind;
 use mtf::MtfCache;
+pub use parallel::{ParallelCachegrind, Scattered, Scatterer, CHUNK_RECORDS};
+pub use partition::Partition;
 pub use summary::{CachegrindSummary, EVENTS};
 
 /// One core of the general model in cachegrind mode with `cfg`'s I1 and

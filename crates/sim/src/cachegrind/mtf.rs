@@ -67,7 +67,8 @@ impl MtfCache {
 
     /// cachegrind's reference of `size` bytes (at least one) at `addr`:
     /// every line it touches is looked up, and it misses if any of them
-    /// missed.
+    /// missed. A reference that runs past the top of the address space
+    /// goes on at line 0.
     #[inline(always)]
     pub(super) fn misses(&mut self, addr: u64, size: u32) -> bool {
         let first = addr >> self.line_bits;
@@ -77,8 +78,9 @@ impl MtfCache {
         }
         let mut miss = self.block_misses(first);
         let mut b = first;
+        let blocks = u64::MAX >> self.line_bits;
         while b != last {
-            b = b.wrapping_add(1);
+            b = b.wrapping_add(1) & blocks;
             miss |= self.block_misses(b);
         }
         miss
@@ -120,5 +122,13 @@ mod tests {
         assert!(!c.misses(0x0e, 4), "both lines are present now");
         c.flush();
         assert!(c.misses(0x0e, 4));
+    }
+
+    #[test]
+    fn a_reference_past_the_top_of_the_address_space_wraps_to_line_0() {
+        let mut c = cache(256, 4, 16);
+        assert!(c.misses(u64::MAX - 1, 4));
+        assert!(!c.misses(0, 2), "line 0 was looked up");
+        assert!(!c.misses(u64::MAX - 15, 16));
     }
 }
