@@ -177,7 +177,7 @@ fn cpu_flags(roots: &Roots, out: &mut Vec<Check>) -> bool {
 }
 
 /// The kernel's config: `/proc/config.gz`, else `/boot/config-RELEASE`.
-fn kernel_config_text(roots: &Roots) -> std::result::Result<(PathBuf, String), String> {
+fn kernel_config_text(roots: &Roots) -> KernelConfig {
     use std::io::Read;
     let gz = roots.proc_root.join("config.gz");
     if let Ok(f) = std::fs::File::open(&gz) {
@@ -203,12 +203,19 @@ fn kernel_config_text(roots: &Roots) -> std::result::Result<(PathBuf, String), S
     }
 }
 
-fn kernel_config(roots: &Roots, out: &mut Vec<Check>) {
+/// The kernel's config as read once for every check: its path and text,
+/// or why neither was readable.
+type KernelConfig = std::result::Result<(PathBuf, String), String>;
+
+fn kernel_config(config: &KernelConfig, out: &mut Vec<Check>) {
     let name = "kernel CONFIG_X86_CPU_RESCTRL";
-    match kernel_config_text(roots) {
-        Ok((path, t)) if t.lines().any(|l| l.trim() == "CONFIG_X86_CPU_RESCTRL=y") => out.push(
-            check(name, Status::Ok, format!("=y in {}", path.display()), ""),
-        ),
+    match config {
+        Ok((path, t)) if config_value(t, "CONFIG_X86_CPU_RESCTRL") == Some("y") => out.push(check(
+            name,
+            Status::Ok,
+            format!("=y in {}", path.display()),
+            "",
+        )),
         Ok((path, _)) => out.push(check(
             name,
             Status::Missing,
@@ -218,7 +225,7 @@ fn kernel_config(roots: &Roots, out: &mut Vec<Check>) {
         Err(why) => out.push(check(
             name,
             Status::Unknown,
-            why,
+            why.as_str(),
             "check your distribution's kernel config (modprobe configs gives /proc/config.gz)",
         )),
     }
@@ -334,7 +341,7 @@ fn config_value<'a>(config: &'a str, option: &str) -> Option<&'a str> {
     })
 }
 
-fn msr(roots: &Roots, out: &mut Vec<Check>) {
+fn msr(roots: &Roots, config: &KernelConfig, out: &mut Vec<Check>) {
     const WHY: &str = " (needed only for duty-cycle and prefetcher throttling)";
     let p = roots.dev.join("cpu/0/msr");
     if p.exists() {
@@ -343,15 +350,15 @@ fn msr(roots: &Roots, out: &mut Vec<Check>) {
     }
     // The fix depends on how the kernel was built: `modprobe msr` only
     // helps where the driver is a module.
-    let (detail, fix) = match kernel_config_text(roots) {
-        Ok((path, t)) => match config_value(&t, "CONFIG_X86_MSR") {
+    let (detail, fix) = match config {
+        Ok((path, t)) => match config_value(t, "CONFIG_X86_MSR") {
             Some("y") => (
                 format!(
                     "no {}, though CONFIG_X86_MSR=y in {}",
                     p.display(),
                     path.display()
                 ),
-                "the driver is built in: mount devtmpfs on /dev".to_string(),
+                "the driver is built in: mount devtmpfs on /dev",
             ),
             Some("m") => (
                 format!(
@@ -359,7 +366,7 @@ fn msr(roots: &Roots, out: &mut Vec<Check>) {
                     p.display(),
                     path.display()
                 ),
-                "modprobe msr".to_string(),
+                "modprobe msr",
             ),
             _ => (
                 format!(
@@ -367,10 +374,10 @@ fn msr(roots: &Roots, out: &mut Vec<Check>) {
                     p.display(),
                     path.display()
                 ),
-                "a kernel built with CONFIG_X86_MSR=y or =m".to_string(),
+                "a kernel built with CONFIG_X86_MSR=y or =m",
             ),
         },
-        Err(_) => (format!("no {}", p.display()), "modprobe msr".to_string()),
+        Err(_) => (format!("no {}", p.display()), "modprobe msr"),
     };
     out.push(check(
         "msr device",
@@ -384,10 +391,11 @@ fn msr(roots: &Roots, out: &mut Vec<Check>) {
 pub fn diagnose(roots: &Roots) -> Report {
     let mut checks = Vec::new();
     let virt = cpu_flags(roots, &mut checks);
-    kernel_config(roots, &mut checks);
+    let config = kernel_config_text(roots);
+    kernel_config(&config, &mut checks);
     resctrl(roots, &mut checks);
     pmu(roots, virt, &mut checks);
-    msr(roots, &mut checks);
+    msr(roots, &config, &mut checks);
     Report { checks }
 }
 
