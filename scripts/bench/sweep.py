@@ -50,7 +50,7 @@ from cachepart.profile import evaluate_records
 from cachepart.sweep import plan as expand
 from cachepart.sweep import run
 from cachepart.sweep.execute import execute
-from cachepart.sweep.runner import engine_threads
+from cachepart.sweep.runner import _client as local_client
 
 WORKLOADS = {
     "short": ('["stock", "ucp", "kpart", "lfoc"]', "[4]", "false"),
@@ -89,11 +89,9 @@ def _worker_share(plans: dict[str, Any], batches: list[int | None], d: Path) -> 
         for b in batches:
             size = b or 64
             loop = share = float("inf")
+            calls = [r.call for r in p.runs]
             for _ in range(3):
-                c = time.process_time()
-                for r in p.runs:
-                    evaluate_records(**r.call)
-                loop = min(loop, time.process_time() - c)
+                loop = min(loop, _engine_loop(calls)[1])
                 k += 1
                 c = time.process_time()
                 for i in range(0, len(p.runs), size):
@@ -120,10 +118,7 @@ def _interleaved(plans: dict[str, Any], rounds: int, d: Path) -> None:
     measurements taken minutes apart, less between neighbours)."""
     import statistics
 
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1", env=engine_threads(1))
-    client = Client(cluster)
+    client, cluster = local_client(None, 1)
     client.run(_warm)
     print("# interleaved: loop here, sweep on 1 worker (tasks sized from the run time), the same loop inside the worker")
     print(f"{'workload':8} {'round':>5} {'loop ms':>8} {'sweep ms':>8} {'overhead':>9} {'CPU overhead':>12} {'worker loop ms':>14} {'worker/here':>11}")
@@ -179,7 +174,6 @@ def main() -> None:
     unknown = [w for w in chosen if w not in WORKLOADS]
     if unknown:
         ap.error(f"--workloads: unknown {', '.join(unknown)}; expected some of {', '.join(WORKLOADS)}")
-    from distributed import Client, LocalCluster
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -190,12 +184,9 @@ def main() -> None:
         loop: dict[str, float] = {}
         loop_cpu: dict[str, float] = {}
         for n, p in plans.items():
-            evaluate_records(**p.runs[0].call)  # warm up
-            t, c = time.perf_counter(), time.process_time()
-            for r in p.runs:
-                evaluate_records(**r.call)
-            loop[n] = time.perf_counter() - t
-            loop_cpu[n] = time.process_time() - c
+            calls = [r.call for r in p.runs]
+            _engine_loop(calls[:1])  # warm up
+            loop[n], loop_cpu[n] = _engine_loop(calls)
         rayon = os.environ.get("RAYON_NUM_THREADS")
         print(f"# engine threads: the loop {rayon or 'one per CPU'}, each worker {rayon or 'the CPUs over the workers'}")
         print(
@@ -210,9 +201,8 @@ def main() -> None:
         k = 0
         for workers in sizes:
             t = time.perf_counter()
-            # the engine's threads split between the workers, as `run` does
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1", env=engine_threads(workers))
-            client = Client(cluster)
+            # the cluster `run` starts (its engine threads split between the workers)
+            client, cluster = local_client(None, workers)
             print(f"# LocalCluster of {workers}: started in {time.perf_counter() - t:.2f} s")
             # the workers' first imports (pandas, pyarrow, cachepart: seconds)
             # are start-up too: warm them before the clock

@@ -82,8 +82,9 @@ def next_batch(seconds: float, runs: int, left: int, workers: int) -> int:
         return 1
     per_run = max(seconds / runs, 1e-6)
     by_time = max(1, int(TASK_SECONDS / per_run))
+    # at least 1 and at most `left`, as `left` is positive
     share = -(-left // max(1, workers))
-    return max(1, min(by_time, share, left))
+    return min(by_time, share)
 
 
 def _timed(runs: list[Run], out: str) -> tuple[list[tuple[str, str]], float]:
