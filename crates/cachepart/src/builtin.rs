@@ -42,22 +42,9 @@ pub const DEBIAN_WORKLOADS: &str = include_str!("../../../data/profiles/debian-w
 
 /// A built-in data set (`debian`, `parametric`); an unknown name is a usage
 /// error that lists them.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[strum(
-    serialize_all = "kebab-case",
     parse_err_ty = Error,
     parse_err_fn = unknown_set
 )]

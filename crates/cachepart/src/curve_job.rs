@@ -14,24 +14,10 @@ use std::path::Path;
 
 /// Which curve (kebab-case names: `fully-associative`, ...); an unknown
 /// name is a usage error that lists them.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[strum(
-    serialize_all = "kebab-case",
     parse_err_ty = Error,
     parse_err_fn = unknown_curve_kind
 )]

@@ -60,24 +60,10 @@ const FRAME_BYTES: u64 = 4096;
 
 /// What a sweep varies (`ways` or `colors`); an unknown name is a usage
 /// error that lists them.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[strum(
-    serialize_all = "kebab-case",
     parse_err_ty = Error,
     parse_err_fn = unknown_axis
 )]

@@ -6,20 +6,8 @@
 //! written from here, so the two cannot disagree.
 
 /// A platform to model, by its kebab-case name (`skylake`, `cdp`, `amd`).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
-#[strum(serialize_all = "kebab-case")]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Preset {
     /// Intel Skylake server: 2 L3 domains, 11 ways (7ff), min 1 bit, 16
     /// CLOSIDs, MB gran 10 / min 10, L3_MON with 224 RMIDs.

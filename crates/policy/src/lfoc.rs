@@ -57,24 +57,9 @@ pub const STREAMING_NEVER_SLOWDOWN: f64 = 1.06;
 pub const SENSITIVE_MIN_SLOWDOWN: f64 = 1.05;
 
 /// LFOC's application classes (Table 1).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
 pub enum AppClass {
     /// Light sharing: neither streaming nor sensitive (PBBCache code 0).
     Light,

@@ -32,26 +32,10 @@ use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 /// A named set of LFOC parameters (see the module docs).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[strum(
-    serialize_all = "kebab-case",
     parse_err_ty = UnknownPreset,
     parse_err_fn = UnknownPreset::new
 )]

@@ -39,25 +39,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Which bandwidth model applies.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
 pub enum BwModel {
     /// KPart-style proportional throttling above the maximum.
     #[default]

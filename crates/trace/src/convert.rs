@@ -16,25 +16,10 @@ use crate::record::Record;
 use crate::writer::{WriteSummary, Writer};
 
 /// The trace formats this crate reads.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[strum(
-    serialize_all = "kebab-case",
     parse_err_ty = TraceError,
     parse_err_fn = unknown_format
 )]

@@ -1,16 +1,14 @@
 //! Kind names: the one way a kebab-case "kind" (an algorithm, a replacement
 //! policy, a curve kind, a bandwidth model, ...) gets its names.
 //!
-//! A kind is a field-less enum that derives strum's traits with
-//! `serialize_all = "kebab-case"`:
+//! A kind is a field-less enum marked [`#[kind]`](macro@crate::kind), which
+//! derives strum's traits with `serialize_all = "kebab-case"`:
 //!
 //! ```
 //! use cachepart_units::Kind;
 //!
+//! #[cachepart_units::kind]
 //! #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-//! #[derive(strum::EnumString, strum::IntoStaticStr, strum::Display)]
-//! #[derive(strum::VariantArray, strum::VariantNames, strum::EnumMessage)]
-//! #[strum(serialize_all = "kebab-case")]
 //! enum Shape {
 //!     /// A square.
 //!     #[strum(message = "four equal sides")]
@@ -32,13 +30,18 @@
 //! assert_eq!(Shape::Square.help(), Some("four equal sides"));
 //! ```
 //!
-//! `EnumString` gives `FromStr` (extra spellings with `serialize = "..."`;
-//! a crate's typed error with `parse_err_ty` and `parse_err_fn`, whose
-//! message lists [`Kind::expected`]); `IntoStaticStr` and `Display` give the
-//! name; `VariantArray` and `VariantNames` give every variant and every
-//! name, in declaration order; `EnumMessage`'s `message` is the one-line
-//! help a command-line flag shows beside the name. Where an enum is
-//! deserialised, serde's `rename_all = "kebab-case"` spells the same names.
+//! `#[kind]` adds strum's `EnumString`, `IntoStaticStr`, `Display`,
+//! `VariantArray`, `VariantNames` and `EnumMessage` derives (through this
+//! crate's re-export of strum, so the enum's crate needs none of its own)
+//! and kebab-case names. `EnumString` gives `FromStr` (extra spellings with
+//! `serialize = "..."`; a crate's typed error with
+//! `#[strum(parse_err_ty = ..., parse_err_fn = ...)]`, whose message lists
+//! [`Kind::expected`]); `IntoStaticStr` and `Display` give the name;
+//! `VariantArray` and `VariantNames` give every variant and every name, in
+//! declaration order; `EnumMessage`'s `message` is the one-line help a
+//! command-line flag shows beside the name. Where an enum is deserialised,
+//! serde's `rename_all = "kebab-case"` spells the same names (a test in
+//! the facade checks that serde and strum agree on every kind).
 //! Every type with these derives is a [`Kind`].
 
 use std::iter::Copied;

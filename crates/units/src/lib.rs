@@ -30,6 +30,7 @@ pub mod kind;
 mod mask_groups;
 mod waymask;
 
+pub use cachepart_macros::kind;
 pub use host_memory::{check_allocation, TooLarge};
 pub use idset::{IdSet, IdSetError};
 pub use kind::Kind;

@@ -8,22 +8,9 @@ use cachepart_units::Kind as _;
 use serde::Serialize;
 
 /// The color policies.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Serialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
 pub enum ColorPolicy {
     /// COLORIS's per-core sections, fixed.
     ColorisStatic,

@@ -194,20 +194,8 @@ impl Loaded {
 
 /// Why a plan was applied (the log's `cause`, in the word its kebab-case
 /// name gives).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
-#[strum(serialize_all = "kebab-case")]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cause {
     /// The set of processes changed (or the daemon started or reloaded).
     Targets,

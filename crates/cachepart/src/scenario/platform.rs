@@ -81,20 +81,8 @@ pub(super) fn resolve(
 }
 
 /// The values of a scenario's `swap` key.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
-#[strum(serialize_all = "kebab-case")]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SwapKey {
     /// The swap off.
     Off,

@@ -10,20 +10,8 @@ use cachepart_units::{MaskError, MaskRules, WayMask};
 
 /// A group's mode (the `mode` file, in the words its kebab-case names
 /// give).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
-#[strum(serialize_all = "kebab-case")]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Masks may overlap other shareable groups' masks.
     Shareable,

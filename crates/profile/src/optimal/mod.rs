@@ -67,20 +67,8 @@ use tables::Tables;
 
 /// What the plan may look like; its names are the solver prefixes (`opt`,
 /// `optc`).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Structure {
     /// One app per cluster (`opt-*`).
     #[strum(serialize = "opt")]

@@ -22,21 +22,8 @@ use cachepart_units::Kind as _;
 /// The metric an exact solver optimises; its kebab-case names (`stp`,
 /// `unf`, `antt`) are those of `opt-stp`, `optc-unf`, and `unfairness` is
 /// read as `unf`.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
-#[strum(serialize_all = "kebab-case")]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Objective {
     /// Maximise system throughput (sum of 1/slowdown), rounded to 3 decimals.
     Stp,

@@ -126,26 +126,10 @@ pub trait FrameAllocator {
 }
 
 /// The allocators, by name (kebab-case, as in scenario files).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[strum(
-    serialize_all = "kebab-case",
     parse_err_ty = MemoryError,
     parse_err_fn = unknown_allocator
 )]

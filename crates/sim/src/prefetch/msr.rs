@@ -16,23 +16,8 @@ use cachepart_units::Kind as _;
 
 /// One of the four prefetchers, in MSR bit order; the kebab-case names are
 /// those of platform and scenario files.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::VariantNames,
-    strum::EnumMessage,
-)]
-#[strum(serialize_all = "kebab-case")]
+#[cachepart_units::kind]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     /// L2 streamer: streams within a 4 KiB page, prefetched into L2.
     L2Streamer,
