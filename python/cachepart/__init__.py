@@ -7,7 +7,7 @@ DataFrames and plots.
 >>> df = cp.evaluate(algorithms=["stock", "lfoc"])   # built-in default data
 """
 
-from cachepart import curves, profile, sim
+from cachepart import curves, kinds, profile, sim
 from cachepart._core import (
     CachepartError,
     ChartError,
@@ -35,6 +35,7 @@ __all__ = [
     "__version__",
     "algorithms",
     "curves",
+    "kinds",
     "profile",
     "sim",
 ]

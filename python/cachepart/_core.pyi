@@ -1,4 +1,4 @@
-from typing import Literal
+from cachepart.kinds import Axis, BuiltinSet, BwModel, CurveKind, LfocPreset
 
 __version__: str
 
@@ -18,37 +18,37 @@ def profile_evaluate(
     workloads: str | None = None,
     mixes: list[list[str]] | None = None,
     ways: int | None = None,
-    bw_model: Literal["simple", "stalls"] = "simple",
+    bw_model: BwModel = "simple",
     max_bw: float | None = None,
     plan: str | None = None,
     time_limit: float | None = None,
     threads: int | None = None,
-    lfoc_preset: Literal["paper", "pbbcache"] = "paper",
+    lfoc_preset: LfocPreset = "paper",
     lfoc_max_streaming: int | None = None,
     lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
-    builtin: Literal["debian", "parametric"] = "debian",
+    builtin: BuiltinSet = "debian",
 ) -> str:
     """Evaluates algorithms; returns the per-app rows as JSON text.
 
-    Kind parameters take the names in their ``Literal``; any other name
+    Kind parameters take the names of their type in :mod:`cachepart.kinds`; any other name
     raises ``UsageError`` listing them.
     """
 def profile_classify(
     metrics: str | None = None,
     workloads: str | None = None,
     mixes: list[list[str]] | None = None,
-    builtin: Literal["debian", "parametric"] = "debian",
-    lfoc_preset: Literal["paper", "pbbcache"] = "paper",
+    builtin: BuiltinSet = "debian",
+    lfoc_preset: LfocPreset = "paper",
 ) -> str:
     """Classifies programs (LFOC Table 1); returns rows as JSON text.
 
-    Kind parameters take the names in their ``Literal``; any other name
+    Kind parameters take the names of their type in :mod:`cachepart.kinds`; any other name
     raises ``UsageError`` listing them.
     """
 def curves(
     trace: str,
-    kind: Literal["fully-associative", "set-associative", "colors", "shards"] = "fully-associative",
+    kind: CurveKind = "fully-associative",
     line: int = 64,
     ifetch: bool = False,
     min_size: int = 1024,
@@ -64,14 +64,14 @@ def curves(
 ) -> str:
     """A miss-rate curve of a binary trace, as JSON text.
 
-    ``kind`` takes the names in its ``Literal``; any other name raises
+    ``kind`` takes the names of :data:`cachepart.kinds.CurveKind`; any other name raises
     ``UsageError`` listing them.
     """
 def build_shards_index(trace: str, line: int = 64, ifetch: bool = False, exact_below: int = 256) -> str: ...
 def stall_curve(
     trace: str,
     platform: str,
-    axis: Literal["ways", "colors"] = "ways",
+    axis: Axis = "ways",
     base_cpi: float = 1.0,
     mlp: float = 1.0,
     instructions: int | None = None,
@@ -79,7 +79,7 @@ def stall_curve(
 ) -> str:
     """The stall-rate curve of a trace on a simulated platform, as JSON text.
 
-    ``axis`` takes the names in its ``Literal``; any other name raises
+    ``axis`` takes the names of :data:`cachepart.kinds.Axis`; any other name raises
     ``UsageError`` listing them.
     """
 def profile_from_traces(
@@ -92,10 +92,10 @@ def profile_from_traces(
     warmup: int = 0,
     seed: int = 0,
 ) -> str: ...
-def builtin_metrics_csv(set: Literal["debian", "parametric"] = "debian") -> str:
+def builtin_metrics_csv(set: BuiltinSet = "debian") -> str:
     """A built-in metrics table (PBBCache CSV text); another ``set`` raises ``UsageError``."""
 
-def builtin_workloads(set: Literal["debian", "parametric"] = "debian") -> str:
+def builtin_workloads(set: BuiltinSet = "debian") -> str:
     """A built-in set's workloads (one mix per line); another ``set`` raises ``UsageError``."""
 
 def algorithms() -> list[str]: ...

@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Union
+from typing import Union, get_args
 
 import pandas as pd
 
 from cachepart import _core
 from cachepart._guard import call, frame
 from cachepart._guard import path as _path
+from cachepart.kinds import Axis, CurveKind
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-#: Curve kinds: exact LRU at log-spaced sizes, at every way count, at every
-#: color count, or the SHARDS estimate.
-KINDS = ("fully-associative", "set-associative", "colors", "shards")
+#: Curve kinds (:data:`cachepart.kinds.CurveKind`): exact LRU at log-spaced
+#: sizes, at every way count, at every color count, or the SHARDS estimate.
+KINDS: tuple[str, ...] = get_args(CurveKind)
 
 
 def miss_curve(
     trace: PathLike,
-    kind: str = "fully-associative",
+    kind: CurveKind = "fully-associative",
     *,
     line: int = 64,
     ifetch: bool = False,
@@ -95,14 +96,15 @@ def build_shards_index(trace: PathLike, *, line: int = 64, ifetch: bool = False,
     return json.loads(call(_core.build_shards_index, _path(trace, "trace"), line=line, ifetch=ifetch, exact_below=exact_below))
 
 
-#: Axes of stall-rate curves: CAT way counts or page-color counts.
-AXES = ("ways", "colors")
+#: Axes of stall-rate curves (:data:`cachepart.kinds.Axis`): CAT way counts
+#: or page-color counts.
+AXES: tuple[str, ...] = get_args(Axis)
 
 
 def stall_curve(
     trace: PathLike,
     platform: str,
-    axis: str = "ways",
+    axis: Axis = "ways",
     *,
     base_cpi: float = 1.0,
     mlp: float = 1.0,

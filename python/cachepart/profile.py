@@ -22,6 +22,7 @@ from cachepart import _core
 from cachepart._guard import call, frame, optional_path, paths
 from cachepart._guard import mixes as check_mixes
 from cachepart._guard import path as _path
+from cachepart.kinds import BuiltinSet, BwModel, LfocPreset
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -53,16 +54,16 @@ def evaluate(
     mixes: Sequence[Sequence[str]] | None = None,
     *,
     ways: int | None = None,
-    bw_model: str = "simple",
+    bw_model: BwModel = "simple",
     max_bw: float | None = None,
     plan: str | None = None,
     time_limit: float | None = None,
     threads: int | None = None,
-    lfoc_preset: str = "paper",
+    lfoc_preset: LfocPreset = "paper",
     lfoc_max_streaming: int | None = None,
     lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
-    builtin: str = "debian",
+    builtin: BuiltinSet = "debian",
 ) -> pd.DataFrame:
     """Evaluates algorithms on workloads.
 
@@ -104,16 +105,16 @@ def evaluate_records(
     mixes: Sequence[Sequence[str]] | None = None,
     *,
     ways: int | None = None,
-    bw_model: str = "simple",
+    bw_model: BwModel = "simple",
     max_bw: float | None = None,
     plan: str | None = None,
     time_limit: float | None = None,
     threads: int | None = None,
-    lfoc_preset: str = "paper",
+    lfoc_preset: LfocPreset = "paper",
     lfoc_max_streaming: int | None = None,
     lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
-    builtin: str = "debian",
+    builtin: BuiltinSet = "debian",
 ) -> list[dict[str, Any]]:
     """:func:`evaluate`'s rows as a list of dicts (one per workload,
     algorithm and app), without building a DataFrame: for callers that
@@ -144,8 +145,8 @@ def classify(
     metrics: PathLike | None = None,
     workloads: PathLike | None = None,
     mixes: Sequence[Sequence[str]] | None = None,
-    builtin: str = "debian",
-    lfoc_preset: str = "paper",
+    builtin: BuiltinSet = "debian",
+    lfoc_preset: LfocPreset = "paper",
 ) -> pd.DataFrame:
     """LFOC class (light, streaming, sensitive) of each program, with the
     numbers that decided it, under the thresholds of ``lfoc_preset``
@@ -298,7 +299,7 @@ def from_traces(
     return pd.read_csv(io.StringIO(text))
 
 
-def builtin_metrics_csv(set: str = "debian") -> str:
+def builtin_metrics_csv(set: BuiltinSet = "debian") -> str:
     """A built-in metrics table (``"debian"`` or ``"parametric"``) as
     PBBCache-format CSV text."""
     return call(_core.builtin_metrics_csv, set)

@@ -1,8 +1,10 @@
 //! Kind arguments (`bw_model="stalls"`, `kind="shards"`, ...): each is
 //! parsed by the library's own enum, and an unknown name raises
-//! `UsageError` listing the names. The stub `python/cachepart/_core.pyi`
-//! types each such parameter as a `Literal[...]` of the same names; a test
-//! here keeps the two equal.
+//! `UsageError` listing the names. `python/cachepart/kinds.py` spells
+//! each enum's names as a `Literal[...]` type, which the stub
+//! `python/cachepart/_core.pyi` and the public wrappers use for those
+//! parameters; a test here keeps the names equal to the enums' and the
+//! stub's parameters typed with them.
 
 use crate::{to_py, UsageError};
 use cachepart::policy::UnknownPreset;
@@ -60,25 +62,37 @@ mod tests {
     use cachepart::profile_job::Axis;
     use cachepart::{CurveKind, Kind};
 
+    /// The Literal types, as shipped.
+    const KINDS: &str = include_str!("../../../python/cachepart/kinds.py");
     /// The stub, as shipped.
     const STUB: &str = include_str!("../../../python/cachepart/_core.pyi");
 
-    /// The `Literal[...]` names of `param` in the stub's `def function(`.
-    fn literal(function: &str, param: &str) -> Vec<String> {
+    /// The names of `Alias = Literal[...]` in kinds.py.
+    fn literal(alias: &str) -> Vec<String> {
+        let at = KINDS
+            .find(&format!("\n{alias} = Literal["))
+            .unwrap_or_else(|| panic!("kinds.py has no {alias} = Literal[...]"));
+        let list = &KINDS[at..];
+        let list = &list[list.find('[').unwrap() + 1..list.find(']').unwrap()];
+        list.split(',')
+            .map(|s| s.trim().trim_matches('"').to_string())
+            .collect()
+    }
+
+    /// The type of `param` in the stub's `def function(`.
+    fn stub_type(function: &str, param: &str) -> String {
         let start = STUB
             .find(&format!("def {function}("))
             .unwrap_or_else(|| panic!("the stub has no def {function}"));
         let sig = &STUB[start..];
         let sig = &sig[..sig.find(") ->").expect("a signature ends in ) ->")];
         let at = sig
-            .find(&format!("\n    {param}: Literal["))
-            .or_else(|| sig.find(&format!("({param}: Literal[")))
-            .unwrap_or_else(|| panic!("{function}: {param} is not a Literal in the stub"));
-        let list = &sig[at..];
-        let list = &list[list.find('[').unwrap() + 1..list.find(']').unwrap()];
-        list.split(',')
-            .map(|s| s.trim().trim_matches('"').to_string())
-            .collect()
+            .find(&format!("\n    {param}: "))
+            .or_else(|| sig.find(&format!("({param}: ")))
+            .unwrap_or_else(|| panic!("{function} has no parameter {param} in the stub"));
+        let ty = &sig[at..];
+        let ty = &ty[ty.find(": ").unwrap() + 2..];
+        ty[..ty.find(" =").unwrap_or(ty.len())].to_string()
     }
 
     fn names<K: Kind>() -> Vec<String> {
@@ -86,20 +100,34 @@ mod tests {
     }
 
     #[test]
-    fn the_stub_literals_are_the_enums_names() {
-        let cases: [(&str, &str, Vec<String>); 9] = [
-            ("profile_evaluate", "bw_model", names::<BwModel>()),
-            ("profile_evaluate", "lfoc_preset", names::<LfocPreset>()),
-            ("profile_evaluate", "builtin", names::<BuiltinSet>()),
-            ("profile_classify", "builtin", names::<BuiltinSet>()),
-            ("profile_classify", "lfoc_preset", names::<LfocPreset>()),
-            ("curves", "kind", names::<CurveKind>()),
-            ("stall_curve", "axis", names::<Axis>()),
-            ("builtin_metrics_csv", "set", names::<BuiltinSet>()),
-            ("builtin_workloads", "set", names::<BuiltinSet>()),
+    fn the_literal_types_are_the_enums_names() {
+        let cases = [
+            ("BwModel", names::<BwModel>()),
+            ("LfocPreset", names::<LfocPreset>()),
+            ("BuiltinSet", names::<BuiltinSet>()),
+            ("CurveKind", names::<CurveKind>()),
+            ("Axis", names::<Axis>()),
         ];
-        for (function, param, expected) in cases {
-            assert_eq!(literal(function, param), expected, "{function}({param})");
+        for (alias, expected) in cases {
+            assert_eq!(literal(alias), expected, "kinds.py {alias}");
+        }
+    }
+
+    #[test]
+    fn the_stubs_kind_parameters_use_the_literal_types() {
+        let cases = [
+            ("profile_evaluate", "bw_model", "BwModel"),
+            ("profile_evaluate", "lfoc_preset", "LfocPreset"),
+            ("profile_evaluate", "builtin", "BuiltinSet"),
+            ("profile_classify", "builtin", "BuiltinSet"),
+            ("profile_classify", "lfoc_preset", "LfocPreset"),
+            ("curves", "kind", "CurveKind"),
+            ("stall_curve", "axis", "Axis"),
+            ("builtin_metrics_csv", "set", "BuiltinSet"),
+            ("builtin_workloads", "set", "BuiltinSet"),
+        ];
+        for (function, param, alias) in cases {
+            assert_eq!(stub_type(function, param), alias, "{function}({param})");
         }
     }
 }
