@@ -10,7 +10,7 @@
 //! behaviour.
 
 use crate::emulate::controls::Controls;
-use crate::preset::Platform;
+use crate::preset::RdtPlatform;
 use crate::resctrl::{Capabilities, Resource};
 use cachepart_units::Kind as _;
 use std::fs;
@@ -30,7 +30,7 @@ fn w(path: &Path, text: &str) -> io::Result<()> {
 /// `info/` files, the default group's full masks and bandwidth, and empty
 /// monitoring data for each domain.
 pub fn resctrl(mount: &Path, preset: Preset) -> io::Result<()> {
-    let platform = Platform::of(preset);
+    let platform = RdtPlatform::of(preset);
     let info = mount.join("info");
     for (path, text) in platform.info_files() {
         w(&info.join(path), &text)?;

@@ -1,5 +1,5 @@
 //! The RDT platforms cachepart models for tests and development: a
-//! [`Preset`] names one, and its [`Platform`] holds the numbers (resources
+//! [`Preset`] names one, and its [`RdtPlatform`] holds the numbers (resources
 //! with their allocation rules, cache domains, CPUs and RMIDs) and the
 //! `info/` files the kernel derives from them. Both the plain directory
 //! trees of [`crate::fake`] and the FUSE mount of [`crate::emulate`] are
@@ -53,7 +53,7 @@ pub struct MbResource {
 
 /// One emulated platform.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Platform {
+pub struct RdtPlatform {
     /// Cache resources, in the kernel's schema order.
     pub caches: Vec<CacheResource>,
     /// Memory bandwidth allocation, if any.
@@ -70,7 +70,7 @@ pub struct Platform {
     pub cdp_capable: bool,
 }
 
-impl Platform {
+impl RdtPlatform {
     /// The platform of a preset.
     pub fn of(preset: Preset) -> Self {
         let l3 = |name, cbm_len, min_cbm_bits, num_closids, sparse| CacheResource {
@@ -81,7 +81,7 @@ impl Platform {
             sparse,
         };
         match preset {
-            Preset::Skylake => Platform {
+            Preset::Skylake => RdtPlatform {
                 caches: vec![l3("L3", 11, 1, 16, false)],
                 mb: Some(MbResource {
                     gran: 10,
@@ -99,14 +99,14 @@ impl Platform {
             },
             // Skylake with CDP on: code and data masks, half the CLOSIDs
             Preset::Cdp => {
-                let mut p = Platform::of(Preset::Skylake);
+                let mut p = RdtPlatform::of(Preset::Skylake);
                 p.caches = vec![l3("L3CODE", 11, 1, 8, false), l3("L3DATA", 11, 1, 8, false)];
                 if let Some(mb) = &mut p.mb {
                     mb.num_closids = 8;
                 }
                 p
             }
-            Preset::Amd => Platform {
+            Preset::Amd => RdtPlatform {
                 caches: vec![l3("L3", 16, 0, 16, true)],
                 mb: Some(MbResource {
                     gran: 1,
@@ -210,11 +210,11 @@ mod tests {
 
     #[test]
     fn presets_pad_names_as_the_kernel_does() {
-        assert_eq!(Platform::of(Preset::Skylake).name_width(), 6);
-        assert_eq!(Platform::of(Preset::Cdp).name_width(), 6);
-        assert_eq!(Platform::of(Preset::Skylake).num_closids(), 16);
-        assert_eq!(Platform::of(Preset::Cdp).num_closids(), 8);
-        let p = Platform::of(Preset::Skylake);
+        assert_eq!(RdtPlatform::of(Preset::Skylake).name_width(), 6);
+        assert_eq!(RdtPlatform::of(Preset::Cdp).name_width(), 6);
+        assert_eq!(RdtPlatform::of(Preset::Skylake).num_closids(), 16);
+        assert_eq!(RdtPlatform::of(Preset::Cdp).num_closids(), 8);
+        let p = RdtPlatform::of(Preset::Skylake);
         assert_eq!(
             (p.domain_of_cpu(0), p.domain_of_cpu(7), p.domain_of_cpu(8)),
             (0, 0, 1)

@@ -4,7 +4,7 @@
 //! The cache sees **line numbers** (blocks) of already-translated
 //! addresses: whoever owns address translation (none yet: virtual
 //! addresses; physical ones once paging exists) hands it addresses, and
-//! the cache only does bit selection on them. Policy is write-back and
+//! the cache only does bit selection on them. PolicyState is write-back and
 //! write-allocate: a write marks the line dirty and a dirty victim is
 //! reported to the caller, which writes it back below.
 //!
@@ -34,7 +34,7 @@
 
 use crate::error::GeometryError;
 use crate::geometry::{CacheConfig, Geometry};
-use crate::replacement::{ways_of, Policy, Replacement};
+use crate::replacement::{ways_of, PolicyState, Replacement};
 use crate::stats::{AccessKind, LevelStats};
 use crate::victim::VictimCache;
 #[cfg(test)]
@@ -137,7 +137,7 @@ pub struct LineOutcome {
 
 /// A set-associative cache level with replacement policy `R`.
 #[derive(Clone, Debug)]
-pub struct Cache<R = Policy> {
+pub struct Cache<R = PolicyState> {
     geom: Geometry,
     ways: usize,
     full: u64,
@@ -156,7 +156,7 @@ pub struct Cache<R = Policy> {
     victim: Option<Box<VictimCache>>,
 }
 
-impl Cache<Policy> {
+impl Cache<PolicyState> {
     /// An empty cache as configured.
     pub fn new(cfg: &CacheConfig) -> Result<Self, GeometryError> {
         let geom = cfg.geometry()?;

@@ -74,7 +74,7 @@ pub use cachegrind_opt::{parse_cache_opt, CacheOptError};
 pub use error::{GeometryError, Result, SimError};
 pub use geometry::{CacheConfig, Geometry};
 pub use hierarchy::{Hierarchy, HierarchyConfig, HierarchyStats, Inclusion, Mode, Served};
-pub use replacement::{Lru, Policy, PolicyKind, RandomPolicy, Replacement, Srrip};
+pub use replacement::{Lru, PolicyKind, PolicyState, RandomPolicy, Replacement, Srrip};
 pub use splitmix::SplitMix64;
 pub use stats::{AccessKind, LevelStats, MemTraffic};
 pub use victim::{VictimCache, VictimConfig, VictimCounts, VictimError};

@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use cachepart_sim::memory::{
-    AddressSpace, AllocatorKind, BuddyAllocator, ColorLayout, ColorisAllocator, ColorisConfig,
+    AddressSpace, AllocatorKind, BuddyAllocator, ColorLayout, ColorisAllocator, ColorisPoolConfig,
     ExpandPolicy, FrameAllocator, HugePages, MemoryConfig, MemoryError, PageSize, PhysicalCore,
     RecolorConfig, RecolorEngine, TamAllocator, TamConfig, Tlb, TlbConfig,
 };
@@ -46,9 +46,9 @@ fn allocator(kind: AllocatorKind, mb: u64, fallback: bool) -> Box<dyn FrameAlloc
             ColorisAllocator::new(
                 buddy,
                 layout(),
-                &ColorisConfig {
+                &ColorisPoolConfig {
                     pool_bytes: (mb << 20) / 2,
-                    ..ColorisConfig::default()
+                    ..ColorisPoolConfig::default()
                 },
             )
             .unwrap(),

@@ -6,7 +6,7 @@
 //! not change hits and misses in the model).
 
 use cachepart_sim::memory::{
-    AddressSpace, BuddyAllocator, ColorLayout, ColorisAllocator, ColorisConfig, FrameAllocator,
+    AddressSpace, BuddyAllocator, ColorLayout, ColorisAllocator, ColorisPoolConfig, FrameAllocator,
     HugePages, HugeRecolor, PageSize, RecolorConfig, RecolorEngine, SwapConfig, SwapMap, SwapMode,
     SwapPosition, TamAllocator, TamConfig,
 };
@@ -47,9 +47,9 @@ fn tam(layout: ColorLayout) -> TamAllocator {
 /// allocator for a color, so a 4 KiB page of any color is found while
 /// memory has one.
 fn coloris(layout: ColorLayout) -> ColorisAllocator {
-    let cfg = ColorisConfig {
+    let cfg = ColorisPoolConfig {
         pool_bytes: 4096,
-        ..ColorisConfig::default()
+        ..ColorisPoolConfig::default()
     };
     ColorisAllocator::new(BuddyAllocator::new(MEM).unwrap(), layout, &cfg).unwrap()
 }

@@ -11,7 +11,7 @@ use std::io::BufReader;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use cachepart_trace::synth::{Distribution, Mix, Pattern, SynthConfig};
+use cachepart_trace::synth::{Distribution, InstructionMix, Pattern, SynthConfig};
 use cachepart_trace::{Header, LackeyReader, Reader, Record, TraceFile, Writer};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
@@ -42,7 +42,7 @@ fn synthetic(name: &str, pattern: Pattern) -> (String, Vec<Record>) {
         seed: 1,
         accesses: 4_000_000,
         pattern,
-        mix: Mix::default(),
+        mix: InstructionMix::default(),
         base: 0x1000_0000,
         line_bytes: 64,
     };

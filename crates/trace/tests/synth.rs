@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use cachepart_trace::synth::{Distribution, Mix, Pattern, Phase, SynthConfig};
+use cachepart_trace::synth::{Distribution, InstructionMix, Pattern, Phase, SynthConfig};
 use cachepart_trace::{Counts, Footprint, Kind, Record};
 
 fn tmp(name: &str) -> PathBuf {
@@ -15,7 +15,7 @@ fn cfg(pattern: Pattern, accesses: u64) -> SynthConfig {
         seed: 42,
         accesses,
         pattern,
-        mix: Mix::default(),
+        mix: InstructionMix::default(),
         base: 0x1000_0000,
         line_bytes: 64,
     }

@@ -8,7 +8,7 @@ use std::io::{BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use cachepart_trace::synth::{Distribution, Mix, Pattern, Phase, SynthConfig};
+use cachepart_trace::synth::{Distribution, InstructionMix, Pattern, Phase, SynthConfig};
 use cachepart_trace::{LackeyReader, Record};
 
 fn synth(seed: u64, accesses: u64, pattern: Pattern) -> Vec<Record> {
@@ -16,7 +16,7 @@ fn synth(seed: u64, accesses: u64, pattern: Pattern) -> Vec<Record> {
         seed,
         accesses,
         pattern,
-        mix: Mix::default(),
+        mix: InstructionMix::default(),
         base: 0x1000_0000,
         line_bytes: 64,
     }

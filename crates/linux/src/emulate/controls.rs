@@ -5,7 +5,7 @@
 //! file.
 
 use super::refusal::{kstrtoul, Outcome, Refusal};
-use crate::preset::{CacheResource, Platform};
+use crate::preset::{CacheResource, RdtPlatform};
 use cachepart_units::{MaskError, MaskRules, WayMask};
 
 /// A group's mode (the `mode` file, in the words its kebab-case names
@@ -35,7 +35,7 @@ pub struct Peer<'a> {
 
 impl Controls {
     /// What a new group gets: every way, full bandwidth.
-    pub fn default_for(p: &Platform) -> Self {
+    pub fn default_for(p: &RdtPlatform) -> Self {
         let n = p.domains.len();
         let mut values: Vec<Vec<u32>> = p
             .caches
@@ -48,7 +48,7 @@ impl Controls {
         Controls { values }
     }
 
-    fn names(p: &Platform) -> Vec<&'static str> {
+    fn names(p: &RdtPlatform) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = p.caches.iter().map(|c| c.name).collect();
         if p.mb.is_some() {
             v.push("MB");
@@ -63,7 +63,7 @@ impl Controls {
 
     /// The `schemata` file: `%*s:` padded names, `id=%x` masks, `id=%u`
     /// bandwidth, `;` between domains.
-    pub fn show(&self, p: &Platform) -> String {
+    pub fn show(&self, p: &RdtPlatform) -> String {
         self.table(p, |schema, v| {
             if schema < p.caches.len() {
                 format!("{v:x}")
@@ -74,14 +74,14 @@ impl Controls {
     }
 
     /// The `size` file: bytes of cache per domain (MB: the value).
-    pub fn size(&self, p: &Platform) -> String {
+    pub fn size(&self, p: &RdtPlatform) -> String {
         self.table(p, |schema, v| match p.caches.get(schema) {
             Some(c) => (p.l3_bytes / u64::from(c.cbm_len) * u64::from(v.count_ones())).to_string(),
             None => v.to_string(),
         })
     }
 
-    fn table(&self, p: &Platform, cell: impl Fn(usize, u32) -> String) -> String {
+    fn table(&self, p: &RdtPlatform, cell: impl Fn(usize, u32) -> String) -> String {
         let w = p.name_width();
         let mut out = String::new();
         for (s, name) in Self::names(p).into_iter().enumerate() {
@@ -99,7 +99,7 @@ impl Controls {
     /// Applies a write to `schemata` as the kernel does, or refuses it
     /// whole. `closid` is this group's, `mode` its mode and `peers` the
     /// other allocated CLOSIDs (for the exclusive-mode overlap checks).
-    pub fn write(&mut self, p: &Platform, buf: &str, mode: Mode, peers: &[Peer<'_>]) -> Outcome {
+    pub fn write(&mut self, p: &RdtPlatform, buf: &str, mode: Mode, peers: &[Peer<'_>]) -> Outcome {
         let names = Self::names(p);
         let mut staged: Vec<Vec<Option<u32>>> = vec![vec![None; p.domains.len()]; names.len()];
         for tok in buf.split('\n') {
@@ -129,7 +129,7 @@ impl Controls {
 
     /// Whether this group may become exclusive: none of its cache masks
     /// overlaps another group's (`rdtgroup_mode_test_exclusive`).
-    pub fn test_exclusive(&self, p: &Platform, peers: &[Peer<'_>]) -> Outcome {
+    pub fn test_exclusive(&self, p: &RdtPlatform, peers: &[Peer<'_>]) -> Outcome {
         if p.caches.is_empty() {
             return Err(Refusal::inval("Cannot be exclusive without CAT/CDP"));
         }
@@ -148,7 +148,7 @@ impl Controls {
 /// its code/data twin) on domain index `d`; only exclusive peers count
 /// when `exclusive_only`.
 fn overlaps(
-    p: &Platform,
+    p: &RdtPlatform,
     s: usize,
     d: usize,
     cbm: u64,
@@ -169,7 +169,7 @@ fn overlaps(
 /// `parse_line`: `id=value` items separated by `;`; an unknown domain id
 /// is refused with no status text, as the kernel does.
 fn parse_line(
-    p: &Platform,
+    p: &RdtPlatform,
     schema: usize,
     line: &str,
     staged: &mut [Option<u32>],
@@ -236,7 +236,7 @@ fn cbm_validate(c: &CacheResource, val: &str) -> Outcome<u64> {
 
 /// `bw_validate`: a decimal value within [min, max], rounded up to the
 /// granularity.
-fn bw_validate(p: &Platform, val: &str) -> Outcome<u32> {
+fn bw_validate(p: &RdtPlatform, val: &str) -> Outcome<u32> {
     let mb = p.mb.as_ref().expect("MB schema exists only with MB");
     if !mb.delay_linear && mb.needs_linear {
         return Err(Refusal::inval("No support for non-linear MB domains"));
@@ -258,7 +258,7 @@ mod tests {
     use super::*;
     use crate::preset::Preset;
 
-    fn refused(p: &Platform, text: &str) -> Refusal {
+    fn refused(p: &RdtPlatform, text: &str) -> Refusal {
         let mut c = Controls::default_for(p);
         let before = c.clone();
         let r = c.write(p, text, Mode::Shareable, &[]).unwrap_err();
@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn prints_padded_and_applies_only_given_lines() {
-        let p = Platform::of(Preset::Skylake);
+        let p = RdtPlatform::of(Preset::Skylake);
         let mut c = Controls::default_for(&p);
         assert_eq!(c.show(&p), "    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n");
         c.write(&p, "L3:1=0x3c", Mode::Shareable, &[]).unwrap();
@@ -278,7 +278,7 @@ mod tests {
             c.size(&p).lines().next().unwrap(),
             "    L3:0=28835840;1=10485760"
         );
-        let cdp = Platform::of(Preset::Cdp);
+        let cdp = RdtPlatform::of(Preset::Cdp);
         assert_eq!(
             Controls::default_for(&cdp).show(&cdp),
             "L3CODE:0=7ff;1=7ff\nL3DATA:0=7ff;1=7ff\n    MB:0=100;1=100\n"
@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn refusals_in_the_kernels_words() {
-        let p = Platform::of(Preset::Skylake);
+        let p = RdtPlatform::of(Preset::Skylake);
         let cases = [
             ("L3 0=f", "Missing ':'"),
             ("L3:", "Missing 'L3' value"),
@@ -307,7 +307,7 @@ mod tests {
             assert_eq!(refused(&p, text), Refusal::inval(words), "{text:?}");
         }
         assert_eq!(refused(&p, "L3:7=f"), Refusal::bare(libc::EINVAL));
-        let amd = Platform::of(Preset::Amd);
+        let amd = RdtPlatform::of(Preset::Amd);
         let mut c = Controls::default_for(&amd);
         c.write(&amd, "L3:0=f0f;1=0\nMB:0=1024;1=3", Mode::Shareable, &[])
             .unwrap();
@@ -320,7 +320,7 @@ mod tests {
 
     #[test]
     fn exclusive_groups_keep_their_ways() {
-        let p = Platform::of(Preset::Skylake);
+        let p = RdtPlatform::of(Preset::Skylake);
         let mut excl = Controls::default_for(&p);
         excl.write(&p, "L3:0=3;1=3", Mode::Shareable, &[]).unwrap();
         let peers = [Peer {

@@ -28,7 +28,7 @@ pub mod state;
 pub mod tasks;
 
 use crate::error::{Error, Result};
-use crate::preset::{Platform, Preset};
+use crate::preset::{Preset, RdtPlatform};
 use std::path::{Path, PathBuf};
 
 /// The filesystem type `/proc/mounts` lists for an emulated mount.
@@ -87,7 +87,7 @@ impl Emulator {
     /// Needs root (or `fusermount3`) and `/dev/fuse`.
     pub fn mount(mountpoint: &Path, preset: Preset, proc_root: &Path) -> Result<Self> {
         check_mountpoint(mountpoint)?;
-        let platform = Platform::of(preset);
+        let platform = RdtPlatform::of(preset);
         let source = mount_source(&platform.mount_options());
         let state = state::State::new(platform, proc_root.to_path_buf());
         let options = [

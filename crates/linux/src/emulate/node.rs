@@ -185,12 +185,12 @@ pub fn resolve(s: &State, path: &[&str]) -> Option<Node> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preset::Platform;
     use crate::preset::Preset;
+    use crate::preset::RdtPlatform;
 
     #[test]
     fn the_tree_follows_the_state() {
-        let mut s = State::new(Platform::of(Preset::Skylake), "/proc".into());
+        let mut s = State::new(RdtPlatform::of(Preset::Skylake), "/proc".into());
         s.mkdir_ctrl("g").unwrap();
         s.mkdir_mon(Some("g"), "m").unwrap();
         let names = |p: &[&str]| match resolve(&s, p) {

@@ -11,7 +11,7 @@
 use super::controls::{Controls, Mode, Peer};
 use super::counters;
 use super::refusal::{Outcome, Refusal};
-use crate::preset::Platform;
+use crate::preset::RdtPlatform;
 use cachepart_units::Kind as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ pub(super) struct CtrlGroup {
 /// The emulated kernel state.
 #[derive(Debug)]
 pub struct State {
-    pub(super) platform: Platform,
+    pub(super) platform: RdtPlatform,
     pub(super) proc_root: PathBuf,
     pub(super) start: Instant,
     pub(super) root: CtrlGroup,
@@ -75,7 +75,7 @@ const RESERVED: [&str; 3] = ["info", "mon_groups", "mon_data"];
 impl State {
     /// A freshly mounted resctrl of `platform`; `proc_root` is where
     /// processes are looked up (`/proc`).
-    pub fn new(platform: Platform, proc_root: PathBuf) -> Self {
+    pub fn new(platform: RdtPlatform, proc_root: PathBuf) -> Self {
         let root = CtrlGroup {
             closid: 0,
             mon: MonGroup {
@@ -99,7 +99,7 @@ impl State {
     }
 
     /// The platform.
-    pub fn platform(&self) -> &Platform {
+    pub fn platform(&self) -> &RdtPlatform {
         &self.platform
     }
 
@@ -371,7 +371,7 @@ pub(super) mod tests {
         for tid in [10, 11, 12] {
             std::fs::create_dir_all(t.path().join(format!("{tid}/task/{tid}"))).unwrap();
         }
-        let s = State::new(Platform::of(preset), t.path().to_path_buf());
+        let s = State::new(RdtPlatform::of(preset), t.path().to_path_buf());
         (t, s)
     }
 

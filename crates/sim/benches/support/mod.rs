@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use cachepart_sim::CachegrindConfig;
-use cachepart_trace::synth::{Distribution, Mix, Pattern, Phase, SynthConfig};
+use cachepart_trace::synth::{Distribution, InstructionMix, Pattern, Phase, SynthConfig};
 use cachepart_trace::{Header, LackeyReader, Record, TraceFile, Writer};
 
 /// Bytes of text `xz -9` compresses: enough for over 100 M accesses.
@@ -131,7 +131,7 @@ fn synthetic() -> (Vec<Record>, String) {
                 ),
             ],
         },
-        mix: Mix::default(),
+        mix: InstructionMix::default(),
         base: 0x1000_0000,
         line_bytes: 64,
     };

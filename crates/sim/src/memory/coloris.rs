@@ -1,7 +1,7 @@
 //! COLORIS's color-aware page allocator (PACT'14, section 3.1): a memory
 //! pool of per-color free lists that serves every page request.
 //!
-//! At start the pool takes [`ColorisConfig::pool_bytes`] (default 1 GiB,
+//! At start the pool takes [`ColorisPoolConfig::pool_bytes`] (default 1 GiB,
 //! or all free memory if less) from the buddy allocator, one 4 KiB frame
 //! at a time, sorted by color. An order-0 request of an app with a color
 //! set takes a frame of its colors round-robin from the app's cursor,
@@ -51,7 +51,7 @@ pub enum SharedColors {
 /// Parameters of the `coloris` allocator (scenario key `coloris`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct ColorisConfig {
+pub struct ColorisPoolConfig {
     /// Bytes of the memory pool (default 1 GiB, a multiple of 4 KiB).
     #[serde(default = "default_pool")]
     pub pool_bytes: u64,
@@ -67,9 +67,9 @@ fn default_pool() -> u64 {
     1 << 30
 }
 
-impl Default for ColorisConfig {
-    fn default() -> ColorisConfig {
-        ColorisConfig {
+impl Default for ColorisPoolConfig {
+    fn default() -> ColorisPoolConfig {
+        ColorisPoolConfig {
             pool_bytes: default_pool(),
             shared: SharedColors::Random,
             seed: 0,
@@ -92,7 +92,7 @@ impl ColorisAllocator {
     pub fn new(
         mut buddy: BuddyAllocator,
         layout: ColorLayout,
-        cfg: &ColorisConfig,
+        cfg: &ColorisPoolConfig,
     ) -> Result<ColorisAllocator, MemoryError> {
         if cfg.pool_bytes == 0 || !cfg.pool_bytes.is_multiple_of(FRAME_BYTES) {
             return Err(MemoryError::Config {
@@ -286,9 +286,9 @@ mod tests {
 
     #[test]
     fn pool_serves_colors_round_robin_and_takes_frees_back() {
-        let cfg = ColorisConfig {
+        let cfg = ColorisPoolConfig {
             pool_bytes: 512 << 10, // 128 frames: 8 per color
-            ..ColorisConfig::default()
+            ..ColorisPoolConfig::default()
         };
         let mut c =
             ColorisAllocator::new(BuddyAllocator::new(1 << 20).unwrap(), layout(), &cfg).unwrap();
@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn no_fallback_and_shared_reserved_colors() {
-        let cfg = ColorisConfig {
+        let cfg = ColorisPoolConfig {
             pool_bytes: 1 << 30, // more than memory: all of it
             shared: SharedColors::Reserved("15".parse().unwrap()),
             seed: 1,
@@ -344,9 +344,9 @@ mod tests {
         let f = c.alloc(0, shared).unwrap();
         assert_ne!(c.mem.lists.color_of(f), 15);
         assert_eq!(c.app_stats(2).fallbacks, 1);
-        let bad = ColorisConfig {
+        let bad = ColorisPoolConfig {
             shared: SharedColors::Reserved("16".parse().unwrap()),
-            ..ColorisConfig::default()
+            ..ColorisPoolConfig::default()
         };
         assert!(matches!(
             ColorisAllocator::new(BuddyAllocator::new(1 << 20).unwrap(), layout(), &bad),
@@ -359,12 +359,12 @@ mod tests {
 
     #[test]
     fn config_serde() {
-        let c: ColorisConfig =
+        let c: ColorisPoolConfig =
             serde_json::from_str(r#"{"pool-bytes": 4096, "shared": {"reserved": "60-63"}}"#)
                 .unwrap();
         assert_eq!(c.shared, SharedColors::Reserved("60-63".parse().unwrap()));
-        let d: ColorisConfig = serde_json::from_str(r#"{"shared": "random"}"#).unwrap();
+        let d: ColorisPoolConfig = serde_json::from_str(r#"{"shared": "random"}"#).unwrap();
         assert_eq!(d.pool_bytes, 1 << 30);
-        assert!(serde_json::from_str::<ColorisConfig>(r#"{"pool": 1}"#).is_err());
+        assert!(serde_json::from_str::<ColorisPoolConfig>(r#"{"pool": 1}"#).is_err());
     }
 }

@@ -28,7 +28,7 @@ use super::aging::{age, AgingConfig};
 use super::allocator::{AllocatorKind, FrameAllocator};
 use super::buddy::BuddyAllocator;
 use super::color::ColorLayout;
-use super::coloris::{ColorisAllocator, ColorisConfig};
+use super::coloris::{ColorisAllocator, ColorisPoolConfig};
 use super::error::MemoryError;
 use super::frame_table::FrameTable;
 use super::tam::{TamAllocator, TamConfig};
@@ -49,7 +49,7 @@ pub struct MemoryConfig {
     /// Parameters of the `coloris` allocator (used when `allocator` is
     /// `coloris`).
     #[serde(default)]
-    pub coloris: ColorisConfig,
+    pub coloris: ColorisPoolConfig,
     /// Churn applied before the run (none: a fresh, sequential allocator).
     #[serde(default)]
     pub aging: Option<AgingConfig>,
@@ -66,7 +66,7 @@ impl MemoryConfig {
             size_bytes,
             allocator: AllocatorKind::Buddy,
             tam: TamConfig::default(),
-            coloris: ColorisConfig::default(),
+            coloris: ColorisPoolConfig::default(),
             aging: Some(AgingConfig::seeded(seed)),
             costs: PagingCosts::default(),
         }

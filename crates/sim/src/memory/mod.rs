@@ -85,7 +85,7 @@ pub use allocator::{AllocHint, AllocatorKind, AppAllocStats, FrameAllocator};
 pub use buddy::{BuddyAllocator, MAX_ORDER};
 pub use color::ColorLayout;
 pub use color_report::ColorReport;
-pub use coloris::{ColorisAllocator, ColorisConfig, SharedColors};
+pub use coloris::{ColorisAllocator, ColorisPoolConfig, SharedColors};
 pub use config::MemoryConfig;
 pub use error::MemoryError;
 pub use page::{Frame, PageSize, FRAME_BYTES};

@@ -281,14 +281,14 @@ mod tests {
     use super::*;
     use crate::memory::buddy::BuddyAllocator;
     use crate::memory::color::ColorLayout;
-    use crate::memory::coloris::{ColorisAllocator, ColorisConfig};
+    use crate::memory::coloris::{ColorisAllocator, ColorisPoolConfig};
     use crate::memory::HugePages;
 
     fn setup() -> (ColorisAllocator, AddressSpace, ColorLayout) {
         let layout = ColorLayout::with_sets(1024, 64, 4096).unwrap(); // 16 colors
-        let cfg = ColorisConfig {
+        let cfg = ColorisPoolConfig {
             pool_bytes: 4 << 20,
-            ..ColorisConfig::default()
+            ..ColorisPoolConfig::default()
         };
         let alloc =
             ColorisAllocator::new(BuddyAllocator::new(8 << 20).unwrap(), layout, &cfg).unwrap();

@@ -8,7 +8,7 @@
 //! itself fills invalid ways first.
 //!
 //! [`PolicyKind`] names the policies (kebab-case, as in configuration
-//! files) and [`Policy`] is the enum a configured cache holds.
+//! files) and [`PolicyState`] is the enum a configured cache holds.
 
 mod lru;
 mod random;
@@ -62,18 +62,18 @@ pub enum PolicyKind {
 
 impl PolicyKind {
     /// A fresh policy for `sets` x `ways` lines; `seed` feeds random.
-    pub fn build(self, sets: usize, ways: usize, seed: u64) -> Policy {
+    pub fn build(self, sets: usize, ways: usize, seed: u64) -> PolicyState {
         match self {
-            PolicyKind::Lru => Policy::Lru(Lru::new(sets, ways)),
-            PolicyKind::Srrip => Policy::Srrip(Srrip::new(sets, ways)),
-            PolicyKind::Random => Policy::Random(RandomPolicy::new(seed)),
+            PolicyKind::Lru => PolicyState::Lru(Lru::new(sets, ways)),
+            PolicyKind::Srrip => PolicyState::Srrip(Srrip::new(sets, ways)),
+            PolicyKind::Random => PolicyState::Random(RandomPolicy::new(seed)),
         }
     }
 }
 
 /// A configured policy: one of the [`PolicyKind`]s with its state.
 #[derive(Clone, Debug)]
-pub enum Policy {
+pub enum PolicyState {
     /// See [`Lru`].
     Lru(Lru),
     /// See [`Srrip`].
@@ -82,60 +82,60 @@ pub enum Policy {
     Random(RandomPolicy),
 }
 
-impl Policy {
+impl PolicyState {
     /// Which policy this is.
     pub fn kind(&self) -> PolicyKind {
         match self {
-            Policy::Lru(_) => PolicyKind::Lru,
-            Policy::Srrip(_) => PolicyKind::Srrip,
-            Policy::Random(_) => PolicyKind::Random,
+            PolicyState::Lru(_) => PolicyKind::Lru,
+            PolicyState::Srrip(_) => PolicyKind::Srrip,
+            PolicyState::Random(_) => PolicyKind::Random,
         }
     }
 }
 
-impl Replacement for Policy {
+impl Replacement for PolicyState {
     #[inline]
     fn on_hit(&mut self, set: usize, way: usize) {
         match self {
-            Policy::Lru(p) => p.on_hit(set, way),
-            Policy::Srrip(p) => p.on_hit(set, way),
-            Policy::Random(p) => p.on_hit(set, way),
+            PolicyState::Lru(p) => p.on_hit(set, way),
+            PolicyState::Srrip(p) => p.on_hit(set, way),
+            PolicyState::Random(p) => p.on_hit(set, way),
         }
     }
 
     #[inline]
     fn on_repeat_hit(&mut self, set: usize, way: usize) {
         match self {
-            Policy::Lru(p) => p.on_repeat_hit(set, way),
-            Policy::Srrip(p) => p.on_repeat_hit(set, way),
-            Policy::Random(p) => p.on_repeat_hit(set, way),
+            PolicyState::Lru(p) => p.on_repeat_hit(set, way),
+            PolicyState::Srrip(p) => p.on_repeat_hit(set, way),
+            PolicyState::Random(p) => p.on_repeat_hit(set, way),
         }
     }
 
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize) {
         match self {
-            Policy::Lru(p) => p.on_fill(set, way),
-            Policy::Srrip(p) => p.on_fill(set, way),
-            Policy::Random(p) => p.on_fill(set, way),
+            PolicyState::Lru(p) => p.on_fill(set, way),
+            PolicyState::Srrip(p) => p.on_fill(set, way),
+            PolicyState::Random(p) => p.on_fill(set, way),
         }
     }
 
     #[inline]
     fn victim(&mut self, set: usize, mask: u64) -> usize {
         match self {
-            Policy::Lru(p) => p.victim(set, mask),
-            Policy::Srrip(p) => p.victim(set, mask),
-            Policy::Random(p) => p.victim(set, mask),
+            PolicyState::Lru(p) => p.victim(set, mask),
+            PolicyState::Srrip(p) => p.victim(set, mask),
+            PolicyState::Random(p) => p.victim(set, mask),
         }
     }
 
     #[inline]
     fn on_invalidate(&mut self, set: usize, way: usize) {
         match self {
-            Policy::Lru(p) => p.on_invalidate(set, way),
-            Policy::Srrip(p) => p.on_invalidate(set, way),
-            Policy::Random(p) => p.on_invalidate(set, way),
+            PolicyState::Lru(p) => p.on_invalidate(set, way),
+            PolicyState::Srrip(p) => p.on_invalidate(set, way),
+            PolicyState::Random(p) => p.on_invalidate(set, way),
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::record::Kind;
 /// Loads versus stores and data accesses per instruction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct Mix {
+pub struct InstructionMix {
     /// Mean data accesses per instruction (0.4 by default); above 1, some
     /// instructions make several accesses.
     #[serde(default = "default_api")]
@@ -39,9 +39,9 @@ fn default_stores() -> f64 {
     0.3
 }
 
-impl Default for Mix {
+impl Default for InstructionMix {
     fn default() -> Self {
-        Mix {
+        InstructionMix {
             accesses_per_instr: default_api(),
             store_fraction: default_stores(),
             dependency_hints: false,
@@ -49,7 +49,7 @@ impl Default for Mix {
     }
 }
 
-impl Mix {
+impl InstructionMix {
     pub(crate) fn check(&self) -> Result<()> {
         let a = self.accesses_per_instr;
         if !(a.is_finite() && a > 0.0 && a <= 64.0) {

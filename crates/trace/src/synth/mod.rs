@@ -1,7 +1,7 @@
 //! Seeded synthetic generators for the application classes of the papers.
 //!
 //! A [`SynthConfig`] names a [`Pattern`] (streaming, cache-sensitive, light,
-//! strided, or a sequence of phases), an instruction [`Mix`], a seed and a
+//! strided, or a sequence of phases), an instruction [`InstructionMix`], a seed and a
 //! number of accesses; [`Generator`] turns it into the same [`Record`]s the
 //! readers yield. The same configuration always gives the same records.
 //! Configurations deserialise from TOML or JSON with kebab-case names:
@@ -38,7 +38,7 @@ use crate::header::Header;
 use crate::record::{Kind, Record, MAX_SIZE};
 use crate::writer::{WriteSummary, Writer};
 
-pub use mix::Mix;
+pub use mix::InstructionMix;
 pub use pattern::{Distribution, Pattern, Phase};
 
 use phases::Phases;
@@ -61,7 +61,7 @@ pub struct SynthConfig {
     pub pattern: Pattern,
     /// Loads, stores and instructions between accesses.
     #[serde(default)]
-    pub mix: Mix,
+    pub mix: InstructionMix,
     /// Lowest address of the pattern's data.
     #[serde(default = "default_base")]
     pub base: u64,
@@ -240,7 +240,7 @@ impl SynthConfig {
 pub struct Generator {
     rng: ChaCha8Rng,
     state: State,
-    mix: Mix,
+    mix: InstructionMix,
     left: u64,
     pending: Option<Record>,
 }
