@@ -12,7 +12,7 @@
 //!   range syntax that Linux cpusets, Xen and Jailhouse use (`0-15,32`).
 //! * [`Kind`]: a kebab-case kind name (algorithms, replacement policies,
 //!   curve kinds, ...): names, parsing and the list of names for messages
-//!   from strum's derives ([`kind`]).
+//!   from strum's derives ([`mod@kind`], marked [`#[kind]`](macro@kind)).
 //!
 //! ```
 //! use cachepart_units::{IdSet, WayMask};
