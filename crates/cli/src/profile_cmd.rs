@@ -6,9 +6,10 @@ use crate::output::{check_distinct, Output};
 use anyhow::{bail, Context, Result};
 use cachepart::output::report::{self, ReportOptions};
 use cachepart::policy::LfocPreset;
-use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
+use cachepart::profile::{BwModel, MetricsTable, ModelConfig, Workload};
 use cachepart::run::alone::{AppTiming, ProfileOptions};
 use cachepart::run::classify;
+use cachepart::spec::data::MixData;
 use cachepart::{Algorithm, RunOptions};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -208,29 +209,17 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     if stdin(&data.metrics) && stdin(&data.workloads) {
         bail!("--metrics - and --workloads -: standard input can be read once; give one of them as a file");
     }
-    cachepart::spec::options::MixSources {
-        metrics: data.metrics.is_some(),
-        workloads: data.workloads.is_some(),
-        mixes: data.apps.is_some(),
-        need_mixes: need_workloads,
-    }
-    .check()?;
-    let table = match &data.metrics {
-        Some(p) => MetricsTable::from_path(p)?,
-        None => data.builtin.builtin.table()?,
+    let mixes: Option<Vec<Vec<String>>> = data
+        .apps
+        .as_ref()
+        .map(|apps| vec![apps.split(',').map(|a| a.trim().to_string()).collect()]);
+    let sources = MixData {
+        metrics: data.metrics.as_deref(),
+        workloads: data.workloads.as_deref(),
+        mixes: mixes.as_deref(),
+        builtin: data.builtin.builtin,
     };
-    let workloads = if let Some(apps) = &data.apps {
-        let names: Vec<&str> = apps.split(',').map(str::trim).collect();
-        vec![Workload::new("W1", &names)]
-    } else if let Some(p) = &data.workloads {
-        read_workloads(p)?
-    } else if data.metrics.is_none() {
-        data.builtin.builtin.workloads()?
-    } else {
-        let names: Vec<&str> = table.apps().iter().map(|a| a.name.as_str()).collect();
-        vec![Workload::new("all", &names)]
-    };
-    Ok((table, workloads))
+    Ok(sources.load(need_workloads)?)
 }
 
 impl DataArgs {

@@ -18,11 +18,12 @@ use cachepart_policy::{Controller, Static};
 
 use crate::error::Error;
 use crate::linux::counters::CounterChoice;
+use crate::registry::{lfoc, policy_for};
 use crate::run::online::{
     dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup, Sections,
 };
 use crate::run::online_throttle::{throttle_online, ThrottleKnobs};
-use crate::run::profile::{lfoc, policy_for, RunOptions};
+use crate::run::profile::RunOptions;
 use crate::Algorithm;
 
 /// Refuses, before anything starts, a policy a Linux machine cannot run

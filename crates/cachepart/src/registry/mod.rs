@@ -4,5 +4,8 @@
 
 mod algorithm;
 pub mod method;
+mod policy;
+
+pub(crate) use policy::{lfoc, policy_for};
 
 pub use algorithm::Algorithm;

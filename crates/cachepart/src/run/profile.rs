@@ -2,11 +2,9 @@
 
 use crate::error::Error;
 use crate::registry::Algorithm;
-use cachepart_machine::{Machine, Plan, ShareModel};
-use cachepart_policy::{
-    Dunn, EqualPart, Kpart, Lfoc, LfocPlus, LfocPreset, Policy, Stock, Ucp, UcpCurve, UserPlan,
-    Whirlpool, YuPetrov,
-};
+use crate::registry::{lfoc, policy_for};
+use cachepart_machine::{Machine, Plan};
+use cachepart_policy::{LfocPreset, Policy};
 use cachepart_profile::optimal::{self, Progress, SolveOptions, Structure, TieRule};
 use cachepart_profile::{
     evaluate, Evaluation, MetricsTable, Mix, ModelConfig, ProfileMachine, Workload,
@@ -175,57 +173,6 @@ pub fn restrict_ways(mix: &mut Mix, ways: usize) -> Result<(), Error> {
     }
     mix.ways = ways;
     Ok(())
-}
-
-pub(crate) fn lfoc(opts: &RunOptions) -> Lfoc {
-    let d = Lfoc::preset(opts.lfoc_preset);
-    Lfoc {
-        max_streaming: opts.lfoc_max_streaming.unwrap_or(d.max_streaming),
-        gaps_per_streaming: opts.lfoc_gaps_per_streaming.unwrap_or(d.gaps_per_streaming),
-        ..d
-    }
-}
-
-pub(crate) fn policy_for(
-    algorithm: Algorithm,
-    opts: &RunOptions,
-) -> Result<Box<dyn Policy>, Error> {
-    Ok(match algorithm {
-        Algorithm::Stock => Box::new(Stock),
-        Algorithm::EqualPart => Box::new(EqualPart),
-        Algorithm::Ucp => Box::new(Ucp {
-            curve: UcpCurve::Mpki,
-        }),
-        Algorithm::UcpSlowdown => Box::new(Ucp {
-            curve: UcpCurve::Slowdown,
-        }),
-        Algorithm::YuPetrov => Box::new(YuPetrov),
-        Algorithm::Whirlpool => Box::new(Whirlpool {
-            share_model: ShareModel::Llcmpki,
-        }),
-        Algorithm::WhirlpoolC => Box::new(Whirlpool {
-            share_model: ShareModel::Llcmpkc,
-        }),
-        Algorithm::Kpart => Box::new(Kpart),
-        Algorithm::Dunn => Box::new(Dunn::default()),
-        Algorithm::Lfoc => Box::new(lfoc(opts)),
-        Algorithm::LfocPlus => Box::new(LfocPlus { lfoc: lfoc(opts) }),
-        Algorithm::LfocOnline
-        | Algorithm::KpartDynaway
-        | Algorithm::DunnDynamic
-        | Algorithm::UcpOnline
-        | Algorithm::ThrottleOnline => {
-            return Err(Error::Usage(format!(
-                "{algorithm} measures the apps as they run: it needs a machine with time (sim run, policy = \"{algorithm}\"); the table-driven model has none"
-            )))
-        }
-        Algorithm::User => Box::new(UserPlan {
-            text: opts.user_plan.clone().ok_or_else(|| {
-                Error::Usage("the user algorithm needs a plan (--plan MASK=APPS;...)".into())
-            })?,
-        }),
-        Algorithm::Optimal(..) => unreachable!("solvers are not policies"),
-    })
 }
 
 /// Runs one algorithm on a prepared mix.

@@ -10,9 +10,10 @@ use cachepart_policy::{
 use cachepart_sim::system::SimMachine;
 
 use crate::error::Error;
+use crate::registry::{lfoc, policy_for};
 use crate::run::coloring::ColorController;
 use crate::run::online::{dunn_dynamic_for, kpart_dynaway_for, lfoc_online_for, ucp_online_for};
-use crate::run::profile::{lfoc, policy_for, RunOptions};
+use crate::run::profile::RunOptions;
 use crate::spec::scenario::Scenario;
 use crate::Algorithm;
 
