@@ -37,9 +37,8 @@ use std::sync::Arc;
 
 use cachepart_sim::memory::ColorLayout;
 use cachepart_sim::system::{
-    run_alone_warmed, AloneSize, AppSpec, AppTotals, CptFile, PlatformConfig,
+    run_alone_warmed, sweep_grid, AloneSize, AppSpec, AppTotals, CptFile, PlatformConfig,
 };
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -322,26 +321,16 @@ pub fn sweep_many_with(
         Axis::Colors => color_count(&platform)?,
         Axis::Ways => 0,
     };
-    let jobs: Vec<(usize, u32)> = (0..apps.len())
-        .flat_map(|a| sizes.iter().map(move |&s| (a, s)))
-        .collect();
+    let total = apps.len() * sizes.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let runs: Vec<AloneRun> = jobs
-        .par_iter()
-        .map(|&(a, s)| {
-            let r = alone_at(&platform, &apps[a], opts, axis, s, colors);
-            if let (Ok(_), Some(p)) = (&r, progress) {
-                let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                p(k, jobs.len());
-            }
-            r
-        })
-        .collect::<Result<_, _>>()?;
-    let mut out: Vec<Vec<AloneRun>> = vec![Vec::with_capacity(sizes.len()); apps.len()];
-    for ((a, _), r) in jobs.into_iter().zip(runs) {
-        out[a].push(r);
-    }
-    Ok(out)
+    sweep_grid(apps.len(), &sizes, |a, s| {
+        let r = alone_at(&platform, &apps[a], opts, axis, s, colors);
+        if let (Ok(_), Some(p)) = (&r, progress) {
+            let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            p(k, total);
+        }
+        r
+    })
 }
 
 /// [`sweep_many`] of one app.

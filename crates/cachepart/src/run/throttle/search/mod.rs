@@ -36,30 +36,30 @@
 //! Runs are independent and spread over threads.
 //!
 //! `check.rs` checks the options against the scenario before anything
-//! runs, `space.rs` builds the duty-cycle and prefetcher-word vectors and
+//! runs, `space.rs` builds the duty-cycle and prefetcher-word vectors,
+//! `candidate.rs` turns a run into a ranked [`Candidate`], and
 //! [`crate::output::throttle_search`] writes the report as a table, CSV or
 //! JSON.
 
 use cachepart_machine::Duty;
-use cachepart_profile::MixMetrics;
 use cachepart_sim::memory::{ColorLayout, FRAME_BYTES};
-use cachepart_sim::system::IdleQuantum;
-use cachepart_units::IdSet;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::Error;
-use crate::registry::method::{gmean, RunMethod};
 use crate::run::alone::SweepProgress;
-use crate::run::sim::{run_scenario, SimReport};
+use crate::run::sim::run_scenario;
 use crate::run::throttle::coloring::{color_splits, split_count};
 use crate::run::throttle::quantum::{quantum_vectors, DEFAULT_RUN_CYCLES, IDLE_PERCENT};
 use crate::spec::scenario::Scenario;
 
+mod candidate;
 mod check;
 mod space;
 
+pub use candidate::Candidate;
+use candidate::{best, candidate, rank, slowdowns, Alone, Setting};
 use check::check;
 use space::{duty_vectors, word_vectors};
 
@@ -93,29 +93,6 @@ impl Default for SearchOptions {
     }
 }
 
-/// One setting tried.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Candidate {
-    /// Which step found it: `default`, `duty`, `hybrid`, `quantum` or
-    /// `coloring`.
-    pub stage: &'static str,
-    /// Each app's duty cycle.
-    pub duty: Vec<Duty>,
-    /// Each app's prefetcher word (MSR 0x1A4 layout), when prefetchers
-    /// are on.
-    pub prefetchers: Vec<Option<u64>>,
-    /// Each app's idle process (quantum adjustment), if any.
-    pub quantum: Vec<Option<IdleQuantum>>,
-    /// Each app's page colors (range syntax), if restricted.
-    pub colors: Vec<Option<String>>,
-    /// Each app's slowdown against its standalone run.
-    pub slowdowns: Vec<f64>,
-    /// CoV of normalised performance (lower is fairer).
-    pub unfairness_factor: f64,
-    /// Geometric mean of normalised performance.
-    pub efficiency: f64,
-}
-
 /// What a search found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SearchReport {
@@ -138,56 +115,6 @@ pub struct SearchReport {
     pub best_coloring: Option<Candidate>,
     /// Every candidate, in search order.
     pub candidates: Vec<Candidate>,
-}
-
-/// Standalone performance of one app: IPC alone, and under the restart
-/// method the cycles of one run alone.
-struct Alone {
-    ipc: f64,
-    run_cycles: Option<f64>,
-}
-
-fn slowdowns(report: &SimReport, alone: &[Alone], method: RunMethod) -> Vec<f64> {
-    report
-        .apps
-        .iter()
-        .zip(alone)
-        .map(|(r, a)| match (method, a.run_cycles, &r.runs) {
-            (RunMethod::Restart { .. }, Some(alone), Some(runs)) if alone > 0.0 => {
-                gmean(runs).map_or(f64::INFINITY, |g| g / alone)
-            }
-            _ if r.totals.ipc > 0.0 => a.ipc / r.totals.ipc,
-            _ => f64::INFINITY,
-        })
-        .collect()
-}
-
-/// One setting of every app: what a candidate run changes in the
-/// scenario.
-#[derive(Clone, Debug, PartialEq)]
-struct Setting {
-    duty: Vec<Duty>,
-    words: Vec<Option<u64>>,
-    quantum: Vec<Option<IdleQuantum>>,
-    colors: Vec<Option<IdSet>>,
-}
-
-fn candidate(stage: &'static str, set: &Setting, slow: Vec<f64>) -> Candidate {
-    let m = MixMetrics::compute(&slow, &vec![1.0; slow.len()]);
-    Candidate {
-        stage,
-        duty: set.duty.clone(),
-        prefetchers: set.words.clone(),
-        quantum: set.quantum.clone(),
-        colors: set
-            .colors
-            .iter()
-            .map(|c| c.as_ref().map(IdSet::to_string))
-            .collect(),
-        slowdowns: slow,
-        unfairness_factor: m.unfairness_factor,
-        efficiency: m.gmean_speedup,
-    }
 }
 
 fn too_many(what: &str, runs: usize, max: usize) -> Error {
@@ -395,17 +322,4 @@ fn stage(
     let b = best(&found).clone();
     candidates.extend(found);
     Ok(b)
-}
-
-fn rank(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
-    a.unfairness_factor
-        .total_cmp(&b.unfairness_factor)
-        .then(b.efficiency.total_cmp(&a.efficiency))
-}
-
-/// The fairest candidate (the first of equals).
-fn best(c: &[Candidate]) -> &Candidate {
-    c.iter()
-        .reduce(|x, y| if rank(y, x).is_lt() { y } else { x })
-        .expect("a search has candidates")
 }
