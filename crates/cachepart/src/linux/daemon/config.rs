@@ -23,10 +23,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cachepart_linux::targets::Selector;
 use serde::Deserialize;
 use toml::Spanned;
 
+pub use super::target::Target;
+use super::target::{check_targets, TargetFile};
 use crate::error::Error;
 use crate::linux::mix::parse_interval;
 use crate::run::online::{
@@ -56,35 +57,6 @@ struct File {
     ucp_online: Option<UcpOnlineFile>,
     #[serde(default)]
     throttle_online: Option<ThrottleOnlineFile>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct TargetFile {
-    name: Spanned<String>,
-    #[serde(default)]
-    pid: Option<Spanned<u32>>,
-    #[serde(default)]
-    comm: Option<Spanned<String>>,
-    #[serde(default)]
-    cgroup: Option<Spanned<PathBuf>>,
-    #[serde(default)]
-    profile: Option<Spanned<String>>,
-}
-
-/// One target: the processes one selector names, under one name and one
-/// profile.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// Its name; its processes are `NAME:PID` in plans and logs.
-    pub name: String,
-    /// Which processes.
-    pub selector: Selector,
-    /// Its program name in the profile table.
-    pub profile: String,
-    /// The line of the target's `profile` (else of its `name`), for
-    /// errors found when the table is read.
-    pub profile_line: usize,
 }
 
 /// A checked configuration.
@@ -129,7 +101,7 @@ impl DaemonConfig {
 }
 
 /// The 1-based line of byte offset `at` in `text`.
-fn line_of(text: &str, at: usize) -> usize {
+pub(super) fn line_of(text: &str, at: usize) -> usize {
     text[..at.min(text.len())].matches('\n').count() + 1
 }
 
@@ -204,70 +176,7 @@ impl DaemonConfig {
                     .into(),
             ));
         }
-        let mut targets: Vec<Target> = Vec::new();
-        for (i, t) in file.targets.iter().enumerate() {
-            let field = |f: &str| format!("target[{i}].{f}");
-            let t_span = t.span();
-            let t = t.get_ref();
-            let name = t.name.get_ref();
-            let good_name = !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-            if !good_name {
-                return Err(at(
-                    &t.name.span(),
-                    &field("name"),
-                    format!("'{name}': expected letters, digits, '_', '.' or '-'"),
-                ));
-            }
-            if targets.iter().any(|o| &o.name == name) {
-                return Err(at(
-                    &t.name.span(),
-                    &field("name"),
-                    format!("'{name}' names two targets; expected one name per target"),
-                ));
-            }
-            let mut given: Vec<(Selector, Range<usize>, &str)> = Vec::new();
-            if let Some(p) = &t.pid {
-                given.push((Selector::Pid(*p.get_ref()), p.span(), "pid"));
-            }
-            if let Some(c) = &t.comm {
-                given.push((Selector::Comm(c.get_ref().clone()), c.span(), "comm"));
-            }
-            if let Some(c) = &t.cgroup {
-                given.push((Selector::Cgroup(c.get_ref().clone()), c.span(), "cgroup"));
-            }
-            if given.len() != 1 {
-                let span = given.get(1).map_or(t_span, |g| g.1.clone());
-                return Err(at(
-                    &span,
-                    &field("pid"),
-                    format!(
-                        "{} given; expected exactly one of pid, comm, cgroup",
-                        if given.is_empty() {
-                            "none".to_string()
-                        } else {
-                            given.iter().map(|g| g.2).collect::<Vec<_>>().join(" and ")
-                        }
-                    ),
-                ));
-            }
-            let (selector, span, key) = given.pop().expect("one selector");
-            selector.check().map_err(|e| at(&span, &field(key), e))?;
-            targets.push(Target {
-                name: name.clone(),
-                selector,
-                profile: t
-                    .profile
-                    .as_ref()
-                    .map_or_else(|| name.clone(), |p| p.get_ref().clone()),
-                profile_line: line_of(
-                    text,
-                    t.profile.as_ref().map_or(t.name.span(), |p| p.span()).start,
-                ),
-            });
-        }
+        let targets = check_targets(text, &file.targets, &at)?;
         Ok(DaemonConfig {
             path: path.to_path_buf(),
             policy,
@@ -287,6 +196,7 @@ impl DaemonConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cachepart_linux::targets::Selector;
 
     fn parse(text: &str) -> Result<DaemonConfig, String> {
         DaemonConfig::parse(text, Path::new("/etc/cachepart/daemon.toml"))

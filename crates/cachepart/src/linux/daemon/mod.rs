@@ -1,5 +1,6 @@
 //! `cachepart daemon`: a policy managing processes that run anyway,
-//! found by process id, command name or cgroup ([`config`]).
+//! found by process id, command name or cgroup ([`config`]; each
+//! target's checks in `target.rs`).
 //!
 //! The loop, once an interval: find every target's processes again
 //! (processes that appeared join, those gone leave); when the set changed,
@@ -23,6 +24,7 @@
 
 pub mod config;
 pub mod log;
+mod target;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
