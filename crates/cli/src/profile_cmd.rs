@@ -4,11 +4,13 @@ use crate::common_args::{BuiltinSetArg, Format, FormatArg, OutputArg, QuietArg, 
 use crate::kind_arg::kind_parser;
 use crate::output::{check_distinct, Output};
 use anyhow::{bail, Context, Result};
+use cachepart::output::report::{self, ReportOptions};
 use cachepart::policy::LfocPreset;
-use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
-use cachepart::profile_job::{AppTiming, ProfileOptions};
-use cachepart::report::{self, ReportOptions};
-use cachepart::{classify, Algorithm, RunOptions};
+use cachepart::profile::{BwModel, MetricsTable, ModelConfig, Workload};
+use cachepart::run::alone::{AppTiming, ProfileOptions};
+use cachepart::run::classify;
+use cachepart::spec::data::MixData;
+use cachepart::{Algorithm, RunOptions};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -207,29 +209,17 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     if stdin(&data.metrics) && stdin(&data.workloads) {
         bail!("--metrics - and --workloads -: standard input can be read once; give one of them as a file");
     }
-    cachepart::options::MixSources {
-        metrics: data.metrics.is_some(),
-        workloads: data.workloads.is_some(),
-        mixes: data.apps.is_some(),
-        need_mixes: need_workloads,
-    }
-    .check()?;
-    let table = match &data.metrics {
-        Some(p) => MetricsTable::from_path(p)?,
-        None => data.builtin.builtin.table()?,
+    let mixes: Option<Vec<Vec<String>>> = data
+        .apps
+        .as_ref()
+        .map(|apps| vec![apps.split(',').map(|a| a.trim().to_string()).collect()]);
+    let sources = MixData {
+        metrics: data.metrics.as_deref(),
+        workloads: data.workloads.as_deref(),
+        mixes: mixes.as_deref(),
+        builtin: data.builtin.builtin,
     };
-    let workloads = if let Some(apps) = &data.apps {
-        let names: Vec<&str> = apps.split(',').map(str::trim).collect();
-        vec![Workload::new("W1", &names)]
-    } else if let Some(p) = &data.workloads {
-        read_workloads(p)?
-    } else if data.metrics.is_none() {
-        data.builtin.builtin.workloads()?
-    } else {
-        let names: Vec<&str> = table.apps().iter().map(|a| a.name.as_str()).collect();
-        vec![Workload::new("all", &names)]
-    };
-    Ok((table, workloads))
+    Ok(sources.load(need_workloads)?)
 }
 
 impl DataArgs {
@@ -319,7 +309,7 @@ fn eval(a: EvalArgs) -> Result<()> {
     if let Some(chart) = &chart {
         chart
             .write_path_with(|p| {
-                cachepart::chart::write_tradeoff_png(
+                cachepart::output::chart::write_tradeoff_png(
                     &outcomes,
                     p,
                     "STP vs unfairness, normalised to stock",
@@ -358,9 +348,9 @@ fn classify_cmd(a: ClassifyArgs) -> Result<()> {
 fn from_trace(a: FromTraceArgs) -> Result<()> {
     let output = a.output.resolve()?;
     output.check_not_input(a.traces.iter().map(PathBuf::as_path))?;
-    let mut platform = cachepart::platforms::resolve(&a.platform, None)?;
-    cachepart::platforms::set_prefetchers(&mut platform, &a.prefetchers)?;
-    let apps = cachepart::options::trace_apps(&a.traces, &a.name)?;
+    let mut platform = cachepart::spec::platforms::resolve(&a.platform, None)?;
+    cachepart::spec::platforms::set_prefetchers(&mut platform, &a.prefetchers)?;
+    let apps = cachepart::spec::options::trace_apps(&a.traces, &a.name)?;
     let opts = ProfileOptions {
         platform,
         timing: AppTiming::new(a.base_cpi, a.mlp),
@@ -369,8 +359,8 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         seed: a.seed,
     };
     let rows = a.quiet.with_runs_bar("alone runs", |progress| {
-        cachepart::from_trace::metrics_rows_with(&apps, &opts, Some(progress))
+        cachepart::run::from_trace::metrics_rows_with(&apps, &opts, Some(progress))
     });
-    let csv = cachepart::from_trace::to_csv(&rows?);
+    let csv = cachepart::run::from_trace::to_csv(&rows?);
     output.write_bytes(csv.as_bytes())
 }

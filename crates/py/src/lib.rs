@@ -14,16 +14,14 @@
 mod kinds;
 mod sim;
 
-use cachepart::builtin::BuiltinSet;
+use cachepart::output::report::{self, ReportOptions};
 use cachepart::policy::LfocPreset;
-use cachepart::profile::{
-    read_workloads, BwModel, MetricsTable, ModelConfig, ProfileError, Workload,
-};
-use cachepart::profile_job::{stall_rate_curve, AppTiming, Axis, ProfileOptions, TraceApp};
-use cachepart::report::{self, ReportOptions};
-use cachepart::{
-    classify, compute_curve, from_trace, Algorithm, CurveKind, CurveRequest, Error, RunOptions,
-};
+use cachepart::profile::{BwModel, MetricsTable, ModelConfig, ProfileError, Workload};
+use cachepart::run::alone::{stall_rate_curve, AppTiming, Axis, ProfileOptions, TraceApp};
+use cachepart::run::{classify, from_trace};
+use cachepart::spec::builtin::BuiltinSet;
+use cachepart::spec::data::MixData;
+use cachepart::{compute_curve, Algorithm, CurveKind, CurveRequest, Error, RunOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -138,34 +136,13 @@ fn load(
     need_workloads: bool,
     set: BuiltinSet,
 ) -> Result<(MetricsTable, Vec<Workload>), Error> {
-    cachepart::options::MixSources {
-        metrics: metrics.is_some(),
-        workloads: workloads.is_some(),
-        mixes: mixes.is_some(),
-        need_mixes: need_workloads,
+    MixData {
+        metrics: metrics.as_deref(),
+        workloads: workloads.as_deref(),
+        mixes: mixes.as_deref(),
+        builtin: set,
     }
-    .check()?;
-    let table = match &metrics {
-        Some(p) => MetricsTable::from_path(p)?,
-        None => set.table()?,
-    };
-    let wl = if let Some(m) = mixes {
-        m.iter()
-            .enumerate()
-            .map(|(i, apps)| {
-                let names: Vec<&str> = apps.iter().map(String::as_str).collect();
-                Workload::new(&format!("W{}", i + 1), &names)
-            })
-            .collect()
-    } else if let Some(p) = &workloads {
-        read_workloads(p)?
-    } else if metrics.is_none() {
-        set.workloads()?
-    } else {
-        let names: Vec<&str> = table.apps().iter().map(|a| a.name.as_str()).collect();
-        vec![Workload::new("all", &names)]
-    };
-    Ok((table, wl))
+    .load(need_workloads)
 }
 
 /// Evaluates algorithms; returns the per-app rows as JSON text.
@@ -340,7 +317,7 @@ fn profile_options(
     seed: u64,
 ) -> Result<ProfileOptions, Error> {
     Ok(ProfileOptions {
-        platform: cachepart::platforms::resolve(platform, None)?,
+        platform: cachepart::spec::platforms::resolve(platform, None)?,
         timing: AppTiming::new(base_cpi, mlp),
         instructions,
         warmup: 0,
@@ -395,7 +372,7 @@ fn profile_from_traces(
             warmup,
             ..profile_options(&platform, base_cpi, mlp, instructions, seed)?
         };
-        let apps = cachepart::options::trace_apps(&traces, &names.unwrap_or_default())?;
+        let apps = cachepart::spec::options::trace_apps(&traces, &names.unwrap_or_default())?;
         from_trace::profile_traces(&apps, &opts)
     })
 }

@@ -275,14 +275,35 @@ pub fn alone_sweep_many(
     sample_cycles: Option<u64>,
 ) -> Result<Vec<Vec<AloneRun>>, SystemError> {
     let sizes = axis_sizes(platform, axis);
-    let jobs: Vec<(usize, AloneSize)> = (0..apps.len())
+    sweep_grid(apps.len(), &sizes, |a, s| {
+        run_alone_at(platform, &apps[a], s, seed, sample_cycles)
+    })
+}
+
+/// The loop of every alone sweep: `run(a, size)` for each of `apps` apps
+/// at each of `sizes`, in parallel (rayon); `out[a][i]` is app `a` at the
+/// `i`-th size, equal to the serial runs' whatever the thread count. Its
+/// callers choose how one alone run is made ([`alone_sweep_many`]: the
+/// simulator machine's alone curves; the facade's profiling sweeps, with
+/// a warm-up, occupancy sampling and progress).
+pub fn sweep_grid<S, T, E>(
+    apps: usize,
+    sizes: &[S],
+    run: impl Fn(usize, S) -> Result<T, E> + Sync,
+) -> Result<Vec<Vec<T>>, E>
+where
+    S: Copy + Sync,
+    T: Send,
+    E: Send,
+{
+    let jobs: Vec<(usize, S)> = (0..apps)
         .flat_map(|a| sizes.iter().map(move |&s| (a, s)))
         .collect();
-    let runs: Vec<AloneRun> = jobs
+    let runs: Vec<T> = jobs
         .par_iter()
-        .map(|&(a, s)| run_alone_at(platform, &apps[a], s, seed, sample_cycles))
+        .map(|&(a, s)| run(a, s))
         .collect::<Result<_, _>>()?;
-    let mut out: Vec<Vec<AloneRun>> = vec![Vec::with_capacity(sizes.len()); apps.len()];
+    let mut out: Vec<Vec<T>> = (0..apps).map(|_| Vec::with_capacity(sizes.len())).collect();
     for ((a, _), r) in jobs.into_iter().zip(runs) {
         out[a].push(r);
     }
@@ -303,4 +324,31 @@ pub fn alone_sweep(
         .into_iter()
         .map(|r| r.totals)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sweep_grid;
+
+    #[test]
+    fn a_grid_is_per_app_in_size_order_and_stops_at_an_error() {
+        let sizes = [Size(1), Size(2), Size(3)];
+        let out: Vec<Vec<u32>> =
+            sweep_grid(2, &sizes, |a, s| Ok::<_, String>(10 * a as u32 + s.0)).unwrap();
+        assert_eq!(out, vec![vec![1, 2, 3], vec![11, 12, 13]]);
+        let none: Vec<Vec<u32>> = sweep_grid(0, &sizes, |_, s| Ok::<_, String>(s.0)).unwrap();
+        assert!(none.is_empty());
+        let e = sweep_grid(2, &sizes, |a, s| {
+            if a == 1 && s.0 == 2 {
+                Err(format!("app {a} at {}", s.0))
+            } else {
+                Ok(s.0)
+            }
+        })
+        .unwrap_err();
+        assert_eq!(e, "app 1 at 2");
+    }
+
+    #[derive(Clone, Copy)]
+    struct Size(u32);
 }

@@ -59,7 +59,7 @@ pub mod window;
 
 pub use alone::{
     alone_sweep, alone_sweep_many, run_alone, run_alone_at, run_alone_for, run_alone_runs,
-    run_alone_warmed, sweep_platform, AloneRun, AloneSize,
+    run_alone_warmed, sweep_grid, sweep_platform, AloneRun, AloneSize,
 };
 pub use app::{AppSpec, AppTotals};
 pub use clock_modulation::{ClockModulation, DutyClock};
