@@ -15,8 +15,10 @@ use cachepart_sim::{
     ParallelCachegrind, EVENTS,
 };
 use cachepart_trace::{Prefetch, Reader, TraceFile};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::error::Error;
+use crate::output::{self, CsvOptions};
 use crate::platforms;
 
 /// Parses the value of cachegrind's option `--NAME=VALUE` (`NAME` is `I1`,
@@ -265,22 +267,37 @@ pub fn totals(s: &CachegrindSummary) -> Vec<(&'static str, u64)> {
     EVENTS.iter().copied().zip(s.values()).collect()
 }
 
+/// The nine totals as one row: cachegrind's event names (`Ir`, `I1mr`,
+/// ...) as columns, in cachegrind's order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TotalsRow(pub [u64; 9]);
+
+impl From<&CachegrindSummary> for TotalsRow {
+    fn from(s: &CachegrindSummary) -> TotalsRow {
+        TotalsRow(s.values())
+    }
+}
+
+impl Serialize for TotalsRow {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(EVENTS.len()))?;
+        for (k, v) in EVENTS.iter().zip(self.0) {
+            m.serialize_entry(k, &v)?;
+        }
+        m.end()
+    }
+}
+
 /// The nine totals as CSV: a header row of cachegrind's event names
 /// (`Ir,I1mr,...`) and one row of values.
 pub fn to_csv(s: &CachegrindSummary) -> String {
-    let values: Vec<String> = s.values().iter().map(|v| v.to_string()).collect();
-    format!("{}\n{}\n", EVENTS.join(","), values.join(","))
+    output::to_csv(&[TotalsRow::from(s)], CsvOptions::default())
 }
 
 /// The nine totals as one JSON object, keys in cachegrind's event order
 /// (`Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw`).
 pub fn to_json(s: &CachegrindSummary) -> String {
-    let fields: Vec<String> = EVENTS
-        .iter()
-        .zip(s.values())
-        .map(|(k, v)| format!("  \"{k}\": {v}"))
-        .collect();
-    format!("{{\n{}\n}}\n", fields.join(",\n"))
+    output::to_json(&TotalsRow::from(s))
 }
 
 #[cfg(test)]

@@ -62,6 +62,7 @@ pub mod method;
 pub mod online;
 pub mod online_throttle;
 pub mod options;
+pub mod output;
 pub mod platforms;
 pub mod profile_job;
 pub mod report;

@@ -23,6 +23,6 @@ mod format;
 mod report;
 mod run;
 
-pub use format::{to_csv, to_json, to_table};
+pub use format::{csv_rows, to_csv, to_json, to_table, SimCsvRow};
 pub use report::{AppPrefetch, AppResult, SimReport};
 pub use run::{run_scenario, SimProgress};

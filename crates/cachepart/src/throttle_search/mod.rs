@@ -61,7 +61,7 @@ mod format;
 mod space;
 
 use check::check;
-pub use format::{to_csv, to_json, to_table};
+pub use format::{csv_rows, to_csv, to_json, to_table, CandidateRow};
 use space::{duty_vectors, word_vectors};
 
 /// How far the search goes.
