@@ -1,31 +1,34 @@
 //! cachepart: compare LLC partitioning policies on the same mixes.
 //!
-//! This crate wires machines, policies and mixes together:
+//! This crate wires machines, policies and mixes together. Its modules,
+//! one directory per concern:
 //!
-//! * [`Algorithm`]: every policy and exact solver by its kebab-case name
-//!   (`ucp`, `lfoc`, `optc-unf`, ...), shared by the CLI, configs and Python;
-//! * [`run_profile`]: runs algorithms on workloads with the table-driven
-//!   machine and returns one [`Outcome`] per (workload, algorithm);
-//! * [`report`]: flattens outcomes into rows and writes them as a table, CSV
-//!   or JSON;
-//! * [`cachegrind`]: the cachegrind-compatible simulation of a trace
-//!   (geometry from cachegrind's options or a platform, cachegrind's
-//!   summary layout and its nine totals as JSON);
-//! * [`classify`]: the LFOC class of each program with the numbers behind it;
-//! * [`chart`]: the STP-versus-unfairness chart normalised to `stock` (PNG).
-//! * [`coloring`]: page-color policies on the simulator (COLORIS, Tam);
-//! * [`samples`]: per-app, per-interval samples of a simulated run as CSV
-//!   or Parquet.
-//! * [`profile_job`]: alone runs of a trace over way or color counts on
-//!   the simulator, and Tam et al.'s stall-rate curves;
-//! * [`from_trace`]: PBBCache metrics tables made from traces that way.
-//! * [`key_set`]: `--set KEY=VALUE`, any key of a scenario file changed
-//!   from the command line, Python or a sweep.
-//! * [`experiments`]: sweeps of simulator scenarios that reproduce the
-//!   papers' figures (table, plot and write-up per experiment file).
-//! * [`linux_run`] and [`daemon`]: a policy on this Linux machine, over a
-//!   mix it launches (`cachepart run`) or over processes it adopts
-//!   (`cachepart daemon`).
+//! * [`registry`]: what can be run, by name: [`Algorithm`] (every policy
+//!   and exact solver by its kebab-case name, `ucp`, `lfoc`, `optc-unf`,
+//!   ..., shared by the CLI, configuration files and Python) and the
+//!   simulator's run methods ([`registry::method`]).
+//! * [`spec`]: what users write: scenario files ([`spec::scenario`],
+//!   checked once into a [`Scenario`]), the built-in platforms and data
+//!   sets, `--set KEY=VALUE` changes ([`spec::key_set`]) and the options
+//!   shared by the commands that load mixes.
+//! * [`run`]: running: algorithms on the table-driven machine
+//!   ([`run_profile`], one [`Outcome`] per workload and algorithm),
+//!   scenarios on the simulator ([`run::sim`]), alone sweeps of a trace
+//!   over way or color counts and the metrics tables and stall-rate curves
+//!   made from them, miss-rate curves ([`compute_curve`]), page-color
+//!   policies, the throttling search, the cachegrind-compatible simulation,
+//!   LFOC's classes and two tables side by side.
+//! * [`linux`]: a policy on this Linux machine, over a mix it launches
+//!   (`cachepart run`) or over processes it adopts (`cachepart daemon`),
+//!   and CAT sweeps of real programs; the backend crate
+//!   `cachepart-linux` is re-exported in it.
+//! * [`output`]: what users read: rows and their table, CSV and JSON
+//!   formats, per-interval samples (CSV, Parquet) and charts (PNG).
+//! * [`error`]: the one error type, [`Error`], with a kind per seam.
+//!
+//! The paper reproductions (experiment files, their designs, tables,
+//! figures and write-ups) are the crate `cachepart-repro`, built on this
+//! one.
 //!
 //! ```no_run
 //! use cachepart::{run_profile, Algorithm, RunOptions};
@@ -35,58 +38,30 @@
 //! let mixes = read_workloads(Path::new("workloads.csv")).unwrap();
 //! let algos = Algorithm::parse_list("ucp,lfoc,optc-unf").unwrap();
 //! let outcomes = run_profile(&table, &mixes, &algos, &RunOptions::default()).unwrap();
-//! println!("{}", cachepart::report::to_table(&cachepart::report::rows(&outcomes)));
+//! println!("{}", cachepart::output::report::to_table(&cachepart::output::report::rows(&outcomes)));
 //! ```
 #![deny(missing_docs)]
 
-mod algorithm;
-pub mod builtin;
-pub mod cachegrind;
-pub mod chart;
-pub mod classify;
-pub mod coloring;
-pub mod compare;
-mod curve_job;
-pub mod daemon;
-mod error;
-mod experiment;
-pub mod experiments;
-pub mod from_trace;
-pub mod key_set;
-pub mod linux_control;
-pub mod linux_counters;
-pub mod linux_measure;
-pub mod linux_mix;
-pub mod linux_run;
-pub mod method;
-pub mod online;
-pub mod online_throttle;
-pub mod options;
+pub mod error;
+pub mod linux;
 pub mod output;
-pub mod platforms;
-pub mod profile_job;
-pub mod report;
-pub mod samples;
-pub mod scenario;
-pub mod sim_run;
-pub mod stall_curve;
+pub mod registry;
+pub mod run;
+pub mod spec;
 #[cfg(test)]
 mod test_traces;
-pub mod throttle_coloring;
-pub mod throttle_quantum;
-pub mod throttle_search;
 
-pub use algorithm::Algorithm;
-pub use cachepart_linux as linux;
-pub use curve_job::{
+pub use error::Error;
+pub use registry::Algorithm;
+pub use run::curve::{
     compute_curve, compute_curve_with, CurveCounts, CurveKind, CurveRequest, CurveResult, ReadHook,
     SamplingInfo,
 };
-pub use error::Error;
-pub use experiment::{
+pub use run::profile::{
     max_threads, restrict_ways, run_one, run_profile, time_limit_from_secs, Outcome, ProgressFn,
     RunOptions, SolverInfo, MAX_THREADS_PER_CORE, MAX_TIME_LIMIT_SECS,
 };
+pub use spec::scenario::Scenario;
 
 pub use cachepart_curves as curves;
 pub use cachepart_machine as machine;

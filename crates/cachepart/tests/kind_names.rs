@@ -2,11 +2,11 @@
 //! way there as strum does (`Kind::name`, the CLI, Python and messages),
 //! and every name parses back to its variant.
 
-use cachepart::builtin::BuiltinSet;
-use cachepart::coloring::ColorPolicy;
 use cachepart::policy::{AppClass, LfocPreset};
 use cachepart::profile::BwModel;
-use cachepart::profile_job::Axis;
+use cachepart::run::alone::Axis;
+use cachepart::run::coloring::ColorPolicy;
+use cachepart::spec::builtin::BuiltinSet;
 use cachepart::trace::TraceFormat;
 use cachepart::{CurveKind, Kind};
 use cachepart_sim::memory::AllocatorKind;

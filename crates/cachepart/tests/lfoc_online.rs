@@ -5,8 +5,8 @@
 
 mod common;
 
-use cachepart::scenario::{Scenario, ScenarioFile};
-use cachepart::sim_run::{run_scenario, SimReport};
+use cachepart::run::sim::{run_scenario, SimReport};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 use cachepart_policy::lfoc_online::DecisionKind;
 use cachepart_policy::AppClass;
 
@@ -115,7 +115,7 @@ fn kpart_dynaway_sweeps_each_app_then_plans() {
     let mut file = text.clone();
     file.policy = Some("kpart-dynaway".into());
     file.lfoc_online = None;
-    file.kpart_dynaway = Some(cachepart::online::KpartDynawayFile {
+    file.kpart_dynaway = Some(cachepart::run::online::KpartDynawayFile {
         window_instructions: Some(40_000.0),
         reprofile_cycles: None,
     });
@@ -156,7 +156,7 @@ fn dunn_dynamic_replans_from_measured_stalls() {
     let mut file = scenario("").unwrap().file;
     file.policy = Some("dunn-dynamic".into());
     file.lfoc_online = None;
-    file.dunn_dynamic = Some(cachepart::online::DunnDynamicFile {
+    file.dunn_dynamic = Some(cachepart::run::online::DunnDynamicFile {
         period_cycles: Some(1_000_000),
         max_clusters: None,
     });

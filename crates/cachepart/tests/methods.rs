@@ -1,9 +1,9 @@
 //! The run methodologies on the simulator, end to end: LFOC's restarts and
 //! COLORIS's fixed time, their stopping rules, slowdowns and checks.
 
-use cachepart::method::RunMethod;
-use cachepart::scenario::{Scenario, ScenarioFile};
-use cachepart::sim_run::{run_scenario, SimReport};
+use cachepart::registry::method::RunMethod;
+use cachepart::run::sim::{run_scenario, SimReport};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 
 /// The tiny scenario's two apps (a cache-sensitive one and a streaming
 /// one on the dual-core Xeon 5160) with short traces of different

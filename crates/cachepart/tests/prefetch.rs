@@ -2,8 +2,8 @@
 //! default word or a given one, counted in the report; bad words refused
 //! before the run, naming the key.
 
-use cachepart::scenario::{Scenario, ScenarioFile};
-use cachepart::sim_run::{run_scenario, SimReport};
+use cachepart::run::sim::{run_scenario, SimReport};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 
 fn scenario(platform: &str, key: &str) -> Result<Scenario, cachepart::Error> {
     let text = format!(

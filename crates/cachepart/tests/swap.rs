@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use cachepart::scenario::{Scenario, ScenarioFile};
-use cachepart::sim_run::{run_scenario, SimReport};
+use cachepart::run::sim::{run_scenario, SimReport};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 use cachepart_sim::memory::{ColorLayout, HugePages, PageSize};
 use cachepart_sim::system::System;
 

@@ -5,9 +5,9 @@
 //! app shifts the slowdowns; the search finds a fairer setting than the
 //! default and gives the same answer every time.
 
-use cachepart::scenario::{Scenario, ScenarioFile};
-use cachepart::sim_run::{run_scenario, SimReport};
-use cachepart::throttle_search::{search, SearchOptions};
+use cachepart::run::sim::{run_scenario, SimReport};
+use cachepart::run::throttle::search::{search, SearchOptions};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 
 fn scenario(
     platform: &str,
@@ -160,8 +160,8 @@ fn the_search_finds_a_fairer_setting_and_repeats_itself() {
     assert_eq!(full.slowdowns, r.default.slowdowns);
     let again = search(&s, &SearchOptions::default()).unwrap();
     assert_eq!(
-        cachepart::throttle_search::to_json(&r),
-        cachepart::throttle_search::to_json(&again)
+        cachepart::output::throttle_search::to_json(&r),
+        cachepart::output::throttle_search::to_json(&again)
     );
 
     // Refusals: no modulation, too many runs, hybrid without prefetchers,
@@ -304,7 +304,7 @@ fn an_idle_process_slows_its_app_and_the_quantum_stage_finds_the_stream() {
     let q = r.best_quantum.clone().unwrap();
     assert!(q.quantum[0].is_none() && q.quantum[1].is_some(), "{q:?}");
     assert!(q.unfairness_factor < r.default.unfairness_factor * 0.8);
-    let csv = cachepart::throttle_search::to_csv(&r);
+    let csv = cachepart::output::throttle_search::to_csv(&r);
     assert!(csv.contains(",quantum,streaming,8/8,,100000/"), "{csv}");
 }
 

@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 
 use cachepart::machine::AppCurves;
+use cachepart::output::sim::to_json;
 use cachepart::profile::Mix;
-use cachepart::scenario::{Scenario, ScenarioFile};
-use cachepart::sim_run::{run_scenario, to_json, SimReport};
-use cachepart::throttle_search::{search, SearchOptions};
+use cachepart::run::sim::{run_scenario, SimReport};
+use cachepart::run::throttle::search::{search, SearchOptions};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 use cachepart::{run_one, Algorithm, RunOptions};
 use cachepart_policy::ThrottleMove;
 

@@ -4,8 +4,8 @@
 
 mod common;
 
-use cachepart::scenario::{Scenario, ScenarioFile};
-use cachepart::sim_run::{run_scenario, SimReport};
+use cachepart::run::sim::{run_scenario, SimReport};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 
 fn scenario(section: &str) -> Result<Scenario, cachepart::Error> {
     common::sensitive_and_streaming(

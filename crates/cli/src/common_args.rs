@@ -18,9 +18,9 @@
 use crate::kind_arg::kind_parser;
 use crate::output::Output;
 use anyhow::Result;
-use cachepart::builtin::BuiltinSet;
 use cachepart::linux::doctor::Roots;
 use cachepart::linux::resctrl::{mount, DEFAULT_MOUNT};
+use cachepart::spec::builtin::BuiltinSet;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;

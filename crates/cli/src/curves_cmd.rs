@@ -7,7 +7,7 @@ use crate::kind_arg::{kind_parser, kind_values};
 use crate::output::Output;
 use anyhow::{bail, Result};
 use cachepart::curves::Curve;
-use cachepart::profile_job::{
+use cachepart::run::alone::{
     stall_curve_csv, stall_rate_curve_with, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
 };
 use cachepart::Kind as _;
@@ -247,7 +247,7 @@ fn stall_rate(args: &CurvesArgs, output: &Output) -> Result<()> {
         bail!("--kind stall-rate needs --platform NAME|FILE (see `cachepart platform list`)");
     };
     let opts = ProfileOptions {
-        platform: cachepart::platforms::resolve(platform, None)?,
+        platform: cachepart::spec::platforms::resolve(platform, None)?,
         timing: AppTiming::new(args.base_cpi, args.mlp),
         instructions: args.instructions,
         warmup: 0,

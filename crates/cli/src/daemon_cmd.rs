@@ -1,4 +1,4 @@
-//! `cachepart daemon CONFIG.toml`: glue over `cachepart::daemon`. It
+//! `cachepart daemon CONFIG.toml`: glue over `cachepart::linux::daemon`. It
 //! registers the signals before anything else (SIGHUP would otherwise end
 //! the process) and runs the loop (its log on stderr, or appended to
 //! `--log FILE`) until SIGINT or SIGTERM, after which the groups are gone
@@ -6,7 +6,7 @@
 
 use crate::common_args::HostArgs;
 use anyhow::{Context, Result};
-use cachepart::daemon::{run_daemon, DaemonOptions, Requests};
+use cachepart::linux::daemon::{run_daemon, DaemonOptions, Requests};
 use clap::Args;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::path::PathBuf;

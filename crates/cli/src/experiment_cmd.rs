@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use cachepart::experiments::ExperimentOutput;
-use cachepart::experiments::{output_files, runner, ExperimentFile};
+use cachepart_repro::ExperimentOutput;
+use cachepart_repro::{output_files, runner, ExperimentFile};
 use clap::{Args, Subcommand};
 
 use crate::common_args::QuietArg;
@@ -49,7 +49,7 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
             stdin_at_most_once(&a.files)?;
             for f in &a.files {
                 let start = std::time::Instant::now();
-                let experiment = cachepart::experiments::file::Experiment::load(f)?;
+                let experiment = cachepart_repro::file::Experiment::load(f)?;
                 let n = runner::scenarios(&experiment)?.len();
                 let bar = a.quiet.bar(
                     Some(n as u64),
@@ -85,7 +85,7 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
         ExperimentCommand::Plan(a) => {
             stdin_at_most_once(&a.files)?;
             for f in &a.files {
-                let e = cachepart::experiments::file::Experiment::load(f)?;
+                let e = cachepart_repro::file::Experiment::load(f)?;
                 let runs = runner::scenarios(&e)?;
                 let file: &ExperimentFile = &e.file;
                 println!("{} ({}): {} runs", e.name, file.paper, runs.len());

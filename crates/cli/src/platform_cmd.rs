@@ -2,7 +2,7 @@
 //! (built in, or a platform file) and their page colors.
 
 use anyhow::{anyhow, Context, Result};
-use cachepart::platforms;
+use cachepart::spec::platforms;
 use cachepart_sim::memory::{AllocatorKind, ColorLayout, ColorReport, PageSize, FRAME_BYTES};
 use clap::Subcommand;
 

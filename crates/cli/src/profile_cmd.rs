@@ -4,11 +4,12 @@ use crate::common_args::{BuiltinSetArg, Format, FormatArg, OutputArg, QuietArg, 
 use crate::kind_arg::kind_parser;
 use crate::output::{check_distinct, Output};
 use anyhow::{bail, Context, Result};
+use cachepart::output::report::{self, ReportOptions};
 use cachepart::policy::LfocPreset;
 use cachepart::profile::{read_workloads, BwModel, MetricsTable, ModelConfig, Workload};
-use cachepart::profile_job::{AppTiming, ProfileOptions};
-use cachepart::report::{self, ReportOptions};
-use cachepart::{classify, Algorithm, RunOptions};
+use cachepart::run::alone::{AppTiming, ProfileOptions};
+use cachepart::run::classify;
+use cachepart::{Algorithm, RunOptions};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -207,7 +208,7 @@ fn load(data: &DataArgs, need_workloads: bool) -> Result<(MetricsTable, Vec<Work
     if stdin(&data.metrics) && stdin(&data.workloads) {
         bail!("--metrics - and --workloads -: standard input can be read once; give one of them as a file");
     }
-    cachepart::options::MixSources {
+    cachepart::spec::options::MixSources {
         metrics: data.metrics.is_some(),
         workloads: data.workloads.is_some(),
         mixes: data.apps.is_some(),
@@ -319,7 +320,7 @@ fn eval(a: EvalArgs) -> Result<()> {
     if let Some(chart) = &chart {
         chart
             .write_path_with(|p| {
-                cachepart::chart::write_tradeoff_png(
+                cachepart::output::chart::write_tradeoff_png(
                     &outcomes,
                     p,
                     "STP vs unfairness, normalised to stock",
@@ -358,9 +359,9 @@ fn classify_cmd(a: ClassifyArgs) -> Result<()> {
 fn from_trace(a: FromTraceArgs) -> Result<()> {
     let output = a.output.resolve()?;
     output.check_not_input(a.traces.iter().map(PathBuf::as_path))?;
-    let mut platform = cachepart::platforms::resolve(&a.platform, None)?;
-    cachepart::platforms::set_prefetchers(&mut platform, &a.prefetchers)?;
-    let apps = cachepart::options::trace_apps(&a.traces, &a.name)?;
+    let mut platform = cachepart::spec::platforms::resolve(&a.platform, None)?;
+    cachepart::spec::platforms::set_prefetchers(&mut platform, &a.prefetchers)?;
+    let apps = cachepart::spec::options::trace_apps(&a.traces, &a.name)?;
     let opts = ProfileOptions {
         platform,
         timing: AppTiming::new(a.base_cpi, a.mlp),
@@ -369,8 +370,8 @@ fn from_trace(a: FromTraceArgs) -> Result<()> {
         seed: a.seed,
     };
     let rows = a.quiet.with_runs_bar("alone runs", |progress| {
-        cachepart::from_trace::metrics_rows_with(&apps, &opts, Some(progress))
+        cachepart::run::from_trace::metrics_rows_with(&apps, &opts, Some(progress))
     });
-    let csv = cachepart::from_trace::to_csv(&rows?);
+    let csv = cachepart::run::from_trace::to_csv(&rows?);
     output.write_bytes(csv.as_bytes())
 }

@@ -4,9 +4,9 @@
 //! measurements against `profile from-trace` on the simulator.
 
 use anyhow::{bail, Result};
-use cachepart::compare;
 use cachepart::policy::LfocPreset;
 use cachepart::profile::MetricsTable;
+use cachepart::run::compare;
 use clap::Args;
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! `cachepart profile measure`: glue over `cachepart::linux_measure`. It
+//! `cachepart profile measure`: glue over `cachepart::linux::measure`. It
 //! reads the apps (`--app NAME=COMMAND`, or a mix file), checks the
 //! machine and that the output can be written before anything starts,
 //! runs the CAT sweep with a progress bar (runs done), and writes the
@@ -9,9 +9,9 @@
 use crate::common_args::{HostArgs, OutputArg, QuietArg};
 use crate::output::TempFile;
 use anyhow::{bail, Context, Result};
-use cachepart::linux_counters::CounterChoice;
-use cachepart::linux_measure::{apps_of_mix, measure, parse_app, MeasureOptions};
-use cachepart::linux_mix::parse_interval;
+use cachepart::linux::counters::CounterChoice;
+use cachepart::linux::measure::{apps_of_mix, measure, parse_app, MeasureOptions};
+use cachepart::linux::mix::parse_interval;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -27,7 +27,7 @@ pub struct MeasureArgs {
     /// A program to measure: NAME=COMMAND (the command runs through
     /// `sh -c`; NAME names its rows). Repeat for several.
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_app)]
-    app: Vec<cachepart::linux_mix::MixApp>,
+    app: Vec<cachepart::linux::mix::MixApp>,
     /// Measure each run's first N instructions (whole intervals) instead
     /// of its whole run.
     #[arg(long, value_name = "N")]
@@ -100,5 +100,5 @@ pub fn run(a: MeasureArgs) -> Result<()> {
     if opts.counters.is_fake() {
         eprintln!("note: fake counters: the counts are scripted, not measured");
     }
-    output.write_bytes(cachepart::from_trace::to_csv(&rows).as_bytes())
+    output.write_bytes(cachepart::run::from_trace::to_csv(&rows).as_bytes())
 }

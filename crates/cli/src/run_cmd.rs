@@ -1,5 +1,5 @@
 //! `cachepart run MIX.toml --policy NAME`: the launcher. Glue over
-//! `cachepart::linux_run`: it checks the machine, starts the mix pinned to
+//! `cachepart::linux::run`: it checks the machine, starts the mix pinned to
 //! its cores, drives the policy on the Linux machine, prints one line per
 //! app and the mix metrics, and with `-o DIR` writes `DIR/results.json`
 //! and `DIR/samples.csv`.
@@ -11,8 +11,8 @@
 
 use crate::common_args::HostArgs;
 use anyhow::{Context, Result};
-use cachepart::linux_mix::parse_interval;
-use cachepart::linux_run::{run_mix, LinuxRunOptions};
+use cachepart::linux::mix::parse_interval;
+use cachepart::linux::run::{run_mix, LinuxRunOptions};
 use cachepart::Algorithm;
 use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -137,7 +137,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     if let Some((results, samples)) = outputs {
         results.write_bytes(serde_json::to_string_pretty(&report)?.as_bytes())?;
-        samples.write_bytes(cachepart::samples::to_csv(&report.samples).as_bytes())?;
+        samples.write_bytes(cachepart::output::samples::to_csv(&report.samples).as_bytes())?;
     }
     Ok(())
 }

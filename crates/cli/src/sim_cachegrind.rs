@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use cachepart::cachegrind;
+use cachepart::run::cachegrind;
 use cachepart_capture::{stream_lackey, CaptureError, CaptureOptions};
 use cachepart_sim::{parse_cache_opt, CacheConfig, CachegrindSim};
 use clap::Args;

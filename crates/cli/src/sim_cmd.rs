@@ -6,10 +6,11 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use cachepart::key_set::KeySet;
-use cachepart::samples::SampleFormat;
-use cachepart::scenario::{Overrides, Scenario};
-use cachepart::sim_run::{self, SimReport};
+use cachepart::output;
+use cachepart::output::samples::SampleFormat;
+use cachepart::run::sim::{self, SimReport};
+use cachepart::spec::key_set::KeySet;
+use cachepart::spec::scenario::{Overrides, Scenario};
 use clap::{Args, Subcommand};
 
 use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
@@ -126,7 +127,7 @@ fn run_scenario(a: RunArgs) -> Result<()> {
             pb.set_position(done / 1_000_000);
         }
     };
-    let report = sim_run::run_scenario(&scenario, Some(&progress));
+    let report = sim::run_scenario(&scenario, Some(&progress));
     if let Some(pb) = &bar {
         pb.finish_and_clear();
     }
@@ -135,9 +136,9 @@ fn run_scenario(a: RunArgs) -> Result<()> {
         out.write_bytes(&fmt.encode(&report.samples)?)?;
     }
     let text = match a.format.format {
-        Format::Table => sim_run::to_table(&report),
-        Format::Csv => sim_run::to_csv(&report),
-        Format::Json => sim_run::to_json(&report),
+        Format::Table => output::sim::to_table(&report),
+        Format::Csv => output::sim::to_csv(&report),
+        Format::Json => output::sim::to_json(&report),
     };
     output.write_bytes(text.as_bytes())
 }

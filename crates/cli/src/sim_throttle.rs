@@ -8,8 +8,9 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use cachepart::scenario::{Overrides, Scenario};
-use cachepart::throttle_search::{self, SearchOptions};
+use cachepart::output;
+use cachepart::run::throttle::search::{search_with, SearchOptions};
+use cachepart::spec::scenario::{Overrides, Scenario};
 use clap::Args;
 
 use crate::common_args::{Format, FormatArg, OutputArg, QuietArg};
@@ -38,7 +39,7 @@ pub struct ThrottleArgs {
     pub quantum: bool,
     /// The app's run length per turn under --quantum, cycles (the paper's
     /// 100 ms turn, scaled to a simulated run).
-    #[arg(long, default_value_t = cachepart::throttle_quantum::DEFAULT_RUN_CYCLES)]
+    #[arg(long, default_value_t = cachepart::run::throttle::quantum::DEFAULT_RUN_CYCLES)]
     pub quantum_run_cycles: u64,
     /// Also try every static split of the platform's page colors (the
     /// ideal page-coloring partition; needs allocator = "tam").
@@ -75,13 +76,13 @@ pub fn run(a: ThrottleArgs) -> Result<()> {
         coloring: a.coloring,
     };
     let report = a.quiet.with_runs_bar("runs", |progress| {
-        throttle_search::search_with(&scenario, &opts, Some(progress))
+        search_with(&scenario, &opts, Some(progress))
     });
     let report = report?;
     let text = match a.format.format {
-        Format::Table => throttle_search::to_table(&report),
-        Format::Csv => throttle_search::to_csv(&report),
-        Format::Json => throttle_search::to_json(&report),
+        Format::Table => output::throttle_search::to_table(&report),
+        Format::Csv => output::throttle_search::to_csv(&report),
+        Format::Json => output::throttle_search::to_json(&report),
     };
     output.write_bytes(text.as_bytes())
 }

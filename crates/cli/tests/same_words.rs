@@ -1,4 +1,4 @@
-//! Options the facade checks for both front ends (`cachepart::options`,
+//! Options the facade checks for both front ends (`cachepart::spec::options`,
 //! `RunOptions::check`) are refused by the CLI with the exact words
 //! Python's `UsageError` carries; `python/tests/test_profile.py`
 //! (`test_option_refusals_use_the_clis_words`) asserts the same texts.

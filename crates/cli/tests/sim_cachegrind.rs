@@ -138,7 +138,11 @@ fn counts_equal_the_librarys_cachegrind_mode() {
         let o = cachepart(&a);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let table = String::from_utf8(o.stdout).unwrap();
-        assert_eq!(table, cachepart::cachegrind::to_table(&want), "{args:?}");
+        assert_eq!(
+            table,
+            cachepart::run::cachegrind::to_table(&want),
+            "{args:?}"
+        );
         assert!(table.starts_with("I   refs:      "), "{table}");
     }
 }

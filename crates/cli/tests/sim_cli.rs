@@ -157,7 +157,7 @@ fn platform_colors_prints_the_layout() {
     let o = cachepart(&["platform", "list"]);
     assert_eq!(
         text(&o).0.lines().count(),
-        cachepart::platforms::BUILTIN.len()
+        cachepart::spec::platforms::BUILTIN.len()
     );
 }
 

@@ -54,10 +54,10 @@ impl Refusal for ParseError {
 
 #[cfg(test)]
 mod tests {
-    use cachepart::builtin::BuiltinSet;
     use cachepart::policy::LfocPreset;
     use cachepart::profile::BwModel;
-    use cachepart::profile_job::Axis;
+    use cachepart::run::alone::Axis;
+    use cachepart::spec::builtin::BuiltinSet;
     use cachepart::{CurveKind, Kind};
 
     /// The stub, as shipped.

@@ -14,16 +14,15 @@
 mod kinds;
 mod sim;
 
-use cachepart::builtin::BuiltinSet;
+use cachepart::output::report::{self, ReportOptions};
 use cachepart::policy::LfocPreset;
 use cachepart::profile::{
     read_workloads, BwModel, MetricsTable, ModelConfig, ProfileError, Workload,
 };
-use cachepart::profile_job::{stall_rate_curve, AppTiming, Axis, ProfileOptions, TraceApp};
-use cachepart::report::{self, ReportOptions};
-use cachepart::{
-    classify, compute_curve, from_trace, Algorithm, CurveKind, CurveRequest, Error, RunOptions,
-};
+use cachepart::run::alone::{stall_rate_curve, AppTiming, Axis, ProfileOptions, TraceApp};
+use cachepart::run::{classify, from_trace};
+use cachepart::spec::builtin::BuiltinSet;
+use cachepart::{compute_curve, Algorithm, CurveKind, CurveRequest, Error, RunOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -138,7 +137,7 @@ fn load(
     need_workloads: bool,
     set: BuiltinSet,
 ) -> Result<(MetricsTable, Vec<Workload>), Error> {
-    cachepart::options::MixSources {
+    cachepart::spec::options::MixSources {
         metrics: metrics.is_some(),
         workloads: workloads.is_some(),
         mixes: mixes.is_some(),
@@ -340,7 +339,7 @@ fn profile_options(
     seed: u64,
 ) -> Result<ProfileOptions, Error> {
     Ok(ProfileOptions {
-        platform: cachepart::platforms::resolve(platform, None)?,
+        platform: cachepart::spec::platforms::resolve(platform, None)?,
         timing: AppTiming::new(base_cpi, mlp),
         instructions,
         warmup: 0,
@@ -395,7 +394,7 @@ fn profile_from_traces(
             warmup,
             ..profile_options(&platform, base_cpi, mlp, instructions, seed)?
         };
-        let apps = cachepart::options::trace_apps(&traces, &names.unwrap_or_default())?;
+        let apps = cachepart::spec::options::trace_apps(&traces, &names.unwrap_or_default())?;
         from_trace::profile_traces(&apps, &opts)
     })
 }

@@ -6,14 +6,15 @@
 
 use std::path::PathBuf;
 
-use cachepart::cachegrind;
-use cachepart::key_set::KeySet;
-use cachepart::platforms;
-use cachepart::samples;
-use cachepart::scenario::{Overrides, Scenario};
-use cachepart::sim_run as runner;
+use cachepart::output;
+use cachepart::output::samples;
+use cachepart::run::cachegrind;
+use cachepart::run::sim as runner;
+use cachepart::run::throttle::{quantum, search};
+use cachepart::spec::key_set::KeySet;
+use cachepart::spec::platforms;
+use cachepart::spec::scenario::{Overrides, Scenario};
 use cachepart::Error;
-use cachepart::{throttle_quantum, throttle_search};
 use pyo3::prelude::*;
 
 use crate::guarded;
@@ -44,7 +45,10 @@ fn sim_run(
         };
         let s = Scenario::load_with(&scenario, &overrides)?;
         let report = runner::run_scenario(&s, None)?;
-        Ok::<_, Error>((runner::to_json(&report), samples::to_csv(&report.samples)))
+        Ok::<_, Error>((
+            output::sim::to_json(&report),
+            samples::to_csv(&report.samples),
+        ))
     })
 }
 
@@ -52,7 +56,7 @@ fn sim_run(
 /// as JSON.
 // The Python default is written out (a path would show as `...` in the
 // signature that type stubs are checked against); it is the CLI's.
-const _: () = assert!(throttle_quantum::DEFAULT_RUN_CYCLES == 400_000);
+const _: () = assert!(quantum::DEFAULT_RUN_CYCLES == 400_000);
 
 #[pyfunction]
 #[pyo3(signature = (scenario, prefetchers=false, keep=3, max_runs=512, seed=None, quantum=false, quantum_run_cycles=400_000, coloring=false))]
@@ -74,7 +78,7 @@ fn sim_throttle(
             ..Overrides::default()
         };
         let s = Scenario::load_with(&scenario, &overrides)?;
-        let opts = throttle_search::SearchOptions {
+        let opts = search::SearchOptions {
             prefetchers,
             keep,
             max_runs,
@@ -82,8 +86,8 @@ fn sim_throttle(
             quantum_run_cycles,
             coloring,
         };
-        let report = throttle_search::search(&s, &opts)?;
-        Ok::<_, Error>(throttle_search::to_json(&report))
+        let report = search::search(&s, &opts)?;
+        Ok::<_, Error>(output::throttle_search::to_json(&report))
     })
 }
 

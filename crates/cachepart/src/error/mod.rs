@@ -2,8 +2,8 @@
 //! simulation, model, policy, usage, I/O, output, chart, Linux), each
 //! keeping the lower layer's error as its [`source`](std::error::Error::source)
 //! where there is one. The words each kind prints are the ones the CLI and
-//! Python show; [`kinds`] holds the constructors the seams use, and
-//! [`simulation`] sorts a simulator failure into its kind.
+//! Python show; `kinds.rs` holds the constructors the seams use, and
+//! `simulation.rs` sorts a simulator failure into its kind.
 
 mod kinds;
 mod simulation;

@@ -1,4 +1,9 @@
-//! What users read, written one way: every command's results are row
+//! What users read: profile runs' rows and formats ([`report`]), the
+//! trade-off chart ([`chart`]), per-interval samples as CSV or Parquet
+//! ([`samples`]), a simulated scenario's report ([`sim`]) and the
+//! throttling search's report ([`throttle_search`]).
+//!
+//! Every output is written one way: each command's results are row
 //! structs deriving [`serde::Serialize`] (one struct per output table,
 //! the columns being its fields in order, named as serde names them), and
 //! one writer per format turns a row set into text:
@@ -26,9 +31,14 @@
 //! ```
 
 mod cells;
+pub mod chart;
 mod csv;
 mod json;
+pub mod report;
+pub mod samples;
+pub mod sim;
 mod text;
+pub mod throttle_search;
 
 pub use self::cells::{fixed, fixed_opt, quoted, Floats};
 pub use self::csv::{csv_field, to_csv, CsvOptions};

@@ -2,7 +2,7 @@
 //! cache-sensitive app (2 MiB working set) beside a stream over 64 MiB,
 //! on the Xeon 5160 (4 MiB, 16-way LLC), with no alone runs.
 
-use cachepart::scenario::{Scenario, ScenarioFile};
+use cachepart::spec::scenario::{Scenario, ScenarioFile};
 
 const APPS: &str = r#"
 [[app]]

@@ -1,0 +1,106 @@
+//! The controller a Linux run drives: a static policy, planned once from
+//! the apps' alone curves, or an online controller (`lfoc-online`,
+//! `dunn-dynamic`, `kpart-dynaway`) built by the same constructors as a
+//! scenario's ([`crate::run::online`]) from the machine's platform, its clock,
+//! the interval and the mix file's `[lfoc-online]`, `[kpart-dynaway]` and
+//! `[dunn-dynamic]` sections.
+//!
+//! `ucp-online` reads utility monitors (per-app shadow tags, UMON) that no
+//! Intel or AMD part exposes: a Linux run takes it only with table-driven
+//! counters (`--fake-counters-from`), which derive the monitors from the
+//! table, and refuses it otherwise before anything starts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use cachepart_linux::machine::{LinuxMachine, Llc};
+use cachepart_policy::{Controller, Static};
+
+use crate::error::Error;
+use crate::linux::counters::CounterChoice;
+use crate::run::online::{
+    dunn_dynamic, kpart_dynaway, lfoc_online, ucp_online, OnlineSetup, Sections,
+};
+use crate::run::online_throttle::{throttle_online, ThrottleKnobs};
+use crate::run::profile::{lfoc, policy_for, RunOptions};
+use crate::Algorithm;
+
+/// Refuses, before anything starts, a policy a Linux machine cannot run
+/// with these counters, or without MSR writes (`allow_msr`:
+/// `throttle-online` writes the cores' clock modulation).
+pub fn check_policy(
+    policy: Algorithm,
+    counters: CounterChoice<'_>,
+    allow_msr: bool,
+) -> Result<(), Error> {
+    if policy == Algorithm::ThrottleOnline && !allow_msr {
+        return Err(Error::Usage(
+            "--policy throttle-online: it throttles cores through their clock-modulation MSR \
+             (0x19A), which needs --allow-msr (cachepart run; the daemon writes no MSRs)"
+                .into(),
+        ));
+    }
+    if policy == Algorithm::UcpOnline && !matches!(counters, CounterChoice::Table(_)) {
+        return Err(Error::Usage(
+            "--policy ucp-online: it reads utility monitors (UMON shadow tags per app), which \
+             no Intel or AMD part exposes (table-driven counters, --fake-counters-from, model \
+             them). On Linux use lfoc-online, dunn-dynamic or kpart-dynaway, or the static ucp"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The online setup of a run of `mix` (read from `mix_path`) on
+/// `machine` with `interval`.
+pub fn linux_setup(machine: &LinuxMachine, interval: Duration, mix_path: &Path) -> OnlineSetup {
+    host_setup(
+        machine.specs().len(),
+        machine.clock_mhz(),
+        machine.llc(),
+        interval,
+        mix_path,
+    )
+}
+
+/// The online setup of `apps` apps on a host whose clock is `mhz` and
+/// whose LLC is `llc`, sampled every `interval`; errors name `whence`
+/// (the launcher's mix file, the daemon's configuration).
+pub fn host_setup(
+    apps: usize,
+    mhz: f64,
+    llc: &Llc,
+    interval: Duration,
+    whence: &Path,
+) -> OnlineSetup {
+    OnlineSetup {
+        apps,
+        freq_ghz: mhz / 1000.0,
+        interval_cycles: (interval.as_secs_f64() * mhz * 1e6) as u64,
+        way_bytes: (llc.ways > 0).then(|| llc.size_bytes as f64 / f64::from(llc.ways)),
+        whence: whence.display().to_string(),
+    }
+}
+
+/// The controller of `policy`, its parameters from `sections` (a mix
+/// file's or a daemon configuration's).
+pub fn linux_controller(
+    policy: Algorithm,
+    sections: Sections<'_>,
+    setup: &OnlineSetup,
+    opts: &RunOptions,
+) -> Result<Box<dyn Controller>, Error> {
+    Ok(match policy {
+        Algorithm::LfocOnline => Box::new(lfoc_online(sections.lfoc_online, lfoc(opts), setup)?),
+        Algorithm::DunnDynamic => Box::new(dunn_dynamic(sections.dunn_dynamic, setup)?),
+        Algorithm::KpartDynaway => Box::new(kpart_dynaway(sections.kpart_dynaway, setup)?),
+        Algorithm::UcpOnline => Box::new(ucp_online(sections.ucp_online, setup)?.0),
+        Algorithm::ThrottleOnline => Box::new(throttle_online(
+            sections.throttle_online,
+            setup,
+            ThrottleKnobs::linux(),
+            None,
+        )?),
+        p => Box::new(Static::new(policy_for(p, opts)?)),
+    })
+}
