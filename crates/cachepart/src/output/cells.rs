@@ -121,10 +121,11 @@ struct RowBuilder {
 
 impl RowBuilder {
     fn push<T: Serialize + ?Sized>(&mut self, name: String, value: &T) -> Result<(), NotFlat> {
-        let cell = value.serialize(CellSerializer {
-            floats: self.floats,
-        })
-        .map_err(|e| NotFlat(format!("column {name}: {e}")))?;
+        let cell = value
+            .serialize(CellSerializer {
+                floats: self.floats,
+            })
+            .map_err(|e| NotFlat(format!("column {name}: {e}")))?;
         self.record.names.push(name);
         self.record.cells.push(cell);
         Ok(())
@@ -480,9 +481,15 @@ mod tests {
             ["BENCH", "ways", "ipc", "kib", "opt", "proven", "class", "colors"]
         );
         let text: Vec<&str> = r.cells.iter().map(|c| c.text.as_str()).collect();
-        assert_eq!(text, ["xz", "3", "0.1", "0.667", "", "true", "streaming", "0-7"]);
+        assert_eq!(
+            text,
+            ["xz", "3", "0.1", "0.667", "", "true", "streaming", "0-7"]
+        );
         let quoted: Vec<bool> = r.cells.iter().map(|c| c.quoted).collect();
-        assert_eq!(quoted, [false, false, false, false, false, false, false, true]);
+        assert_eq!(
+            quoted,
+            [false, false, false, false, false, false, false, true]
+        );
         let _ = Class::Light;
     }
 
@@ -492,7 +499,11 @@ mod tests {
         assert_eq!(r.cells[2].text, "0.100000");
         assert_eq!(r.cells[3].text, "0.667", "the field's own decimals win");
         let json = serde_json::to_value(row()).unwrap();
-        assert_eq!(json["kib"], serde_json::json!(2.0 / 3.0), "JSON keeps every digit");
+        assert_eq!(
+            json["kib"],
+            serde_json::json!(2.0 / 3.0),
+            "JSON keeps every digit"
+        );
         assert_eq!(json["colors"], "0-7");
     }
 
@@ -505,7 +516,10 @@ mod tests {
             points: Vec<u8>,
         }
         let e = record(&Nested { points: vec![1] }, Floats::Shortest).unwrap_err();
-        assert_eq!(e.to_string(), "column points: a cell holds one value, not a list");
+        assert_eq!(
+            e.to_string(),
+            "column points: a cell holds one value, not a list"
+        );
         let e = record(&3u8, Floats::Shortest).unwrap_err();
         assert!(e.to_string().contains("not u8"), "{e}");
     }

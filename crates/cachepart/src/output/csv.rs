@@ -52,12 +52,8 @@ fn push_line(out: &mut String, cells: impl Iterator<Item = (String, bool)>) {
 }
 
 fn flat<R: Serialize>(row: &R, floats: Floats) -> Record {
-    record(row, floats).unwrap_or_else(|e| {
-        panic!(
-            "{} is not a flat row: {e}",
-            std::any::type_name::<R>()
-        )
-    })
+    record(row, floats)
+        .unwrap_or_else(|e| panic!("{} is not a flat row: {e}", std::any::type_name::<R>()))
 }
 
 /// The rows as CSV: the header names the columns of the first row (of
@@ -147,7 +143,12 @@ mod tests {
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
         let json: serde_json::Value = serde_json::from_str(&to_json(&rows)).unwrap();
         for obj in json.as_array().unwrap() {
-            let keys: Vec<&str> = obj.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            let keys: Vec<&str> = obj
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
             let mut sorted = header.clone();
             sorted.sort_unstable();
             let mut keys_sorted = keys.clone();

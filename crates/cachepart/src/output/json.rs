@@ -10,9 +10,8 @@ use serde::Serialize;
 /// When `value` cannot be written as JSON (a map with non-text keys):
 /// output types are fixed in code, and each has a test that writes it.
 pub fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut s = serde_json::to_string_pretty(value).unwrap_or_else(|e| {
-        panic!("{} is not JSON: {e}", std::any::type_name::<T>())
-    });
+    let mut s = serde_json::to_string_pretty(value)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", std::any::type_name::<T>()));
     s.push('\n');
     s
 }

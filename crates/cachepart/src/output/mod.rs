@@ -30,6 +30,7 @@
 //! assert!(to_json(&rows).contains("\"ipc\": 0.3333333333333333"));
 //! ```
 
+pub mod cachegrind;
 mod cells;
 pub mod chart;
 mod csv;

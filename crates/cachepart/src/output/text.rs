@@ -48,12 +48,7 @@ impl TextTable {
     pub fn render(&self) -> String {
         let lines = || std::iter::once(&self.header).chain(&self.rows);
         let widths: Vec<usize> = (0..self.header.len())
-            .map(|c| {
-                lines()
-                    .map(|l| l[c].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
+            .map(|c| lines().map(|l| l[c].chars().count()).max().unwrap_or(0))
             .collect();
         let mut out = String::new();
         for l in lines() {
@@ -81,7 +76,11 @@ mod tests {
 
     #[test]
     fn columns_align_and_lines_are_trimmed() {
-        let mut t = TextTable::new(&[("app", Align::Left), ("IPC", Align::Right), ("note", Align::Left)]);
+        let mut t = TextTable::new(&[
+            ("app", Align::Left),
+            ("IPC", Align::Right),
+            ("note", Align::Left),
+        ]);
         t.push(vec!["xz".into(), "1.234".into(), String::new()]);
         t.push(vec!["sqlite3".into(), "0.5".into(), "é".into()]);
         assert_eq!(
