@@ -1,4 +1,4 @@
-from typing import Literal
+from typing import Any, Literal
 
 __version__: str
 
@@ -28,8 +28,8 @@ def profile_evaluate(
     lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
     builtin: Literal["debian", "parametric"] = "debian",
-) -> str:
-    """Evaluates algorithms; returns the per-app rows as JSON text.
+) -> list[dict[str, Any]]:
+    """Evaluates algorithms; returns the per-app rows as dicts.
 
     Kind parameters take the names in their ``Literal``; any other name
     raises ``UsageError`` listing them.
@@ -40,8 +40,8 @@ def profile_classify(
     mixes: list[list[str]] | None = None,
     builtin: Literal["debian", "parametric"] = "debian",
     lfoc_preset: Literal["paper", "pbbcache"] = "paper",
-) -> str:
-    """Classifies programs (LFOC Table 1); returns rows as JSON text.
+) -> list[dict[str, Any]]:
+    """Classifies programs (LFOC Table 1); returns the rows as dicts.
 
     Kind parameters take the names in their ``Literal``; any other name
     raises ``UsageError`` listing them.

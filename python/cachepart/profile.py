@@ -117,7 +117,7 @@ def evaluate_records(
     """:func:`evaluate`'s rows as a list of dicts (one per workload,
     algorithm and app), without building a DataFrame: for callers that
     handle many small evaluations (sweeps)."""
-    text = call(
+    rows: list[dict[str, Any]] = call(
         _core.profile_evaluate,
         _algorithms(algorithms),
         metrics=optional_path(metrics, "metrics"),
@@ -135,7 +135,7 @@ def evaluate_records(
         timings=timings,
         builtin=builtin,
     )
-    return _frames.records(text)
+    return rows
 
 
 def classify(
@@ -150,7 +150,7 @@ def classify(
     (``"paper"``: streaming from 10 LLC misses per kilo-cycle, Table 1;
     ``"pbbcache"``: from 14). Without workloads or mixes, every program of
     the table is classified."""
-    text = call(
+    rows: list[dict[str, Any]] = call(
         _core.profile_classify,
         metrics=optional_path(metrics, "metrics"),
         workloads=optional_path(workloads, "workloads"),
@@ -158,7 +158,7 @@ def classify(
         builtin=builtin,
         lfoc_preset=lfoc_preset,
     )
-    return _frames.json_rows(text)
+    return _frames.rows(rows)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
