@@ -31,6 +31,7 @@
 //! ```
 
 pub mod cachegrind;
+mod cell;
 mod cells;
 pub mod chart;
 mod csv;

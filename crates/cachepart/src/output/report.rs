@@ -1,5 +1,5 @@
-//! Reports: outcomes flattened to per-app rows, and one writer per format
-//! (human table, CSV, JSON).
+//! Reports: outcomes flattened to per-app rows ([`Row`]), written by the
+//! output layer's writers as a human table, CSV or JSON.
 //!
 //! Output is deterministic: the same inputs give byte-identical reports.
 //! Wall times are left out unless asked for ([`ReportOptions::timings`]).
