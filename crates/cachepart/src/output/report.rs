@@ -175,3 +175,70 @@ pub fn to_table(rows: &[Row]) -> String {
     }
     table.render()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(timed: bool) -> Row {
+        Row {
+            workload: "w,1".into(),
+            algorithm: "ucp".into(),
+            n_apps: 1,
+            app: "a".into(),
+            mask: "0x3".into(),
+            ways: 2,
+            effective_ways: 2.0,
+            slowdown_nobw: 1.0,
+            speedup: 1.0,
+            slowdown: 1.0,
+            stp: 1.0,
+            antt: 1.0,
+            unfairness: 1.0,
+            jain: 1.0,
+            gmean_speedup: 1.0,
+            gmean_ipc: 0.5,
+            decision_seconds: timed.then_some(0.25),
+            ..Row::default()
+        }
+    }
+
+    /// The CSV header names the JSON rows' keys, with and without
+    /// timings; floats have 6 decimals and names are quoted where needed.
+    #[test]
+    fn csv_and_json_have_the_same_columns() {
+        for timed in [false, true] {
+            let rows = [row(timed)];
+            let csv = to_csv(&rows);
+            let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+            let json: serde_json::Value = serde_json::from_str(&to_json(&rows)).unwrap();
+            let keys: Vec<&str> = json[0]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
+            let mut sorted = header.clone();
+            sorted.sort_unstable();
+            assert_eq!(keys, sorted, "serde_json's map sorts its keys");
+            assert_eq!(header.last() == Some(&"decision_seconds"), timed);
+            let line = csv.lines().nth(1).unwrap();
+            assert!(
+                line.starts_with("\"w,1\",ucp,1,0,a,0,0x3,2,2.000000,"),
+                "{line}"
+            );
+            assert!(
+                line.ends_with(if timed {
+                    ",0.500000,,0.250000"
+                } else {
+                    ",0.500000,"
+                }),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            to_table(&[row(false)]).lines().nth(1).unwrap(),
+            "w,1       ucp        1.000  1.00000  1.00000     0.00000  -        a:2"
+        );
+    }
+}
