@@ -1,5 +1,5 @@
 """Every pandas DataFrame the public functions return is built here, from
-what ``cachepart._core`` hands back: the JSON of the library's row structs
+what ``cachepart._core`` hands back: the library's row structs as dicts
 (the same rows and column names as the CLI's ``--format json``), the CSV
 of the library's CSV writer (the CLI's ``--format csv`` and sample files),
 or a report's JSON that a frame flattens.
@@ -8,17 +8,10 @@ or a report's JSON that a frame flattens.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
-
-
-def records(text: str) -> list[dict[str, Any]]:
-    """The rows of a JSON list of row objects, as dicts in column order."""
-    rows: list[dict[str, Any]] = json.loads(text)
-    return rows
 
 
 def rows(rows: list[dict[str, Any]], columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -27,11 +20,6 @@ def rows(rows: list[dict[str, Any]], columns: Sequence[str] | None = None) -> pd
     if columns is None:
         return pd.DataFrame.from_records(rows)
     return pd.DataFrame.from_records(rows, columns=list(columns))
-
-
-def json_rows(text: str) -> pd.DataFrame:
-    """A frame of a JSON list of row objects (one row struct per object)."""
-    return rows(records(text))
 
 
 def csv(text: str) -> pd.DataFrame:
