@@ -1,3 +1,5 @@
+from typing import Any
+
 from cachepart.kinds import Axis, BuiltinSet, BwModel, CurveKind, LfocPreset
 
 __version__: str
@@ -28,8 +30,8 @@ def profile_evaluate(
     lfoc_gaps_per_streaming: int | None = None,
     timings: bool = False,
     builtin: BuiltinSet = "debian",
-) -> str:
-    """Evaluates algorithms; returns the per-app rows as JSON text.
+) -> list[dict[str, Any]]:
+    """Evaluates algorithms; returns the per-app rows as dicts.
 
     Kind parameters take the names of their type in :mod:`cachepart.kinds`; any other name
     raises ``UsageError`` listing them.
@@ -40,8 +42,8 @@ def profile_classify(
     mixes: list[list[str]] | None = None,
     builtin: BuiltinSet = "debian",
     lfoc_preset: LfocPreset = "paper",
-) -> str:
-    """Classifies programs (LFOC Table 1); returns rows as JSON text.
+) -> list[dict[str, Any]]:
+    """Classifies programs (LFOC Table 1); returns the rows as dicts.
 
     Kind parameters take the names of their type in :mod:`cachepart.kinds`; any other name
     raises ``UsageError`` listing them.

@@ -15,7 +15,7 @@ from typing import Union, get_args
 
 import pandas as pd
 
-from cachepart import _core
+from cachepart import _core, _frames
 from cachepart._guard import call, frame
 from cachepart._guard import path as _path
 from cachepart.kinds import Axis, CurveKind
@@ -80,7 +80,7 @@ def miss_curve(
     # set-associative and color curves lead with their way or color count
     lead = [a for a in ("ways", "colors") if doc["points"] and a in doc["points"][0]]
     cols = [*lead, "size_bytes", "misses", "miss_ratio", "mpki"]
-    df = pd.DataFrame.from_records(doc["points"], columns=cols)
+    df = _frames.rows(doc["points"], cols)
     df.attrs.update(kind=kind, accesses=doc["accesses"], instructions=doc["instructions"], sampling=doc["sampling"])
     return df
 
@@ -145,7 +145,7 @@ def stall_curve(
         "cycles",
         "memory_stall_cycles",
     ]
-    df = pd.DataFrame.from_records(doc["points"], columns=cols)
+    df = _frames.rows(doc["points"], cols)
     df.attrs.update(app=doc["app"], platform=doc["platform"], axis=doc["axis"])
     return df
 

@@ -11,14 +11,13 @@ Errors are raised as cachepart's own exception classes
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
 import pandas as pd
 
-from cachepart import _core
+from cachepart import _core, _frames
 from cachepart._guard import call, frame, optional_path, paths
 from cachepart._guard import mixes as check_mixes
 from cachepart._guard import path as _path
@@ -77,7 +76,7 @@ def evaluate(
     ``"pbbcache"`` (PBBCache's variant, exactly); ``lfoc_max_streaming`` and
     ``lfoc_gaps_per_streaming`` override the preset's values.
     """
-    return pd.DataFrame.from_records(
+    return _frames.rows(
         evaluate_records(
             algorithms,
             metrics,
@@ -119,7 +118,7 @@ def evaluate_records(
     """:func:`evaluate`'s rows as a list of dicts (one per workload,
     algorithm and app), without building a DataFrame: for callers that
     handle many small evaluations (sweeps)."""
-    text = call(
+    rows: list[dict[str, Any]] = call(
         _core.profile_evaluate,
         _algorithms(algorithms),
         metrics=optional_path(metrics, "metrics"),
@@ -137,7 +136,6 @@ def evaluate_records(
         timings=timings,
         builtin=builtin,
     )
-    rows: list[dict[str, Any]] = json.loads(text)
     return rows
 
 
@@ -153,7 +151,7 @@ def classify(
     (``"paper"``: streaming from 10 LLC misses per kilo-cycle, Table 1;
     ``"pbbcache"``: from 14). Without workloads or mixes, every program of
     the table is classified."""
-    text = call(
+    rows: list[dict[str, Any]] = call(
         _core.profile_classify,
         metrics=optional_path(metrics, "metrics"),
         workloads=optional_path(workloads, "workloads"),
@@ -161,7 +159,7 @@ def classify(
         builtin=builtin,
         lfoc_preset=lfoc_preset,
     )
-    return pd.DataFrame.from_records(json.loads(text))
+    return _frames.rows(rows)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -280,8 +278,6 @@ def from_traces(
     left out; ``instructions`` are measured after it). Returns one row per (program, way count) with the
     columns ``BENCH, NR_WAYS, ipc, llcrpki, ..., stalls_store_buf``; with
     ``path``, also writes the CSV there (usable as ``metrics=path``)."""
-    import io
-
     text = call(
         _core.profile_from_traces,
         paths(traces, "traces"),
@@ -296,7 +292,7 @@ def from_traces(
     if path is not None:
         with open(_path(path, "path"), "w", encoding="utf-8") as f:
             f.write(text)
-    return pd.read_csv(io.StringIO(text))
+    return _frames.csv(text)
 
 
 def builtin_metrics_csv(set: BuiltinSet = "debian") -> str:

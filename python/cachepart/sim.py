@@ -12,7 +12,6 @@ per-app results and per-interval samples as pandas DataFrames.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from cachepart import _core
+from cachepart import _core, _frames
 from cachepart._guard import call, path
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -87,15 +86,8 @@ def run(
         _core.sim_run, path(scenario, "scenario"), seed=seed, policy=policy, alone=alone, set_keys=keys or None
     )
     report = json.loads(text)
-    rows = []
-    for a in report["apps"]:
-        row = {"app": a["totals"]["name"], "core": a["core"], "ways": a["ways"]}
-        row.update({k.replace("-", "_"): v for k, v in a["totals"].items() if k != "name"})
-        row["ipc_alone"] = a["ipc_alone"]
-        row["slowdown"] = a["slowdown"]
-        rows.append(row)
-    apps = pd.DataFrame(rows)
-    samples = pd.read_csv(io.StringIO(csv))
+    apps = _frames.sim_apps(report)
+    samples = _frames.csv(csv)
     return SimRun(apps=apps, samples=samples, metrics=report.get("metrics"), report=report)
 
 
@@ -156,25 +148,8 @@ def throttle(
         coloring=coloring,
     )
     report = json.loads(text)
-    rows = []
-    for i, c in enumerate(report["candidates"]):
-        for a, name in enumerate(report["apps"]):
-            rows.append(
-                {
-                    "candidate": i,
-                    "stage": c["stage"],
-                    "app": name,
-                    "duty": c["duty"][a],
-                    "prefetchers": c["prefetchers"][a],
-                    "quantum": c["quantum"][a],
-                    "colors": c["colors"][a],
-                    "slowdown": c["slowdowns"][a],
-                    "unfairness_factor": c["unfairness_factor"],
-                    "efficiency": c["efficiency"],
-                }
-            )
     return ThrottleSearch(
-        candidates=pd.DataFrame(rows),
+        candidates=_frames.throttle_candidates(report),
         default=report["default"],
         best_duty=report["best_duty"],
         best_hybrid=report.get("best_hybrid"),

@@ -30,6 +30,20 @@ def test_deterministic():
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_rows_come_as_dicts_in_the_cli_column_order():
+    # the same row struct as `cachepart profile eval --format csv|json`
+    cols = (
+        "workload,algorithm,n_apps,app_index,app,cluster,mask,ways,effective_ways,slowdown_nobw,"
+        "speedup,slowdown,stp,antt,unfairness,unfairness_cov,jain,gmean_speedup,gmean_ipc,proven_optimal"
+    ).split(",")
+    rows = cp.evaluate_records(["ucp", "optc-stp"])
+    assert rows and all(list(r) == cols for r in rows), list(rows[0])
+    assert list(cp.evaluate(["ucp"]).columns) == cols
+    timed = cp.evaluate_records(["ucp"], timings=True)
+    assert list(timed[0]) == [*cols, "decision_seconds"]
+    assert list(cp.classify().columns)[:3] == ["app", "code", "class"]
+
+
 def test_classify_builtin():
     df = cp.classify(builtin="parametric")
     assert set(df["class"]) <= {"light", "streaming", "sensitive"}

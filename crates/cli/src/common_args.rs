@@ -225,15 +225,6 @@ pub struct BuiltinSetArg {
     pub builtin: BuiltinSet,
 }
 
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,12 +276,5 @@ mod tests {
             help.contains("--builtin") && !help.contains("--set"),
             "{help}"
         );
-    }
-
-    #[test]
-    fn csv_fields_are_quoted_when_needed() {
-        assert_eq!(csv_field("a"), "a");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
     }
 }

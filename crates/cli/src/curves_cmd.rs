@@ -7,6 +7,7 @@ use crate::kind_arg::{kind_parser, kind_values};
 use crate::output::Output;
 use anyhow::{bail, Result};
 use cachepart::curves::Curve;
+use cachepart::output::CsvOptions;
 use cachepart::run::alone::{
     stall_curve_csv, stall_rate_curve_with, AppTiming, Axis, ProfileOptions, StallCurve, TraceApp,
 };
@@ -14,6 +15,7 @@ use cachepart::Kind as _;
 use cachepart::{compute_curve_with, CurveCounts, CurveKind as Kind, CurveRequest, ReadHook};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
+use serde::Serialize;
 use std::path::PathBuf;
 
 /// Arguments of `cachepart curves`.
@@ -169,6 +171,22 @@ pub fn run(args: CurvesArgs) -> Result<()> {
     output.write_bytes(render(&out.curve, out.counts.as_ref(), args.format.format)?.as_bytes())
 }
 
+/// One line of a curve's CSV; set-associative and color curves lead with
+/// their `ways` or `colors` column.
+#[derive(Default, Serialize)]
+struct CurveCsvRow {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ways: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    colors: Option<u64>,
+    size_bytes: u64,
+    misses: u64,
+    #[serde(serialize_with = "cachepart::output::fixed::<6, _>")]
+    miss_ratio: f64,
+    #[serde(serialize_with = "cachepart::output::fixed_opt::<4, _>")]
+    mpki: Option<f64>,
+}
+
 /// The curve in `format`; set-associative and color curves lead with their
 /// `ways` or `colors` column (a `ways`/`colors` array in JSON).
 fn render(curve: &Curve, counts: Option<&CurveCounts>, format: Format) -> Result<String> {
@@ -183,25 +201,17 @@ fn render(curve: &Curve, counts: Option<&CurveCounts>, format: Format) -> Result
             serde_json::to_string_pretty(&v)? + "\n"
         }
         Format::Csv => {
-            let mut s = String::new();
-            if let Some(c) = counts {
-                s += c.axis;
-                s += ",";
-            }
-            s += "size_bytes,misses,miss_ratio,mpki\n";
-            for i in 0..curve.len() {
-                if let Some(n) = count(i) {
-                    s += &format!("{n},");
-                }
-                s += &format!(
-                    "{},{},{:.6},{}\n",
-                    curve.sizes_bytes[i],
-                    curve.misses[i],
-                    curve.miss_ratio(i),
-                    mpki(i)
-                );
-            }
-            s
+            let rows: Vec<CurveCsvRow> = (0..curve.len())
+                .map(|i| CurveCsvRow {
+                    ways: counts.filter(|c| c.axis == "ways").map(|c| c.values[i]),
+                    colors: counts.filter(|c| c.axis == "colors").map(|c| c.values[i]),
+                    size_bytes: curve.sizes_bytes[i],
+                    misses: curve.misses[i],
+                    miss_ratio: curve.miss_ratio(i),
+                    mpki: curve.mpki(i),
+                })
+                .collect();
+            cachepart::output::to_csv(&rows, CsvOptions::default())
         }
         Format::Table => {
             let mut s = format!(

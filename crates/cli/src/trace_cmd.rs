@@ -1,15 +1,17 @@
 //! `cachepart trace ...`: capture, inspect, convert and generate memory
 //! traces.
 
-use crate::common_args::{csv_field, Format, FormatArg, OutputArg, PositionalOutputArg, QuietArg};
+use crate::common_args::{Format, FormatArg, OutputArg, PositionalOutputArg, QuietArg};
 use crate::kind_arg::kind_parser_of;
 use anyhow::{bail, Context, Result};
+use cachepart::output::{self, CsvOptions};
 use cachepart::trace::synth::SynthConfig;
 use cachepart::trace::{
     convert_lackey_lenient, convert_stream, info, Header, TraceError, TraceFormat,
 };
 use cachepart::Kind as _;
 use clap::{Subcommand, ValueEnum};
+use serde::Serialize;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -312,6 +314,13 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
     }
 }
 
+/// One line of `trace info`'s CSV.
+#[derive(Default, Serialize)]
+struct InfoField {
+    field: String,
+    value: String,
+}
+
 /// `trace info` in `format`: aligned text, `field,value` CSV rows (the
 /// header's metadata as `meta.KEY`), or the JSON object.
 fn render_info(file: &Path, i: &cachepart::trace::TraceInfo, format: Format) -> Result<String> {
@@ -339,11 +348,11 @@ fn render_info(file: &Path, i: &cachepart::trace::TraceInfo, format: Format) -> 
         Format::Json => format!("{}\n", serde_json::to_string_pretty(i)?),
         Format::Csv => {
             rows.extend(i.meta.iter().map(|(k, v)| (format!("meta.{k}"), v.clone())));
-            let mut s = String::from("field,value\n");
-            for (k, v) in rows {
-                s += &format!("{},{}\n", csv_field(&k), csv_field(&v));
-            }
-            s
+            let rows: Vec<InfoField> = rows
+                .into_iter()
+                .map(|(field, value)| InfoField { field, value })
+                .collect();
+            output::to_csv(&rows, CsvOptions::default())
         }
         Format::Table => {
             let mut s = String::new();

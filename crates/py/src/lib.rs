@@ -1,7 +1,9 @@
 //! Python bindings: the module `cachepart._core`. Glue only: arguments are
-//! turned into facade calls, results come back as JSON text that the
-//! Python layer (`python/cachepart`) turns into pandas DataFrames, and each
-//! error kind maps to one Python exception class.
+//! turned into facade calls, results come back as the facade's row structs
+//! handed over as lists of dicts ([`rows`]; JSON text where a result is a
+//! whole report) that the Python layer builds its pandas DataFrames from
+//! (`python/cachepart/_frames.py`), and each error kind maps to one Python
+//! exception class.
 #![deny(missing_docs)]
 // pyo3's macros expand to items without docs and with conversions clippy flags.
 #![allow(
@@ -12,6 +14,7 @@
 )]
 
 mod kinds;
+mod rows;
 mod sim;
 
 use cachepart::output::report::{self, ReportOptions};
@@ -145,7 +148,7 @@ fn load(
     .load(need_workloads)
 }
 
-/// Evaluates algorithms; returns the per-app rows as JSON text.
+/// Evaluates algorithms; returns the per-app rows as dicts.
 #[pyfunction]
 #[pyo3(signature = (algorithms, metrics=None, workloads=None, mixes=None, ways=None, bw_model="simple", max_bw=None, plan=None, time_limit=None, threads=None, lfoc_preset="paper", lfoc_max_streaming=None, lfoc_gaps_per_streaming=None, timings=false, builtin="debian"))]
 fn profile_evaluate(
@@ -165,11 +168,11 @@ fn profile_evaluate(
     lfoc_gaps_per_streaming: Option<usize>,
     timings: bool,
     builtin: &str,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     let set: BuiltinSet = kinds::parse("builtin", builtin)?;
     let bw: BwModel = kinds::parse("bw_model", bw_model)?;
     let lfoc_preset: LfocPreset = kinds::parse("lfoc_preset", lfoc_preset)?;
-    guarded(py, move || {
+    let rows = guarded(py, move || {
         let time_limit = time_limit
             .map(cachepart::time_limit_from_secs)
             .transpose()?;
@@ -190,14 +193,12 @@ fn profile_evaluate(
             progress: None,
         };
         let out = cachepart::run_profile(&table, &wl, &algos, &opts)?;
-        Ok::<_, Error>(report::to_json(&report::rows_with(
-            &out,
-            ReportOptions { timings },
-        )))
-    })
+        Ok::<_, Error>(report::rows_with(&out, ReportOptions { timings }))
+    })?;
+    rows::to_py(py, &rows)
 }
 
-/// Classifies programs (LFOC Table 1); returns rows as JSON text.
+/// Classifies programs (LFOC Table 1); returns the rows as dicts.
 #[pyfunction]
 #[pyo3(signature = (metrics=None, workloads=None, mixes=None, builtin="debian", lfoc_preset="paper"))]
 fn profile_classify(
@@ -207,14 +208,14 @@ fn profile_classify(
     mixes: Option<Vec<Vec<String>>>,
     builtin: &str,
     lfoc_preset: &str,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     let set: BuiltinSet = kinds::parse("builtin", builtin)?;
     let preset: LfocPreset = kinds::parse("lfoc_preset", lfoc_preset)?;
-    guarded(py, move || {
+    let rows = guarded(py, move || {
         let (table, wl) = load(metrics, workloads, mixes, false, set)?;
-        let rows = classify::classify_workloads(&table, &wl, preset)?;
-        Ok::<_, Error>(classify::to_json(&rows))
-    })
+        classify::classify_workloads(&table, &wl, preset)
+    })?;
+    rows::to_py(py, &rows)
 }
 
 /// A miss-rate curve of a binary trace; returns `{"points": [...], "sampling": ...}` as JSON.

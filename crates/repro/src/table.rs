@@ -1,5 +1,8 @@
 //! The result table of an experiment: a header and rows of text cells,
-//! written as CSV (the data) and as a markdown table (the write-up).
+//! written as CSV (the data; quoted by [`cachepart::output::csv_field`])
+//! and as a markdown table (the write-up).
+
+use cachepart::output::csv_field;
 
 /// A table of text cells.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -8,14 +11,6 @@ pub struct Table {
     pub header: Vec<String>,
     /// Rows, each as long as the header.
     pub rows: Vec<Vec<String>>,
-}
-
-fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 impl Table {
@@ -36,7 +31,7 @@ impl Table {
     pub fn to_csv(&self) -> String {
         let mut out = String::new();
         for row in std::iter::once(&self.header).chain(&self.rows) {
-            let cells: Vec<String> = row.iter().map(|c| csv_cell(c)).collect();
+            let cells: Vec<_> = row.iter().map(|c| csv_field(c)).collect();
             out.push_str(&cells.join(","));
             out.push('\n');
         }

@@ -1,15 +1,15 @@
-//! Reports: outcomes flattened to per-app rows, and one writer per format
-//! (human table, CSV, JSON).
+//! Reports: outcomes flattened to per-app rows ([`Row`]), written by the
+//! output layer's writers as a human table, CSV or JSON.
 //!
 //! Output is deterministic: the same inputs give byte-identical reports.
 //! Wall times are left out unless asked for ([`ReportOptions::timings`]).
 
+use crate::output::{self, Align, CsvOptions, TextTable};
 use crate::run::profile::Outcome;
 use serde::Serialize;
-use std::fmt::Write;
 
 /// One row per (workload, algorithm, app), with the workload's metrics.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Row {
     /// Workload name.
     pub workload: String,
@@ -104,73 +104,27 @@ pub fn rows_with(outcomes: &[Outcome], opts: ReportOptions) -> Vec<Row> {
 
 /// CSV with a header; floats printed with 6 decimals.
 pub fn to_csv(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "workload,algorithm,n_apps,app_index,app,cluster,mask,ways,effective_ways,slowdown_nobw,speedup,slowdown,stp,antt,unfairness,unfairness_cov,jain,gmean_speedup,gmean_ipc,proven_optimal",
-    );
-    let timings = rows.iter().any(|r| r.decision_seconds.is_some());
-    if timings {
-        s.push_str(",decision_seconds");
-    }
-    s.push('\n');
-    for r in rows {
-        let _ = write!(
-            s,
-            "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{}",
-            csv_field(&r.workload),
-            csv_field(&r.algorithm),
-            r.n_apps,
-            r.app_index,
-            csv_field(&r.app),
-            r.cluster,
-            r.mask,
-            r.ways,
-            r.effective_ways,
-            r.slowdown_nobw,
-            r.speedup,
-            r.slowdown,
-            r.stp,
-            r.antt,
-            r.unfairness,
-            r.unfairness_cov,
-            r.jain,
-            r.gmean_speedup,
-            r.gmean_ipc,
-            r.proven_optimal.map(|b| b.to_string()).unwrap_or_default(),
-        );
-        if timings {
-            let _ = write!(s, ",{:.6}", r.decision_seconds.unwrap_or(f64::NAN));
-        }
-        s.push('\n');
-    }
-    s
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    output::to_csv(rows, CsvOptions::fixed(6))
 }
 
 /// JSON: a list of per-app rows.
 pub fn to_json(rows: &[Row]) -> String {
-    serde_json::to_string_pretty(rows).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n"
+    output::to_json(rows)
 }
 
 /// A human table: one line per (workload, algorithm) with the mix metrics
 /// and the plan as `{apps}:ways` per cluster.
 pub fn to_table(rows: &[Row]) -> String {
-    let mut lines: Vec<[String; 8]> = vec![[
-        "workload".into(),
-        "algorithm".into(),
-        "STP".into(),
-        "ANTT".into(),
-        "unfairness".into(),
-        "CoV".into(),
-        "optimal".into(),
-        "plan (apps:ways[/effective ways] per cluster)".into(),
-    ]];
+    let mut table = TextTable::new(&[
+        ("workload", Align::Left),
+        ("algorithm", Align::Left),
+        ("STP", Align::Left),
+        ("ANTT", Align::Left),
+        ("unfairness", Align::Left),
+        ("CoV", Align::Left),
+        ("optimal", Align::Left),
+        ("plan (apps:ways[/effective ways] per cluster)", Align::Left),
+    ]);
     let mut i = 0;
     while i < rows.len() {
         let r = &rows[i];
@@ -203,7 +157,7 @@ pub fn to_table(rows: &[Row]) -> String {
             })
             .collect::<Vec<_>>()
             .join("  ");
-        lines.push([
+        table.push(vec![
             r.workload.clone(),
             r.algorithm.clone(),
             format!("{:.3}", r.stp),
@@ -219,24 +173,72 @@ pub fn to_table(rows: &[Row]) -> String {
         ]);
         i = j;
     }
-    let mut width = [0usize; 8];
-    for l in &lines {
-        for (k, c) in l.iter().enumerate() {
-            width[k] = width[k].max(c.chars().count());
+    table.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(timed: bool) -> Row {
+        Row {
+            workload: "w,1".into(),
+            algorithm: "ucp".into(),
+            n_apps: 1,
+            app: "a".into(),
+            mask: "0x3".into(),
+            ways: 2,
+            effective_ways: 2.0,
+            slowdown_nobw: 1.0,
+            speedup: 1.0,
+            slowdown: 1.0,
+            stp: 1.0,
+            antt: 1.0,
+            unfairness: 1.0,
+            jain: 1.0,
+            gmean_speedup: 1.0,
+            gmean_ipc: 0.5,
+            decision_seconds: timed.then_some(0.25),
+            ..Row::default()
         }
     }
-    let mut s = String::new();
-    for l in &lines {
-        let mut line = String::new();
-        for (k, c) in l.iter().enumerate() {
-            if k == 7 {
-                line.push_str(c);
-            } else {
-                let _ = write!(line, "{c:<w$}  ", w = width[k]);
-            }
+
+    /// The CSV header names the JSON rows' keys, with and without
+    /// timings; floats have 6 decimals and names are quoted where needed.
+    #[test]
+    fn csv_and_json_have_the_same_columns() {
+        for timed in [false, true] {
+            let rows = [row(timed)];
+            let csv = to_csv(&rows);
+            let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+            let json: serde_json::Value = serde_json::from_str(&to_json(&rows)).unwrap();
+            let keys: Vec<&str> = json[0]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
+            let mut sorted = header.clone();
+            sorted.sort_unstable();
+            assert_eq!(keys, sorted, "serde_json's map sorts its keys");
+            assert_eq!(header.last() == Some(&"decision_seconds"), timed);
+            let line = csv.lines().nth(1).unwrap();
+            assert!(
+                line.starts_with("\"w,1\",ucp,1,0,a,0,0x3,2,2.000000,"),
+                "{line}"
+            );
+            assert!(
+                line.ends_with(if timed {
+                    ",0.500000,,0.250000"
+                } else {
+                    ",0.500000,"
+                }),
+                "{line}"
+            );
         }
-        s.push_str(line.trim_end());
-        s.push('\n');
+        assert_eq!(
+            to_table(&[row(false)]).lines().nth(1).unwrap(),
+            "w,1       ucp        1.000  1.00000  1.00000     0.00000  -        a:2"
+        );
     }
-    s
 }

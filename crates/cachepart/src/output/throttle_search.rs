@@ -1,6 +1,8 @@
 //! The search's report as users read it: a text table, CSV and JSON.
 
+use crate::output::{self, CsvOptions};
 use crate::run::throttle::search::{Candidate, SearchReport};
+use serde::Serialize;
 
 fn settings(c: &Candidate) -> String {
     (0..c.duty.len())
@@ -61,31 +63,65 @@ pub fn to_table(r: &SearchReport) -> String {
     out
 }
 
-/// The candidates as CSV, one row per candidate and app.
-pub fn to_csv(r: &SearchReport) -> String {
-    let mut out = String::from(
-        "scenario,candidate,stage,app,duty,prefetchers,quantum,colors,slowdown,unfairness_factor,efficiency\n",
-    );
+/// One line of the search's CSV: an app's setting in one candidate, with
+/// the candidate's unfairness factor and efficiency.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CandidateRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// The candidate's index in the report.
+    pub candidate: usize,
+    /// The search stage that tried it.
+    pub stage: &'static str,
+    /// The app's name.
+    pub app: String,
+    /// The app's duty cycle (`5/8`).
+    pub duty: String,
+    /// The app's prefetcher word (`0x4`), empty when left as is.
+    pub prefetchers: String,
+    /// The app's idle quantum, empty without one.
+    pub quantum: String,
+    /// The app's page colors, empty when not colored; always quoted.
+    #[serde(serialize_with = "output::quoted")]
+    pub colors: String,
+    /// The app's slowdown.
+    pub slowdown: f64,
+    /// The candidate's unfairness factor.
+    pub unfairness_factor: f64,
+    /// The candidate's efficiency.
+    pub efficiency: f64,
+}
+
+/// The candidates flattened to a row per candidate and app.
+pub fn csv_rows(r: &SearchReport) -> Vec<CandidateRow> {
+    let mut rows = Vec::new();
     for (i, c) in r.candidates.iter().enumerate() {
         for (a, name) in r.apps.iter().enumerate() {
-            out.push_str(&format!(
-                "{},{i},{},{name},{},{},{},\"{}\",{},{},{}\n",
-                r.scenario,
-                c.stage,
-                c.duty[a],
-                c.prefetchers[a].map_or(String::new(), |w| format!("{w:#x}")),
-                c.quantum[a].map_or(String::new(), |q| q.to_string()),
-                c.colors[a].as_deref().unwrap_or(""),
-                c.slowdowns[a],
-                c.unfairness_factor,
-                c.efficiency
-            ));
+            rows.push(CandidateRow {
+                scenario: r.scenario.clone(),
+                candidate: i,
+                stage: c.stage,
+                app: name.clone(),
+                duty: c.duty[a].to_string(),
+                prefetchers: c.prefetchers[a].map_or(String::new(), |w| format!("{w:#x}")),
+                quantum: c.quantum[a].map_or(String::new(), |q| q.to_string()),
+                colors: c.colors[a].clone().unwrap_or_default(),
+                slowdown: c.slowdowns[a],
+                unfairness_factor: c.unfairness_factor,
+                efficiency: c.efficiency,
+            });
         }
     }
-    out
+    rows
+}
+
+/// The candidates as CSV, one row per candidate and app
+/// ([`CandidateRow`]).
+pub fn to_csv(r: &SearchReport) -> String {
+    output::to_csv(&csv_rows(r), CsvOptions::default())
 }
 
 /// The report as JSON.
 pub fn to_json(r: &SearchReport) -> String {
-    serde_json::to_string_pretty(r).unwrap_or_default() + "\n"
+    output::to_json(r)
 }

@@ -4,12 +4,12 @@
 //! writer per output format.
 
 use crate::error::Error;
+use crate::output::{self, Align, CsvOptions, TextTable};
 use cachepart_policy::{Classification, Lfoc, LfocPreset};
 use cachepart_profile::{MetricsTable, Workload};
 use cachepart_units::Kind as _;
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::fmt::Write;
 
 /// One program's class and the evidence.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -55,69 +55,94 @@ pub fn classify_workloads(
 /// column names.
 pub fn to_table(rows: &[ClassRow], preset: LfocPreset) -> String {
     let min_mpkc = Lfoc::preset(preset).streaming_min_llcmpkc;
-    let w = rows.iter().map(|r| r.app.len()).max().unwrap_or(3).max(3);
-    let mut s = format!(
-        "{:<w$}  {:<9}  {:>14}  {:>14}  {:>16}  {:>13}  {}\n",
-        "app",
-        "class",
-        "min sd (ways)",
-        "max sd (ways)",
-        "max sd>=2 (ways)",
-        "max MPKC (w)",
-        "streaming evidence"
-    );
+    let mut t = TextTable::new(&[
+        ("app", Align::Left),
+        ("class", Align::Left),
+        ("min sd (ways)", Align::Right),
+        ("max sd (ways)", Align::Right),
+        ("max sd>=2 (ways)", Align::Right),
+        ("max MPKC (w)", Align::Right),
+        ("streaming evidence", Align::Left),
+    ]);
     for row in rows {
         let r = &row.evidence;
-        let _ = writeln!(
-            s,
-            "{:<w$}  {:<9}  {:>9.5} ({:>2})  {:>9.5} ({:>2})  {:>11.5} ({:>2})  {:>8.3} ({:>2})  {}",
-            row.app,
-            r.class.name(),
-            r.min_slowdown,
-            r.min_slowdown_ways,
-            r.max_slowdown,
-            r.max_slowdown_ways,
-            r.max_slowdown_from_2,
-            r.max_slowdown_from_2_ways,
-            r.max_llcmpkc,
-            r.max_llcmpkc_ways,
+        t.push(vec![
+            row.app.clone(),
+            format!("{:<9}", r.class.name()),
+            format!("{:>9.5} ({:>2})", r.min_slowdown, r.min_slowdown_ways),
+            format!("{:>9.5} ({:>2})", r.max_slowdown, r.max_slowdown_ways),
+            format!(
+                "{:>11.5} ({:>2})",
+                r.max_slowdown_from_2, r.max_slowdown_from_2_ways
+            ),
+            format!("{:>8.3} ({:>2})", r.max_llcmpkc, r.max_llcmpkc_ways),
             match r.streaming_ways {
                 Some(x) => format!("sd<=1.03 & MPKC>={min_mpkc} at {x} ways"),
                 None => "-".into(),
-            }
-        );
+            },
+        ]);
     }
-    s
+    t.render()
 }
 
-/// CSV with a header.
-pub fn to_csv(rows: &[ClassRow]) -> String {
-    let mut s = String::from("app,class,code,min_slowdown,min_slowdown_ways,max_slowdown,max_slowdown_ways,max_slowdown_from_2,max_slowdown_from_2_ways,max_llcmpkc,max_llcmpkc_ways,streaming_ways\n");
-    for row in rows {
+/// One line of the CSV: a program's class and the numbers behind it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ClassCsvRow {
+    /// Program name.
+    pub app: String,
+    /// The class (`light`, `streaming`, `sensitive`).
+    pub class: &'static str,
+    /// PBBCache's numeric code (0 light, 1 streaming, 2 sensitive).
+    pub code: u8,
+    /// Least slowdown over the way counts.
+    pub min_slowdown: f64,
+    /// Its way count.
+    pub min_slowdown_ways: u32,
+    /// Largest slowdown over the way counts.
+    pub max_slowdown: f64,
+    /// Its way count.
+    pub max_slowdown_ways: u32,
+    /// Largest slowdown from 2 ways up.
+    pub max_slowdown_from_2: f64,
+    /// Its way count.
+    pub max_slowdown_from_2_ways: u32,
+    /// Largest LLC misses per kilo-cycle.
+    pub max_llcmpkc: f64,
+    /// Its way count.
+    pub max_llcmpkc_ways: u32,
+    /// The way count that showed streaming behaviour, if any.
+    pub streaming_ways: Option<u32>,
+}
+
+impl From<&ClassRow> for ClassCsvRow {
+    fn from(row: &ClassRow) -> ClassCsvRow {
         let r = &row.evidence;
-        let _ = writeln!(
-            s,
-            "{},{},{},{:.6},{},{:.6},{},{:.6},{},{:.6},{},{}",
-            row.app,
-            r.class.name(),
-            row.code,
-            r.min_slowdown,
-            r.min_slowdown_ways,
-            r.max_slowdown,
-            r.max_slowdown_ways,
-            r.max_slowdown_from_2,
-            r.max_slowdown_from_2_ways,
-            r.max_llcmpkc,
-            r.max_llcmpkc_ways,
-            r.streaming_ways.map(|x| x.to_string()).unwrap_or_default()
-        );
+        ClassCsvRow {
+            app: row.app.clone(),
+            class: r.class.name(),
+            code: row.code,
+            min_slowdown: r.min_slowdown,
+            min_slowdown_ways: r.min_slowdown_ways,
+            max_slowdown: r.max_slowdown,
+            max_slowdown_ways: r.max_slowdown_ways,
+            max_slowdown_from_2: r.max_slowdown_from_2,
+            max_slowdown_from_2_ways: r.max_slowdown_from_2_ways,
+            max_llcmpkc: r.max_llcmpkc,
+            max_llcmpkc_ways: r.max_llcmpkc_ways,
+            streaming_ways: r.streaming_ways,
+        }
     }
-    s
+}
+
+/// CSV with a header ([`ClassCsvRow`]); floats with 6 decimals.
+pub fn to_csv(rows: &[ClassRow]) -> String {
+    let rows: Vec<ClassCsvRow> = rows.iter().map(ClassCsvRow::from).collect();
+    output::to_csv(&rows, CsvOptions::fixed(6))
 }
 
 /// JSON list of rows.
 pub fn to_json(rows: &[ClassRow]) -> String {
-    serde_json::to_string_pretty(rows).unwrap_or_default() + "\n"
+    output::to_json(rows)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use cachepart_profile::MetricsTable;
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::output::{self, CsvOptions};
 
 /// One program at one way count.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -218,36 +219,63 @@ pub fn to_table(apps: &[ComparedApp], tolerance: f64) -> String {
     s
 }
 
-/// CSV, a row per program and way count.
+/// One line of the CSV: a program at a way count.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CompareRow {
+    /// Its name in the simulated table.
+    pub simulated: String,
+    /// Its name in the measured table.
+    pub measured: String,
+    /// Way count.
+    pub ways: usize,
+    /// LLC MPKI, measured table.
+    pub llcmpki_measured: f64,
+    /// LLC MPKI, simulated table.
+    pub llcmpki_simulated: f64,
+    /// Simulated minus measured LLC MPKI.
+    pub llcmpki_diff: f64,
+    /// IPC / IPC at the most ways, measured table.
+    pub nipc_measured: f64,
+    /// IPC / IPC at the most ways, simulated table.
+    pub nipc_simulated: f64,
+    /// Simulated minus measured normalised IPC.
+    pub nipc_diff: f64,
+    /// LFOC class from the measured table.
+    pub class_measured: &'static str,
+    /// LFOC class from the simulated table.
+    pub class_simulated: &'static str,
+}
+
+/// The programs flattened to a row per program and way count.
+pub fn rows(apps: &[ComparedApp]) -> Vec<CompareRow> {
+    apps.iter()
+        .flat_map(|a| {
+            a.points.iter().map(|p| CompareRow {
+                simulated: a.simulated.clone(),
+                measured: a.measured.clone(),
+                ways: p.ways,
+                llcmpki_measured: p.llcmpki_measured,
+                llcmpki_simulated: p.llcmpki_simulated,
+                llcmpki_diff: p.llcmpki_diff(),
+                nipc_measured: p.nipc_measured,
+                nipc_simulated: p.nipc_simulated,
+                nipc_diff: p.nipc_diff(),
+                class_measured: a.class_measured,
+                class_simulated: a.class_simulated,
+            })
+        })
+        .collect()
+}
+
+/// CSV, a row per program and way count ([`rows`]); floats with 6
+/// decimals.
 pub fn to_csv(apps: &[ComparedApp]) -> String {
-    let mut s = String::from(
-        "simulated,measured,ways,llcmpki_measured,llcmpki_simulated,llcmpki_diff,nipc_measured,nipc_simulated,nipc_diff,class_measured,class_simulated\n",
-    );
-    for a in apps {
-        for p in &a.points {
-            let _ = writeln!(
-                s,
-                "{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{}",
-                a.simulated,
-                a.measured,
-                p.ways,
-                p.llcmpki_measured,
-                p.llcmpki_simulated,
-                p.llcmpki_diff(),
-                p.nipc_measured,
-                p.nipc_simulated,
-                p.nipc_diff(),
-                a.class_measured,
-                a.class_simulated
-            );
-        }
-    }
-    s
+    output::to_csv(&rows(apps), CsvOptions::fixed(6))
 }
 
 /// JSON: a list of programs, each with its points.
 pub fn to_json(apps: &[ComparedApp]) -> String {
-    serde_json::to_string_pretty(apps).unwrap_or_default() + "\n"
+    output::to_json(apps)
 }
 
 #[cfg(test)]

@@ -23,11 +23,11 @@
 //! The stall fractions are in `[0, 1]` and `stalls_l3_miss <= stalls_l2_miss <= stalls_total`.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::output::{self, CsvOptions};
 use crate::run::alone::{sweep_many_with, AloneRun, Axis, ProfileOptions, SweepProgress, TraceApp};
 
 /// The header of the metrics CSV, PBBCache's column order.
@@ -49,11 +49,13 @@ pub const HEADER: [&str; 14] = [
 ];
 
 /// One row of the metrics table: one program at one way count.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct MetricsRow {
     /// The program.
+    #[serde(rename = "BENCH")]
     pub bench: String,
     /// Ways of its CAT mask.
+    #[serde(rename = "NR_WAYS")]
     pub nr_ways: u32,
     /// Instructions per cycle.
     pub ipc: f64,
@@ -65,7 +67,8 @@ pub struct MetricsRow {
     pub llcrpkc: f64,
     /// LLC misses per kilo-cycle.
     pub llcmpkc: f64,
-    /// Mean LLC occupancy, KiB.
+    /// Mean LLC occupancy, KiB (3 decimals in CSV).
+    #[serde(serialize_with = "output::fixed::<3, _>")]
     pub llc_usage_kb: f64,
     /// Memory traffic (fills and write-backs), MB/s.
     pub bandwidth_mbps: f64,
@@ -168,31 +171,10 @@ pub fn metrics_rows_with(
         .collect())
 }
 
-/// The rows as PBBCache metrics CSV (header included; 6 decimals).
+/// The rows as PBBCache metrics CSV (header included; 6 decimals, 3 for
+/// `llc_usage_kb`).
 pub fn to_csv(rows: &[MetricsRow]) -> String {
-    let mut s = HEADER.join(",");
-    s.push('\n');
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
-            r.bench,
-            r.nr_ways,
-            r.ipc,
-            r.llcrpki,
-            r.llcmpki,
-            r.llcrpkc,
-            r.llcmpkc,
-            r.llc_usage_kb,
-            r.bandwidth_mbps,
-            r.llcm_bandwidth,
-            r.stalls_l2_miss,
-            r.stalls_l3_miss,
-            r.stalls_total,
-            r.stalls_store_buf
-        );
-    }
-    s
+    output::to_csv(rows, CsvOptions::fixed(6))
 }
 
 /// [`metrics_rows`] as CSV text.

@@ -3,10 +3,10 @@
 //! cycles per 10^9 cycles the app ran, beside its IPC, MPKI and misses per
 //! 10^9 cycles (the miss-rate curve on the same axis), and their CSV.
 
-use cachepart_units::Kind as _;
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::output::{self, CsvOptions};
 use crate::run::alone::{sweep_many_with, AloneRun, Axis, ProfileOptions, SweepProgress, TraceApp};
 
 /// One point of a stall-rate curve.
@@ -105,40 +105,79 @@ pub fn stall_rate_curve_with(
     })
 }
 
-/// The curve as CSV (`size,size_bytes,stall_rate,ipc,llc_mpki,...`; on a
-/// platform with an L3 victim cache, two more columns:
-/// `l3_hits_per_gcycle,l3_misses_per_gcycle`).
-pub fn stall_curve_csv(curve: &StallCurve) -> String {
+/// One line of a stall-rate curve's CSV; the size's column is named by
+/// the axis (`ways` or `colors`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StallCsvRow {
+    /// Way count (on the `ways` axis).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ways: Option<u32>,
+    /// Color count (on the `colors` axis).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub colors: Option<u32>,
+    /// The LLC bytes at this size.
+    pub size_bytes: u64,
+    /// Memory-stall cycles per 10^9 cycles.
+    #[serde(serialize_with = "output::fixed::<3, _>")]
+    pub stall_rate: f64,
+    /// Instructions per cycle.
+    #[serde(serialize_with = "output::fixed::<6, _>")]
+    pub ipc: f64,
+    /// LLC misses per kilo-instruction.
+    #[serde(serialize_with = "output::fixed::<6, _>")]
+    pub llc_mpki: f64,
+    /// LLC misses per 10^9 cycles.
+    #[serde(serialize_with = "output::fixed::<3, _>")]
+    pub llc_misses_per_gcycle: f64,
+    /// Instructions run.
+    pub instructions: u64,
+    /// Cycles.
+    #[serde(serialize_with = "output::fixed::<3, _>")]
+    pub cycles: f64,
+    /// Memory-stall cycles.
+    #[serde(serialize_with = "output::fixed::<3, _>")]
+    pub memory_stall_cycles: f64,
+    /// L3 hits per 10^9 cycles (the column only on a platform with an L3
+    /// victim cache).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "l3_cell")]
+    pub l3_hits_per_gcycle: Option<Option<f64>>,
+    /// L3 misses per 10^9 cycles (as `l3_hits_per_gcycle`).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "l3_cell")]
+    pub l3_misses_per_gcycle: Option<Option<f64>>,
+}
+
+fn l3_cell<S: serde::Serializer>(v: &Option<Option<f64>>, s: S) -> Result<S::Ok, S::Error> {
+    output::fixed_opt::<3, S>(&v.flatten(), s)
+}
+
+/// The curve's CSV rows.
+pub fn stall_csv_rows(curve: &StallCurve) -> Vec<StallCsvRow> {
     let l3 = curve.points.iter().any(|p| p.l3_hits_per_gcycle.is_some());
-    let mut s = format!(
-        "{},size_bytes,stall_rate,ipc,llc_mpki,llc_misses_per_gcycle,instructions,cycles,memory_stall_cycles{}\n",
-        curve.axis.name(),
-        if l3 {
-            ",l3_hits_per_gcycle,l3_misses_per_gcycle"
-        } else {
-            ""
-        }
-    );
-    for p in &curve.points {
-        s += &format!(
-            "{},{},{:.3},{:.6},{:.6},{:.3},{},{:.3},{:.3}",
-            p.size,
-            p.size_bytes,
-            p.stall_rate,
-            p.ipc,
-            p.llc_mpki,
-            p.llc_misses_per_gcycle,
-            p.instructions,
-            p.cycles,
-            p.memory_stall_cycles
-        );
-        if l3 {
-            let g = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
-            s += &format!(",{},{}", g(p.l3_hits_per_gcycle), g(p.l3_misses_per_gcycle));
-        }
-        s.push('\n');
-    }
-    s
+    curve
+        .points
+        .iter()
+        .map(|p| StallCsvRow {
+            ways: (curve.axis == Axis::Ways).then_some(p.size),
+            colors: (curve.axis == Axis::Colors).then_some(p.size),
+            size_bytes: p.size_bytes,
+            stall_rate: p.stall_rate,
+            ipc: p.ipc,
+            llc_mpki: p.llc_mpki,
+            llc_misses_per_gcycle: p.llc_misses_per_gcycle,
+            instructions: p.instructions,
+            cycles: p.cycles,
+            memory_stall_cycles: p.memory_stall_cycles,
+            l3_hits_per_gcycle: l3.then_some(p.l3_hits_per_gcycle),
+            l3_misses_per_gcycle: l3.then_some(p.l3_misses_per_gcycle),
+        })
+        .collect()
+}
+
+/// The curve as CSV ([`StallCsvRow`]: `ways` or `colors`, `size_bytes`,
+/// `stall_rate`, `ipc`, `llc_mpki`, ...; on a platform with an L3 victim
+/// cache, two more columns: `l3_hits_per_gcycle,l3_misses_per_gcycle`).
+pub fn stall_curve_csv(curve: &StallCurve) -> String {
+    output::to_csv(&stall_csv_rows(curve), CsvOptions::default())
 }
 
 #[cfg(test)]
