@@ -1,6 +1,6 @@
 //! Python bindings: the module `cachepart._core`. Glue only: arguments are
 //! turned into facade calls, results come back as the facade's row structs
-//! handed over as lists of dicts ([`rows`]; JSON text where a result is a
+//! handed over as lists of dicts (`rows.rs`, through pythonize; JSON text where a result is a
 //! whole report) that the Python layer builds its pandas DataFrames from
 //! (`python/cachepart/_frames.py`), and each error kind maps to one Python
 //! exception class.
