@@ -24,6 +24,7 @@
 //! ([`crate::memory::PagingCosts`]).
 
 mod counters;
+mod execute;
 mod interleave;
 mod paging;
 mod prefetch;
