@@ -29,10 +29,15 @@ impl CsvOptions {
 /// when it holds a comma, a quote, `\r` or `\n`.
 pub fn csv_field(s: &str) -> Cow<'_, str> {
     if s.contains([',', '"', '\n', '\r']) {
-        Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")))
+        Cow::Owned(quote(s))
     } else {
         Cow::Borrowed(s)
     }
+}
+
+/// `s` in double quotes with its quotes doubled.
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
 }
 
 fn push_line(out: &mut String, cells: impl Iterator<Item = (String, bool)>) {
@@ -41,9 +46,7 @@ fn push_line(out: &mut String, cells: impl Iterator<Item = (String, bool)>) {
             out.push(',');
         }
         if quoted {
-            out.push('"');
-            out.push_str(&text.replace('"', "\"\""));
-            out.push('"');
+            out.push_str(&quote(&text));
         } else {
             out.push_str(&csv_field(&text));
         }
@@ -66,14 +69,14 @@ fn flat<R: Serialize>(row: &R, floats: Floats) -> Record {
 /// map or struct): row types are fixed in code, and each has a test that
 /// writes it.
 pub fn to_csv<R: Serialize + Default>(rows: &[R], opts: CsvOptions) -> String {
-    let mut out = String::new();
-    let header = match rows.first() {
-        Some(r) => flat(r, opts.floats).names,
+    let records: Vec<Record> = rows.iter().map(|r| flat(r, opts.floats)).collect();
+    let header = match records.first() {
+        Some(r) => r.names.clone(),
         None => flat(&R::default(), opts.floats).names,
     };
+    let mut out = String::new();
     push_line(&mut out, header.into_iter().map(|n| (n, false)));
-    for r in rows {
-        let rec = flat(r, opts.floats);
+    for rec in records {
         push_line(&mut out, rec.cells.into_iter().map(|c| (c.text, c.quoted)));
     }
     out
