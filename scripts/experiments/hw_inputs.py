@@ -22,6 +22,8 @@ every machine. What each imitates:
   XML document with an XSL stylesheet (t5.xml, xalanc.xsl).
 
 Usage: python3 hw_inputs.py OUTDIR
+       python3 hw_inputs.py --large OUTDIR   (the footprint ablations' inputs:
+       ``perl-large.pl``, ``perl-mails.pl``, ``perl-vocab.pl``, ``xalan-large.xml``)
 """
 
 from __future__ import annotations
@@ -106,16 +108,19 @@ def gcc_input(r: random.Random) -> str:
     return "".join(out)
 
 
-def perl_input(r: random.Random) -> str:
+def perl_input(mails: int = 6000, vocabulary: int = 20000) -> str:
     """A mail filter over generated mails (the script generates them itself
     from a seed, as SPEC's perlbench does from its input files)."""
-    return r"""
+    return PERL_FILTER.replace("MAILS", str(mails)).replace("VOCABULARY", str(vocabulary))
+
+
+PERL_FILTER = r"""
 use strict; use warnings;
 srand(20261126);
-my @w = map { join '', map { ('a'..'z')[int rand 26] } 1 .. (2 + int rand 8) } 1 .. 20000;
+my @w = map { join '', map { ('a'..'z')[int rand 26] } 1 .. (2 + int rand 8) } 1 .. VOCABULARY;
 my @spam = qw(free money offer winner viagra credit loan cheap click unsubscribe);
 my %score; my %tok; my @mails;
-for my $m (1 .. 6000) {
+for my $m (1 .. MAILS) {
   my $body = join ' ', map { rand() < 0.03 ? $spam[int rand @spam] : $w[int(@w * rand() ** 2)] } 1 .. (50 + int rand 300);
   my $hdr = "From: user$m\@host" . int(rand 500) . ".example.com\nSubject: " . join(' ', map { $w[int rand @w] } 1 .. 6) . "\nX-Id: " . sprintf('%08x', int rand 2**31) . "\n";
   push @mails, "$hdr\n$body\n";
@@ -210,13 +215,43 @@ def xalan_inputs(r: random.Random) -> tuple[str, str]:
     return "".join(out), xsl
 
 
+def xalan_large(items: int = 400_000) -> str:
+    """A catalogue of SPEC's t5.xml size (100 MB), from its own generator
+    (seed SEED), with a category per 200 items as in ``xalan-in.xml``."""
+    r = random.Random(SEED)
+    words = ["".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(3, 10))) for _ in range(5000)]
+    out = ["<?xml version=\"1.0\"?>\n<catalog>\n"]
+    for i in range(items):
+        out.append(
+            f"<item id=\"i{i}\" cat=\"c{r.randrange(items // 200)}\" price=\"{r.randint(1, 99999)}\">"
+            f"<name>{' '.join(r.choice(words) for _ in range(3))}</name>"
+            f"<ref to=\"i{r.randrange(items)}\"/>"
+            f"<desc>{' '.join(r.choice(words) for _ in range(r.randint(5, 30)))}</desc></item>\n"
+        )
+    out.append("</catalog>\n")
+    return "".join(out)
+
+
+def large(out: Path) -> None:
+    """The larger inputs of the footprint ablations (hw-compare.md)."""
+    (out / "perl-large.pl").write_text(perl_input(mails=60000, vocabulary=200000))
+    (out / "perl-mails.pl").write_text(perl_input(mails=60000))
+    (out / "perl-vocab.pl").write_text(perl_input(vocabulary=200000))
+    (out / "xalan-large.xml").write_text(xalan_large())
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--large":
+        out = Path(sys.argv[2])
+        out.mkdir(parents=True, exist_ok=True)
+        large(out)
+        return
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     r = random.Random(SEED)
     (out / "bzip2-in.bin").write_bytes(bzip2_input(r))
     (out / "gcc-in.c").write_text(gcc_input(r))
-    (out / "perl-in.pl").write_text(perl_input(r))
+    (out / "perl-in.pl").write_text(perl_input())
     db, aln = hmmer_inputs(r)
     (out / "hmmer-db.fa").write_text(db)
     (out / "hmmer-aln.sto").write_text(aln)

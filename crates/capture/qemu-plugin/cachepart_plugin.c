@@ -10,6 +10,10 @@
  * Arguments:
  *   out=PATH     file or FIFO the records are written to (required)
  *   ifetch=on    also record one instruction fetch per executed instruction
+ *   skip=N       count the first N instructions (all vcpus together) without
+ *                recording their accesses, then record as usual
+ *   start=M      where the caller's window starts (M >= N): the plugin
+ *                aborts if it could not switch to recording before M
  *
  * Output: a plain stream of 8-byte little-endian records in the bit layout
  * of cachepart's `Record` (no header, no compression; the reader on the
@@ -26,6 +30,18 @@
  * that one that no earlier record accounted for. The total is exact for
  * blocks that run to their end (a fault in the middle of a block
  * overcounts the rest of that block).
+ *
+ * Fast skip (skip=N): until N instructions have started, blocks are
+ * translated with one counting callback each (one per instruction with
+ * ifetch=on, counted as recording counts them) and no memory callbacks, and
+ * every 2^26 instructions a vcpu writes them as an InstrGap escape (so a
+ * reader sees progress). The block that reaches N asks QEMU for a plugin
+ * reset (qemu_plugin_reset: the translated code is flushed); when it is
+ * done each vcpu writes its uncounted instructions as an InstrGap and
+ * blocks are translated with the recording callbacks. The records after
+ * that point are the ones a capture without skip=N writes: the caller
+ * drops what precedes its window (N sits some way before it, so the
+ * switch, which lands a few blocks after N, is done before the window).
  *
  * Each vcpu (a guest thread in qemu-user) fills its own buffer and writes
  * it in one piece under a lock, so records of different threads are
@@ -77,6 +93,7 @@ enum qemu_plugin_mem_rw {
     QEMU_PLUGIN_MEM_RW,
 };
 
+typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t id);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id,
                                              unsigned int vcpu_index);
@@ -123,6 +140,7 @@ uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 void qemu_plugin_outs(const char *string);
+void qemu_plugin_reset(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb);
 
 #ifndef CP_PLUGIN_API
 #define CP_PLUGIN_API 1
@@ -166,6 +184,16 @@ static pid_t owner_pid;
 static unsigned last_vcpu; /* vcpu of the last chunk written */
 static bool failed;        /* a write failed: stop writing */
 static bool ifetch;
+
+/* Fast skip (skip=N, start=M; 0 when off). */
+static uint64_t skip_until;
+static uint64_t window_start;
+static bool skipping;          /* blocks translated for counting only */
+static uint64_t skipped_total; /* instructions started while skipping */
+static int reset_asked;
+static qemu_plugin_id_t plugin_id;
+/* While skipping, a vcpu writes its instructions every this many. */
+#define SKIP_REPORT (UINT64_C(1) << 26)
 
 static uint64_t escape(uint64_t code, uint64_t payload)
 {
@@ -357,10 +385,89 @@ static void insn_exec(unsigned int v, void *udata)
     }
 }
 
+static void register_callbacks(qemu_plugin_id_t id);
+
+/* Writes vcpu v's instructions not yet accounted for as an InstrGap. */
+static void account_gap(unsigned v, struct vcpu *c)
+{
+    if (c->icount > c->counted) {
+        c->buf[c->len++] = escape(EV_INSTR_GAP, c->icount - c->counted);
+        c->counted = c->icount;
+    }
+    flush_vcpu(v, c);
+}
+
+/* Runs when QEMU has flushed the code translated for counting only. */
+static void skip_done(qemu_plugin_id_t id)
+{
+    __atomic_store_n(&skipping, false, __ATOMIC_RELAXED);
+    uint64_t seen = __atomic_load_n(&skipped_total, __ATOMIC_ACQUIRE);
+    if (seen > window_start) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "cachepart plugin: the fast skip ended after %llu "
+                 "instructions, past the window's start at %llu\n",
+                 (unsigned long long)seen, (unsigned long long)window_start);
+        qemu_plugin_outs(msg);
+        abort();
+    }
+    for (unsigned v = 0; v < CP_MAX_VCPUS; v++) {
+        if (vcpus[v] != NULL) {
+            account_gap(v, vcpus[v]);
+        }
+    }
+    register_callbacks(id);
+}
+
+/* Counts n started instructions while skipping; reports, and asks for the
+ * switch to recording once skip_until have started. */
+static inline void skip_count(unsigned v, uint64_t n)
+{
+    struct vcpu *c = vcpu_get(v);
+    c->icount += n;
+    if (c->icount - c->counted >= SKIP_REPORT) {
+        account_gap(v, c);
+    }
+    uint64_t total = __atomic_add_fetch(&skipped_total, n, __ATOMIC_RELAXED);
+    if (total >= skip_until &&
+        !__atomic_exchange_n(&reset_asked, 1, __ATOMIC_ACQ_REL)) {
+        qemu_plugin_reset(plugin_id, skip_done);
+    }
+}
+
+/* A block's start while skipping (counted as recording counts it). */
+static void tb_exec_skip(unsigned int v, void *udata)
+{
+    skip_count(v, (uintptr_t)udata);
+}
+
+/* An instruction while skipping with ifetch=on, where recording counts
+ * executed instructions one by one (a block left in the middle, as when
+ * a store hits a page of translated code, counts only what ran). */
+static void insn_exec_skip(unsigned int v, void *udata)
+{
+    (void)udata;
+    skip_count(v, 1);
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
+    if (__atomic_load_n(&skipping, __ATOMIC_RELAXED)) {
+        if (ifetch) {
+            for (size_t i = 0; i < n; i++) {
+                qemu_plugin_register_vcpu_insn_exec_cb(
+                    qemu_plugin_tb_get_insn(tb, i), insn_exec_skip,
+                    QEMU_PLUGIN_CB_NO_REGS, NULL);
+            }
+        } else {
+            qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_skip,
+                                                 QEMU_PLUGIN_CB_NO_REGS,
+                                                 (void *)(uintptr_t)n);
+        }
+        return;
+    }
     if (!ifetch) {
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
                                              (void *)(uintptr_t)n);
@@ -415,6 +522,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
             out = a + 4;
         } else if (strcmp(a, "ifetch=on") == 0 || strcmp(a, "ifetch=true") == 0) {
             ifetch = true;
+        } else if (strncmp(a, "skip=", 5) == 0) {
+            skip_until = strtoull(a + 5, NULL, 10);
+        } else if (strncmp(a, "start=", 6) == 0) {
+            window_start = strtoull(a + 6, NULL, 10);
         } else if (strcmp(a, "ifetch=off") == 0 ||
                    strcmp(a, "ifetch=false") == 0) {
             ifetch = false;
@@ -422,7 +533,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
             char msg[300];
             snprintf(msg, sizeof msg,
                      "cachepart plugin: unknown argument `%s` (expected "
-                     "out=PATH or ifetch=on|off)\n",
+                     "out=PATH, ifetch=on|off, skip=N or start=M)\n",
                      a);
             qemu_plugin_outs(msg);
             return -1;
@@ -441,11 +552,23 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
     /* a bigger pipe means fewer wake-ups; failure is harmless */
     (void)fcntl(out_fd, F_SETPIPE_SZ, 1 << 20);
 #endif
+    if (skip_until > 0 && window_start < skip_until) {
+        qemu_plugin_outs("cachepart plugin: start=M must be at least skip=N\n");
+        return -1;
+    }
+    skipping = skip_until > 0;
     owner_pid = getpid();
+    plugin_id = id;
+    register_callbacks(id);
+    return 0;
+}
+
+/* The callbacks (again after a fast skip's reset, which drops them all). */
+static void register_callbacks(qemu_plugin_id_t id)
+{
     qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
     qemu_plugin_register_vcpu_exit_cb(id, vcpu_exit);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     qemu_plugin_register_vcpu_syscall_cb(id, syscall_entry);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
-    return 0;
 }

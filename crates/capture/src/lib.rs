@@ -59,7 +59,7 @@ mod window;
 
 pub use error::{CaptureError, CaptureResult};
 pub use lackey::{capture_lackey, stream_lackey};
-pub use options::{CaptureOptions, CaptureSummary, StreamSummary};
+pub use options::{CaptureOptions, CaptureSummary, StreamSummary, FAST_SKIP_MARGIN};
 pub use plugin::default_plugin_dir;
 pub use progress::CaptureProgress;
 pub use qemu::{capture_qemu, qemu_plugin, QemuPlugin};

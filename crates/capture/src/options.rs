@@ -47,6 +47,12 @@ pub struct CaptureOptions {
     /// Instructions of the program left out before recording starts (its
     /// start-up); 0 records from the start.
     pub skip: u64,
+    /// qemu route: count most of `skip` inside the plugin without
+    /// recording its accesses (all but the last [`FAST_SKIP_MARGIN`]
+    /// instructions), which runs the start-up several times faster. The
+    /// trace is the same either way; `false` records the whole start-up
+    /// and drops it here, as the lackey route does.
+    pub fast_skip: bool,
     /// Instructions to record (after `skip`); the capture then stops the
     /// program and the trace is complete (`None`: to the program's end).
     pub instructions: Option<u64>,
@@ -55,7 +61,24 @@ pub struct CaptureOptions {
     pub progress: Option<Arc<CaptureProgress>>,
 }
 
+/// Instructions before the window that a fast skip
+/// ([`CaptureOptions::fast_skip`]) still records: the plugin switches to
+/// recording a few blocks after it has counted `skip - FAST_SKIP_MARGIN`,
+/// well before the window starts.
+pub const FAST_SKIP_MARGIN: u64 = 1 << 24;
+
 impl CaptureOptions {
+    /// The instructions the qemu plugin counts without recording: `skip`
+    /// less [`FAST_SKIP_MARGIN`] when [`CaptureOptions::fast_skip`] is on
+    /// (0: none).
+    pub fn plugin_skip(&self) -> u64 {
+        if self.fast_skip {
+            self.skip.saturating_sub(FAST_SKIP_MARGIN)
+        } else {
+            0
+        }
+    }
+
     /// Whether [`CaptureOptions::cancel`] is raised.
     pub fn cancelled(&self) -> bool {
         self.cancel
@@ -77,6 +100,7 @@ impl Default for CaptureOptions {
             compress_threads: 0,
             cancel: None,
             skip: 0,
+            fast_skip: true,
             instructions: None,
             progress: None,
         }

@@ -4,7 +4,7 @@
 //!
 //! [`capture_qemu`] builds the plugin if needed (`plugin.rs`), then
 //! runs
-//! `qemu-x86_64 -plugin PLUGIN.so,out=FIFO[,ifetch=on] -0 CMD /path/of/CMD ARGS...`
+//! `qemu-x86_64 -plugin PLUGIN.so,out=FIFO[,ifetch=on][,skip=N,start=M] -0 CMD /path/of/CMD ARGS...`
 //! (qemu-user does not search `PATH`, so the program is resolved here and
 //! its `argv[0]` kept as given). The plugin writes 8-byte records in the
 //! bit layout of [`Record`](cachepart_trace::Record), in chunks of a
@@ -76,6 +76,8 @@ pub fn capture_qemu(
         qemu: &opts.qemu,
         plugin: &plugin,
         ifetch: opts.ifetch,
+        skip: opts.plugin_skip(),
+        start: opts.skip,
         argv0: program,
         path: &path,
         args: &command[1..],
@@ -122,6 +124,10 @@ struct Qemu<'a> {
     qemu: &'a Path,
     plugin: &'a Path,
     ifetch: bool,
+    /// Instructions the plugin counts without recording (0: none), and
+    /// where the window starts.
+    skip: u64,
+    start: u64,
     argv0: &'a OsStr,
     path: &'a Path,
     args: &'a [OsString],
@@ -134,6 +140,9 @@ impl Route for Qemu<'_> {
         spec.push(escape_commas(fifo.as_os_str()));
         if self.ifetch {
             spec.push(",ifetch=on");
+        }
+        if self.skip > 0 {
+            spec.push(format!(",skip={},start={}", self.skip, self.start));
         }
         let mut cmd = Command::new(self.qemu);
         cmd.arg("-plugin")
