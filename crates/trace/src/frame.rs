@@ -24,6 +24,7 @@ use crate::codec::put_varint;
 use crate::error::{Result, TraceError};
 use crate::io_util::Cursor;
 use crate::record::{Kind, Record, RecordError, MAX_PAYLOAD};
+use crate::sink::RecordSink;
 
 /// Tag that starts every frame.
 pub(crate) const FRAME_TAG: [u8; 4] = *b"CPFR";
@@ -234,6 +235,19 @@ impl FrameDecoder {
         out: &mut Vec<Record>,
     ) -> Result<()> {
         out.clear();
+        self.decode_to(h, body, offset, first, out)
+    }
+
+    /// As [`FrameDecoder::decode`], each record pushed to `out` as it is
+    /// decoded.
+    pub(crate) fn decode_to<S: RecordSink>(
+        &mut self,
+        h: FrameHeader,
+        body: &[u8],
+        offset: u64,
+        first: u64,
+        out: &mut S,
+    ) -> Result<()> {
         self.raw.clear();
         self.raw.reserve(h.raw_len as usize);
         let got = self
@@ -268,11 +282,15 @@ impl FrameDecoder {
         // for the whole frame at once, their records need no check of
         // their own but the escapes'. Any other frame takes the checked
         // loop, which names the first bad record.
-        let valid = kinds
+        // (a fold with no early exit, which the compiler vectorizes)
+        let invalid = kinds
             .iter()
             .zip(sizes)
             .zip(gaps)
-            .all(|((&k, &s), &g)| k <= 5 && s <= 0x7f && g <= 0x3f && (s != 0 || k == 4));
+            .fold(false, |any, ((&k, &s), &g)| {
+                any | (k > 5) | (s > 0x7f) | (g > 0x3f) | ((s == 0) & (k != 4))
+            });
+        let valid = !invalid;
         if valid {
             for (i, ((&k, &s), &g)) in kinds.iter().zip(sizes).zip(gaps).enumerate() {
                 let a = match k {
