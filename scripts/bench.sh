@@ -6,6 +6,8 @@
 #   ./scripts/bench.sh policies   only LFOC/KPart decision time (criterion)
 #   ./scripts/bench.sh trace      only trace write/read throughput (criterion)
 #   ./scripts/bench.sh sim        only the cachegrind-mode simulator vs a reference loop
+#   ./scripts/bench.sh sim-e2e    only the end-to-end figures on one real trace: sim cachegrind vs
+#                                 natsim, --threads 1 vs 2, benchmark (b) on both mixes (~3 minutes)
 #   ./scripts/bench.sh curves     only exact and SHARDS miss curves vs a reference loop and a bare scan
 #   ./scripts/bench.sh capture    only trace capture speed, qemu and lackey routes (several minutes)
 #   ./scripts/bench.sh online     only a 16-app simulator run under each online controller vs stock
@@ -29,6 +31,10 @@ fi
 if [[ $what == all || $what == sim ]]; then
   echo "== simulator, cachegrind-compatible mode, on a >100 M-access real trace vs a plain reference loop"
   cargo run -q --release -p cachepart-sim --example bench_sim
+fi
+if [[ $what == all || $what == sim-e2e ]]; then
+  echo "== simulator end to end on one real trace: sim cachegrind vs natsim, --threads, benchmark (b)"
+  scripts/bench/sim_e2e.sh
 fi
 if [[ $what == all || $what == curves ]]; then
   echo "== miss-rate curves: exact vs a plain Fenwick loop, SHARDS 0.01 (with and without the reference sample) and a bare scan vs exact, SHARDS error"

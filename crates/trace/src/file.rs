@@ -14,6 +14,7 @@ use crate::header::Header;
 use crate::index::{self, FrameInfo, TRAILER};
 use crate::io_util::read_full;
 use crate::record::Record;
+use crate::sink::RecordSink;
 
 /// Largest index accepted (64 MiB, ~3 M frames).
 const MAX_INDEX: u64 = 64 << 20;
@@ -145,6 +146,24 @@ impl TraceFile {
         dec.decode(h, body, f.offset, f.first_record, out)
     }
 
+    /// Decodes frame `i`, pushing each record to `sink` as it is decoded
+    /// (after [`RecordSink::reserve`] with the frame's record count), with
+    /// the zstd context and buffers of `scratch`: a thread that decodes
+    /// many frames keeps one [`FrameScratch`] and allocates nothing per
+    /// frame. On an error the records before it have been pushed.
+    pub fn decode_frame<S: RecordSink>(
+        &self,
+        i: usize,
+        scratch: &mut FrameScratch,
+        sink: &mut S,
+    ) -> Result<()> {
+        let h = self.read_compressed(i, &mut scratch.body)?;
+        let f = self.frames[i];
+        scratch
+            .dec
+            .decode_to(h, &scratch.body, f.offset, f.first_record, sink)
+    }
+
     /// Decodes frame `i`.
     pub fn read_frame(&self, i: usize) -> Result<Vec<Record>> {
         let mut out = Vec::new();
@@ -200,6 +219,29 @@ impl TraceFile {
     pub fn read_all_parallel(&self) -> Result<Vec<Record>> {
         let parts = self.par_map_frames(|_, recs| recs.to_vec())?;
         Ok(parts.concat())
+    }
+}
+
+/// What [`TraceFile::decode_frame`] keeps between frames: a zstd
+/// context and the buffers of the compressed and the decompressed frame.
+pub struct FrameScratch {
+    dec: FrameDecoder,
+    body: Vec<u8>,
+}
+
+impl FrameScratch {
+    /// Fresh state; fails only if zstd cannot make a context.
+    pub fn new() -> Result<FrameScratch> {
+        Ok(FrameScratch {
+            dec: FrameDecoder::new()?,
+            body: Vec::new(),
+        })
+    }
+}
+
+impl std::fmt::Debug for FrameScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameScratch").finish_non_exhaustive()
     }
 }
 

@@ -17,13 +17,15 @@
 //!
 //! Each frame starts from address 0, so frames decode independently.
 
-use zstd::bulk::{Compressor, Decompressor};
-use zstd::zstd_safe::CParameter;
+use zstd::bulk::Decompressor;
 
-use crate::codec::put_varint;
 use crate::error::{Result, TraceError};
 use crate::io_util::Cursor;
-use crate::record::{Kind, Record, RecordError, MAX_PAYLOAD};
+use crate::record::{Record, RecordError, MAX_PAYLOAD};
+use crate::sink::RecordSink;
+
+mod encoder;
+pub(crate) use encoder::FrameEncoder;
 
 /// Tag that starts every frame.
 pub(crate) const FRAME_TAG: [u8; 4] = *b"CPFR";
@@ -136,79 +138,6 @@ fn undelta48(z: u64, prev: u64) -> u64 {
     prev.wrapping_add(s as u64) & MASK48
 }
 
-/// Compresses frames; keeps its zstd context and scratch buffers.
-pub(crate) struct FrameEncoder {
-    comp: Compressor<'static>,
-    raw: Vec<u8>,
-    ivar: Vec<u8>,
-    dvar: Vec<u8>,
-    evar: Vec<u8>,
-}
-
-impl FrameEncoder {
-    pub(crate) fn new(level: i32) -> Result<FrameEncoder> {
-        let mut comp = Compressor::new(level)?;
-        comp.set_parameter(CParameter::ChecksumFlag(true))?;
-        Ok(FrameEncoder {
-            comp,
-            raw: Vec::new(),
-            ivar: Vec::new(),
-            dvar: Vec::new(),
-            evar: Vec::new(),
-        })
-    }
-
-    /// Appends the frame (header and compressed body) holding `records`
-    /// (1..=[`MAX_FRAME_RECORDS`]) to `out`.
-    pub(crate) fn encode(&mut self, records: &[Record], out: &mut Vec<u8>) -> Result<()> {
-        let n = records.len();
-        debug_assert!(n > 0 && n <= MAX_FRAME_RECORDS as usize);
-        self.raw.clear();
-        self.ivar.clear();
-        self.dvar.clear();
-        self.evar.clear();
-        self.raw.resize(SECTIONS + 3 * n, 0);
-        let (mut pi, mut pd) = (0u64, 0u64);
-        {
-            let planes = &mut self.raw[SECTIONS..];
-            let (kinds, rest) = planes.split_at_mut(n);
-            let (sizes, gaps) = rest.split_at_mut(n);
-            for (i, r) in records.iter().enumerate() {
-                let raw = r.raw();
-                kinds[i] = ((raw >> 48) & 7) as u8;
-                sizes[i] = ((raw >> 51) & 0x7f) as u8;
-                gaps[i] = (raw >> 58) as u8;
-                let a = raw & MASK48;
-                match r.kind() {
-                    Kind::Ifetch => {
-                        put_varint(&mut self.ivar, delta48(a, pi));
-                        pi = a;
-                    }
-                    Kind::Escape => put_varint(&mut self.evar, a),
-                    _ => {
-                        put_varint(&mut self.dvar, delta48(a, pd));
-                        pd = a;
-                    }
-                }
-            }
-        }
-        self.raw[..4].copy_from_slice(&(self.ivar.len() as u32).to_le_bytes());
-        self.raw[4..8].copy_from_slice(&(self.dvar.len() as u32).to_le_bytes());
-        self.raw.extend_from_slice(&self.ivar);
-        self.raw.extend_from_slice(&self.dvar);
-        self.raw.extend_from_slice(&self.evar);
-        let body = self.comp.compress(&self.raw)?;
-        let h = FrameHeader {
-            compressed_len: body.len() as u32,
-            records: n as u32,
-            raw_len: self.raw.len() as u32,
-        };
-        out.extend_from_slice(&h.encode());
-        out.extend_from_slice(&body);
-        Ok(())
-    }
-}
-
 /// Decompresses frames; keeps its zstd context and scratch buffer.
 pub(crate) struct FrameDecoder {
     dec: Decompressor<'static>,
@@ -234,6 +163,19 @@ impl FrameDecoder {
         out: &mut Vec<Record>,
     ) -> Result<()> {
         out.clear();
+        self.decode_to(h, body, offset, first, out)
+    }
+
+    /// As [`FrameDecoder::decode`], each record pushed to `out` as it is
+    /// decoded.
+    pub(crate) fn decode_to<S: RecordSink>(
+        &mut self,
+        h: FrameHeader,
+        body: &[u8],
+        offset: u64,
+        first: u64,
+        out: &mut S,
+    ) -> Result<()> {
         self.raw.clear();
         self.raw.reserve(h.raw_len as usize);
         let got = self
@@ -268,11 +210,15 @@ impl FrameDecoder {
         // for the whole frame at once, their records need no check of
         // their own but the escapes'. Any other frame takes the checked
         // loop, which names the first bad record.
-        let valid = kinds
+        // (a fold with no early exit, which the compiler vectorizes)
+        let invalid = kinds
             .iter()
             .zip(sizes)
             .zip(gaps)
-            .all(|((&k, &s), &g)| k <= 5 && s <= 0x7f && g <= 0x3f && (s != 0 || k == 4));
+            .fold(false, |any, ((&k, &s), &g)| {
+                any | (k > 5) | (s > 0x7f) | (g > 0x3f) | ((s == 0) & (k != 4))
+            });
+        let valid = !invalid;
         if valid {
             for (i, ((&k, &s), &g)) in kinds.iter().zip(sizes).zip(gaps).enumerate() {
                 let a = match k {
@@ -351,6 +297,7 @@ impl FrameDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Kind;
 
     #[test]
     fn deltas_round_trip_at_the_edges() {

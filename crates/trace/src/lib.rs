@@ -11,7 +11,8 @@
 //!   independent zstd frames of records, and a footer index.
 //!   [`Writer`] writes it with bounded memory, [`Reader`] streams it from
 //!   any `Read`, and [`TraceFile`] opens a file through its index to seek
-//!   to a record or decode frames in parallel.
+//!   to a record or decode frames in parallel, each frame's records
+//!   pushed to a [`RecordSink`] as they are decoded if need be.
 //! * Text readers, streaming from any `BufRead`: [`LackeyReader`]
 //!   (valgrind `--tool=lackey --trace-mem=yes`) and [`DinReader`] (Dinero).
 //! * [`synth`]: seeded generators for streaming, cache-sensitive, light,
@@ -54,6 +55,7 @@ mod lackey;
 mod prefetch;
 mod reader;
 pub mod record;
+mod sink;
 mod stats;
 pub mod synth;
 mod text;
@@ -62,7 +64,7 @@ mod writer;
 pub use convert::{convert, convert_lackey_lenient, convert_stream, TraceFormat};
 pub use din::DinReader;
 pub use error::{Result, TraceError};
-pub use file::{RecordsFrom, TraceFile};
+pub use file::{FrameScratch, RecordsFrom, TraceFile};
 pub use header::{Header, DEFAULT_FRAME_RECORDS, MAGIC, VERSION};
 pub use index::FrameInfo;
 pub use info::{info, TraceInfo};
@@ -71,5 +73,6 @@ pub use lackey::LackeyReader;
 pub use prefetch::{Prefetch, DEFAULT_CHUNK_RECORDS, DEFAULT_DEPTH};
 pub use reader::Reader;
 pub use record::{Event, Kind, Record, RecordError};
+pub use sink::RecordSink;
 pub use stats::{Counts, Footprint};
 pub use writer::{WriteSummary, Writer, DEFAULT_LEVEL, MAX_DEFAULT_THREADS};

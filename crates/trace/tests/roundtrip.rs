@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use cachepart_trace::{Event, Header, Kind, Reader, Record, TraceFile, Writer};
+use cachepart_trace::{
+    Event, FrameScratch, Header, Kind, Reader, Record, RecordSink, TraceFile, Writer,
+};
 use proptest::prelude::*;
 
 fn tmp(name: &str) -> PathBuf {
@@ -87,6 +89,67 @@ proptest! {
         prop_assert_eq!(f.read_all_parallel().unwrap(), records.clone());
         std::fs::remove_file(&path).unwrap();
     }
+
+    #[test]
+    fn frames_decoded_into_a_sink_equal_read_frame(
+        records in prop::collection::vec(any_record(), 1..600),
+        frame in 1u32..64,
+    ) {
+        let path = tmp(&format!("sink-{frame}-{}", records.len()));
+        std::fs::write(&path, write(&records, frame)).unwrap();
+        let f = TraceFile::open(&path).unwrap();
+        // one scratch for every frame, frames out of order
+        let mut scratch = FrameScratch::new().unwrap();
+        for i in (0..f.frames().len()).rev() {
+            let mut sink = Counted::default();
+            f.decode_frame(i, &mut scratch, &mut sink).unwrap();
+            prop_assert_eq!(&sink.reserved, &[f.frames()[i].records as usize]);
+            prop_assert_eq!(sink.records, f.read_frame(i).unwrap());
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}
+
+/// A sink that notes its `reserve` calls.
+#[derive(Default)]
+struct Counted {
+    reserved: Vec<usize>,
+    records: Vec<Record>,
+}
+
+impl RecordSink for Counted {
+    fn reserve(&mut self, records: usize) {
+        self.reserved.push(records);
+    }
+
+    fn push(&mut self, record: Record) {
+        self.records.push(record);
+    }
+}
+
+#[test]
+fn a_bad_frame_fails_decode_frame_as_read_frame() {
+    let records: Vec<Record> = (0..1000u64)
+        .map(|i| Record::access(Kind::Load, i * 64, 8, (i % 64) as u32).unwrap())
+        .collect();
+    let mut bytes = write(&records, 100);
+    let path = tmp("bad-sink");
+    std::fs::write(&path, &bytes).unwrap();
+    let at = TraceFile::open(&path).unwrap().frames()[4].offset as usize;
+    // a byte inside frame 4's compressed body
+    bytes[at + 20] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+    let f = TraceFile::open(&path).unwrap();
+    let want = f.read_frame(4).unwrap_err().to_string();
+    let mut scratch = FrameScratch::new().unwrap();
+    let mut sink = Vec::new();
+    let got = f.decode_frame(4, &mut scratch, &mut sink).unwrap_err();
+    assert_eq!(got.to_string(), want);
+    // the scratch goes on with the next frame
+    sink.clear();
+    f.decode_frame(5, &mut scratch, &mut sink).unwrap();
+    assert_eq!(sink, &records[500..600]);
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]

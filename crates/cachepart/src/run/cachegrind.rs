@@ -15,7 +15,7 @@ use cachepart_sim::{
     parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary,
     ParallelCachegrind,
 };
-use cachepart_trace::{Prefetch, Reader, TraceFile};
+use cachepart_trace::{FrameScratch, Prefetch, Reader, TraceFile};
 
 use crate::error::Error;
 pub use crate::output::cachegrind::{to_csv, to_json, to_table, totals, TotalsRow};
@@ -70,7 +70,8 @@ pub fn check_threads(cfg: &CachegrindConfig, threads: usize) -> Result<(), Error
 /// [`check_threads`] does); the totals are the same for any thread count.
 /// On more than one thread, a trace file (not standard input) is also
 /// decoded on `threads` threads, frames in parallel, each decoding thread
-/// sorting its frames' records for the simulating threads.
+/// putting its frames' records into the simulating threads' buckets as it
+/// decodes them.
 pub fn simulate_trace(
     path: &Path,
     cfg: &CachegrindConfig,
@@ -111,8 +112,8 @@ pub fn simulate_trace(
 
 /// [`simulate_trace`] on several threads for a trace file that can be
 /// read frame by frame: `threads` threads decode the frames (frame `i` on
-/// thread `i % threads`) and sort each into the simulating threads'
-/// buckets, while `threads` others simulate them in order.
+/// thread `i % threads`), each record straight into its simulating
+/// thread's bucket, while `threads` others simulate them in order.
 fn simulate_frames(
     file: &TraceFile,
     path: &Path,
@@ -121,7 +122,7 @@ fn simulate_frames(
 ) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
     let mut sim = ParallelCachegrind::new(cfg, threads).map_err(|e| Error::Usage(e.to_string()))?;
-    let scatterer = sim.scatterer();
+    let scatterer = &sim.scatterer();
     let frames = file.frames().len();
     std::thread::scope(|s| {
         let mut decoded = Vec::with_capacity(threads);
@@ -129,8 +130,19 @@ fn simulate_frames(
             let (tx, rx) = sync_channel(2);
             decoded.push(rx);
             s.spawn(move || {
+                let mut scratch = match FrameScratch::new() {
+                    Ok(scratch) => scratch,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
                 for i in (first..frames).step_by(threads) {
-                    let frame = file.read_frame(i).map(|r| scatterer.scatter(&r));
+                    // each record goes into its bucket as it is decoded
+                    let mut chunk = scatterer.chunk();
+                    let frame = file
+                        .decode_frame(i, &mut scratch, &mut chunk)
+                        .map(|()| chunk);
                     // the receiver is gone once the simulation has stopped
                     if tx.send(frame).is_err() {
                         return;

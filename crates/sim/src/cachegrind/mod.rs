@@ -24,6 +24,8 @@ mod part;
 mod partition;
 mod pipeline;
 mod scatter;
+#[cfg(test)]
+mod scatter_tests;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -37,8 +39,9 @@ use crate::geometry::CacheConfig;
 use crate::hierarchy::{Hierarchy, HierarchyConfig, Inclusion, Mode};
 use crate::replacement::PolicyKind;
 use mtf::MtfCache;
-pub use parallel::{ParallelCachegrind, Scattered, Scatterer, CHUNK_RECORDS};
+pub use parallel::{ParallelCachegrind, CHUNK_RECORDS};
 pub use partition::Partition;
+pub use scatter::{Scattered, Scatterer};
 pub use summary::{CachegrindSummary, EVENTS};
 
 /// One core of the general model in cachegrind mode with `cfg`'s I1 and

@@ -21,7 +21,7 @@ use cachepart_trace::Record;
 use super::mtf::MtfCache;
 use super::part::Part;
 use super::pipeline::{worker, Chunk, Pipeline, PoisonOnPanic};
-use super::scatter::{scatter, Bucket};
+use super::scatter::{Scattered, Scatterer};
 use super::{CachegrindConfig, CachegrindSim, CachegrindSummary, Partition};
 use crate::error::{Result, SimError};
 
@@ -39,46 +39,6 @@ pub struct ParallelCachegrind {
     partition: Partition,
     scatterer: Scatterer,
     parts: Vec<Part>,
-}
-
-/// Sorts chunks of records into one bucket per thread of a
-/// [`ParallelCachegrind`], on any thread (a decoder's, say), for
-/// [`ParallelCachegrind::run_scattered`].
-#[derive(Clone, Copy, Debug)]
-pub struct Scatterer {
-    shift: u32,
-    threads: usize,
-    clamp: u32,
-}
-
-impl Scatterer {
-    /// `records`, one chunk in trace order, sorted into one bucket per
-    /// thread.
-    pub fn scatter(&self, records: &[Record]) -> Scattered {
-        let mut buckets: Vec<Bucket> = (0..self.threads)
-            .map(|_| Bucket::with_capacity(records.len() / self.threads * 9 / 8))
-            .collect();
-        scatter(
-            self.shift,
-            self.threads as u64 - 1,
-            self.clamp,
-            records,
-            0,
-            &mut buckets,
-        );
-        Scattered {
-            buckets,
-            len: records.len(),
-        }
-    }
-}
-
-/// One chunk of records sorted into one bucket per thread by a
-/// [`Scatterer`].
-#[derive(Debug)]
-pub struct Scattered {
-    pub(super) buckets: Vec<Bucket>,
-    pub(super) len: usize,
 }
 
 impl ParallelCachegrind {
@@ -104,11 +64,7 @@ impl ParallelCachegrind {
                 Part::new(me, threads, partition.shift(), caches, clamp)
             })
             .collect();
-        let scatterer = Scatterer {
-            shift: partition.shift(),
-            threads,
-            clamp,
-        };
+        let scatterer = Scatterer::new(partition.shift(), threads, clamp);
         Ok(ParallelCachegrind {
             partition,
             scatterer,
@@ -123,7 +79,7 @@ impl ParallelCachegrind {
 
     /// The scatterer of chunks for [`ParallelCachegrind::run_scattered`].
     pub fn scatterer(&self) -> Scatterer {
-        self.scatterer
+        self.scatterer.clone()
     }
 
     /// Simulates the records of every chunk `next` gives, in order, until
@@ -164,6 +120,7 @@ impl ParallelCachegrind {
         let threads = self.parts.len();
         let poisoned = AtomicBool::new(false);
         let poisoned = &poisoned;
+        let pool = &*self.scatterer.pool;
         std::thread::scope(|s| {
             let (first, rest) = self
                 .parts
@@ -175,11 +132,11 @@ impl ParallelCachegrind {
                 senders.push(tx);
                 s.spawn(move || {
                     let _guard = PoisonOnPanic(poisoned);
-                    worker(part, threads, poisoned, rx)
+                    worker(part, threads, poisoned, pool, rx)
                 });
             }
             let _guard = PoisonOnPanic(poisoned);
-            let mut mine = Pipeline::new(first, threads, poisoned);
+            let mut mine = Pipeline::new(first, threads, poisoned, pool);
             // chunks handed out, oldest first, whose vectors come back
             // once every thread is done with them
             let mut handed: VecDeque<Arc<Chunk>> = VecDeque::new();

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-fn geometry() -> impl Strategy<Value = CacheConfig> {
+pub(super) fn geometry() -> impl Strategy<Value = CacheConfig> {
     // size = sets x ways x line: 2 to 128 sets, so that most geometries
     // split 2 or 4 ways and some cannot
     (1u32..8, 1u32..9, 4u32..8).prop_map(|(sets_log, ways, line_log)| {
@@ -16,7 +16,7 @@ fn geometry() -> impl Strategy<Value = CacheConfig> {
     })
 }
 
-fn record() -> impl Strategy<Value = Record> {
+pub(super) fn record() -> impl Strategy<Value = Record> {
     let kinds = [
         Kind::Load,
         Kind::Store,

@@ -8,18 +8,19 @@ use std::sync::{Arc, Mutex};
 
 use cachepart_trace::Record;
 
-use super::parallel::Scattered;
 use super::part::{Bitmap, Owned, Part, Pending};
-use super::scatter::Bucket;
+use super::scatter::Scattered;
+use super::scatter::{Bucket, BucketPool};
 
 /// A thread other than the caller's: its part of every chunk it is sent.
 pub(super) fn worker(
     part: &mut Part,
     threads: usize,
     poisoned: &AtomicBool,
+    pool: &BucketPool,
     rx: Receiver<Arc<Chunk>>,
 ) {
-    let mut p = Pipeline::new(part, threads, poisoned);
+    let mut p = Pipeline::new(part, threads, poisoned, pool);
     for chunk in rx {
         p.feed(chunk);
     }
@@ -103,6 +104,8 @@ pub(super) struct Pipeline<'a> {
     me: usize,
     threads: usize,
     poisoned: &'a AtomicBool,
+    /// Where the buckets of chunks that came scattered go back to.
+    pool: &'a BucketPool,
     /// Chunks this thread has scattered its slice of.
     scattered: VecDeque<Arc<Chunk>>,
     /// Chunks done with pass 1, with their LL queues.
@@ -115,12 +118,18 @@ pub(super) struct Pipeline<'a> {
 }
 
 impl<'a> Pipeline<'a> {
-    pub(super) fn new(part: &'a mut Part, threads: usize, poisoned: &'a AtomicBool) -> Self {
+    pub(super) fn new(
+        part: &'a mut Part,
+        threads: usize,
+        poisoned: &'a AtomicBool,
+        pool: &'a BucketPool,
+    ) -> Self {
         Pipeline {
             me: part.me(),
             part,
             threads,
             poisoned,
+            pool,
             scattered: VecDeque::new(),
             after_l1: VecDeque::new(),
             after_ll: VecDeque::new(),
@@ -191,10 +200,12 @@ impl<'a> Pipeline<'a> {
             let mut bucket =
                 std::mem::take(&mut *slot.lock().expect("no thread panics holding a bucket"));
             self.part.l1_pass(&bucket, &chunk.l1, &mut queue);
-            bucket.clear();
-            // chunks that come scattered give buckets and take none
-            if self.spare_buckets.len() < 2 * self.threads {
+            if chunk.to_scatter {
+                bucket.clear();
                 self.spare_buckets.push(bucket);
+            } else {
+                // back to the scatterer that filled it
+                self.pool.put(bucket);
             }
         }
         chunk.l1_done.fetch_add(1, Ordering::Release);

@@ -1,8 +1,13 @@
 //! The sorting of a chunk of records into one bucket per partition of a
 //! split cachegrind simulation (see `part`), so that each simulating
-//! thread reads only the records it has a share in.
+//! thread reads only the records it has a share in: by the simulating
+//! threads themselves (`scatter`, a slice each), or ahead by the threads
+//! that decode a trace's frames ([`Scatterer`]), each record put into its
+//! bucket as it is decoded ([`Scattered`] is a [`RecordSink`]).
 
-use cachepart_trace::{Kind, Record};
+use std::sync::{Arc, Mutex};
+
+use cachepart_trace::{Kind, Record, RecordSink};
 
 /// The records of one slice of a chunk that one partition has a share
 /// in, in trace order.
@@ -15,25 +20,144 @@ pub(super) struct Bucket {
 }
 
 impl Bucket {
-    pub(super) fn with_capacity(records: usize) -> Self {
-        Bucket {
-            records: Vec::with_capacity(records),
-            splits: Vec::new(),
-        }
-    }
-
     pub(super) fn clear(&mut self) {
         self.records.clear();
         self.splits.clear();
     }
 }
 
+/// Emptied buckets of chunks that came scattered, handed back by the
+/// simulating threads for the [`Scatterer`]'s next chunks: their memory
+/// is reused rather than allocated (and faulted in) again for each chunk.
+#[derive(Debug, Default)]
+pub(super) struct BucketPool(Mutex<Vec<Bucket>>);
+
+impl BucketPool {
+    /// Keeps `bucket`, emptied, for a later chunk.
+    pub(super) fn put(&self, mut bucket: Bucket) {
+        bucket.clear();
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(bucket);
+    }
+
+    /// `n` buckets: kept ones first, new ones for the rest.
+    fn take(&self, n: usize) -> Vec<Bucket> {
+        let mut out = {
+            let mut spare = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let from = spare.len().saturating_sub(n);
+            spare.split_off(from)
+        };
+        out.resize_with(n, Bucket::default);
+        out
+    }
+}
+
+/// Sorts chunks of records into one bucket per thread of a
+/// [`ParallelCachegrind`](super::ParallelCachegrind), on any thread (a
+/// decoder's, say), for
+/// [`ParallelCachegrind::run_scattered`](super::ParallelCachegrind::run_scattered).
+/// Clones share the memory of the buckets the simulation is done with.
+#[derive(Clone, Debug)]
+pub struct Scatterer {
+    shift: u32,
+    threads: usize,
+    clamp: u32,
+    pub(super) pool: Arc<BucketPool>,
+}
+
+impl Scatterer {
+    /// The scatterer of `threads` partitions (a power of two), the
+    /// partition bits from `shift`, data references clamped to `clamp`
+    /// bytes.
+    pub(super) fn new(shift: u32, threads: usize, clamp: u32) -> Self {
+        Scatterer {
+            shift,
+            threads,
+            clamp,
+            pool: Arc::default(),
+        }
+    }
+
+    /// An empty chunk: the records pushed to it ([`RecordSink::push`], as
+    /// [`TraceFile::decode_frame`](cachepart_trace::TraceFile::decode_frame)
+    /// does while it decodes a frame) go straight into their threads'
+    /// buckets, in trace order. The buckets' memory comes from chunks the
+    /// simulation is done with, where there are such.
+    pub fn chunk(&self) -> Scattered {
+        Scattered {
+            buckets: self.pool.take(self.threads),
+            len: 0,
+            shift: self.shift,
+            mask: self.threads as u64 - 1,
+            clamp: u64::from(self.clamp),
+        }
+    }
+
+    /// `records`, one chunk in trace order, sorted into one bucket per
+    /// thread.
+    pub fn scatter(&self, records: &[Record]) -> Scattered {
+        let mut s = self.chunk();
+        s.reserve(records.len());
+        scatter(s.shift, s.mask, self.clamp, records, 0, &mut s.buckets);
+        s.len = records.len();
+        s
+    }
+}
+
+/// One chunk of records sorted into one bucket per thread by a
+/// [`Scatterer`]: whole ([`Scatterer::scatter`]) or record by record as
+/// they are decoded ([`Scatterer::chunk`]).
+#[derive(Debug)]
+pub struct Scattered {
+    pub(super) buckets: Vec<Bucket>,
+    /// Records in the chunk.
+    pub(super) len: usize,
+    shift: u32,
+    mask: u64,
+    clamp: u64,
+}
+
+impl Scattered {
+    /// Records in the chunk.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the chunk holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl RecordSink for Scattered {
+    fn reserve(&mut self, records: usize) {
+        // an even share and an eighth for straddles and skew
+        let each = records / self.buckets.len() * 9 / 8;
+        for b in &mut self.buckets {
+            b.records.reserve(each);
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, record: Record) {
+        place(
+            self.shift,
+            self.mask,
+            self.clamp,
+            self.len as u32,
+            record,
+            &mut self.buckets,
+        );
+        self.len += 1;
+    }
+}
+
 /// Scatters `records` (a slice of a chunk, its first at chunk index
 /// `from`) into `out`, one bucket per partition of `mask + 1`, the
-/// partition bits from `shift`, data references clamped to `clamp` bytes:
-/// a reference wholly in one partition goes to that one's, a reference
-/// that straddles partitions to each of theirs (its index also to the
-/// bucket's `splits`), an escape to every one.
+/// partition bits from `shift`, data references clamped to `clamp` bytes
+/// (see [`place`]).
 pub(super) fn scatter(
     shift: u32,
     mask: u64,
@@ -43,47 +167,67 @@ pub(super) fn scatter(
     out: &mut [Bucket],
 ) {
     let clamp = u64::from(clamp);
-    let escape = Kind::Escape as u64;
-    let ifetch = Kind::Ifetch as u64;
     for (idx, rec) in (from..).zip(records) {
-        let code = rec.kind_code();
-        let addr = rec.addr_unchecked();
-        let size = rec.size_unchecked();
-        // data references are clamped to the smallest line
-        let size = if code == ifetch {
-            size
-        } else {
-            size.min(clamp)
-        };
-        let last = addr.wrapping_add(size.max(1) - 1);
-        let first = ((addr >> shift) & mask) as usize;
-        if (addr ^ last) >> shift == 0 && code != escape {
-            if let Some(b) = out.get_mut(first) {
-                b.records.push(*rec);
-            }
-            continue;
+        place(shift, mask, clamp, idx, *rec, out);
+    }
+}
+
+/// Puts `rec`, chunk index `idx`, into its buckets of `out`: a reference
+/// wholly in one partition into that one's, a reference that straddles
+/// partitions into each of theirs (its index also into the bucket's
+/// `splits`), an escape into every one.
+#[inline(always)]
+fn place(shift: u32, mask: u64, clamp: u64, idx: u32, rec: Record, out: &mut [Bucket]) {
+    let code = rec.kind_code();
+    let addr = rec.addr_unchecked();
+    let size = rec.size_unchecked();
+    // data references are clamped to the smallest line
+    let size = if code == Kind::Ifetch as u64 {
+        size
+    } else {
+        size.min(clamp)
+    };
+    let last = addr.wrapping_add(size.max(1) - 1);
+    if (addr ^ last) >> shift == 0 && code != Kind::Escape as u64 {
+        if let Some(b) = out.get_mut(((addr >> shift) & mask) as usize) {
+            b.records.push(rec);
         }
-        if code == escape {
-            for b in out.iter_mut() {
-                b.records.push(*rec);
-            }
-            continue;
+        return;
+    }
+    place_spread(shift, mask, idx, rec, addr, last, out);
+}
+
+/// [`place`] for an escape or a reference that spans blocks.
+#[inline(never)]
+fn place_spread(
+    shift: u32,
+    mask: u64,
+    idx: u32,
+    rec: Record,
+    addr: u64,
+    last: u64,
+    out: &mut [Bucket],
+) {
+    if rec.kind_code() == Kind::Escape as u64 {
+        for b in out.iter_mut() {
+            b.records.push(rec);
         }
-        // the partitions of the blocks it spans, each once: blocks take
-        // the partitions in turn, so its first `mask + 1` blocks name
-        // every partition it has
-        let last_block = last >> shift;
-        let block_mask = u64::MAX >> shift;
-        let mut b = addr >> shift;
-        for _ in 0..out.len() {
-            if let Some(bucket) = out.get_mut((b & mask) as usize) {
-                bucket.records.push(*rec);
-                bucket.splits.push(idx);
-            }
-            if b == last_block {
-                break;
-            }
-            b = b.wrapping_add(1) & block_mask;
+        return;
+    }
+    // the partitions of the blocks it spans, each once: blocks take the
+    // partitions in turn, so its first `mask + 1` blocks name every
+    // partition it has
+    let last_block = last >> shift;
+    let block_mask = u64::MAX >> shift;
+    let mut b = addr >> shift;
+    for _ in 0..out.len() {
+        if let Some(bucket) = out.get_mut((b & mask) as usize) {
+            bucket.records.push(rec);
+            bucket.splits.push(idx);
         }
+        if b == last_block {
+            break;
+        }
+        b = b.wrapping_add(1) & block_mask;
     }
 }

@@ -1,0 +1,28 @@
+//! Where a frame's records go as they are decoded ([`RecordSink`]): a
+//! vector, or a consumer that puts each record where it is needed (a
+//! split simulation's per-thread buckets, say), so that the records take
+//! no second pass after decoding.
+
+use crate::record::Record;
+
+/// Takes a frame's records one by one, in trace order, as
+/// [`TraceFile::decode_frame`](crate::TraceFile::decode_frame) decodes
+/// them. On an error in the frame, the records before it have been pushed.
+pub trait RecordSink {
+    /// Called once per frame, before its `records` records are pushed.
+    fn reserve(&mut self, records: usize);
+    /// The next record.
+    fn push(&mut self, record: Record);
+}
+
+impl RecordSink for Vec<Record> {
+    #[inline]
+    fn reserve(&mut self, records: usize) {
+        Vec::reserve(self, records);
+    }
+
+    #[inline(always)]
+    fn push(&mut self, record: Record) {
+        Vec::push(self, record);
+    }
+}
