@@ -49,9 +49,34 @@ pub const NO_OWNER: u16 = u16::MAX;
 
 /// The way of `tags` (one set, at most 64 ways) holding `block`: every
 /// way is compared, without a branch per way (a block is in at most one
-/// way, so this is the first match).
+/// way, so this is the first match). The usual associativities (4, 8 and
+/// 16 ways) get a search of fixed width, unrolled by the compiler.
 #[inline(always)]
 fn find_way(tags: &[u64], block: u64) -> Option<usize> {
+    match tags.len() {
+        4 => find_way_fixed::<4>(tags, block),
+        8 => find_way_fixed::<8>(tags, block),
+        16 => find_way_fixed::<16>(tags, block),
+        _ => find_way_any(tags, block),
+    }
+}
+
+/// [`find_way`] of a set of exactly `N` ways.
+#[inline(always)]
+fn find_way_fixed<const N: usize>(tags: &[u64], block: u64) -> Option<usize> {
+    let Ok(tags) = <&[u64; N]>::try_from(tags) else {
+        return find_way_any(tags, block);
+    };
+    let mut hits = 0u64;
+    for (w, &t) in tags.iter().enumerate() {
+        hits |= u64::from(t == block) << w;
+    }
+    (hits != 0).then(|| hits.trailing_zeros() as usize)
+}
+
+/// [`find_way`] of a set of any width.
+#[inline(always)]
+fn find_way_any(tags: &[u64], block: u64) -> Option<usize> {
     let mut hits = 0u64;
     for (w, &t) in tags.iter().enumerate() {
         hits |= u64::from(t == block) << w;

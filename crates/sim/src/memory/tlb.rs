@@ -173,6 +173,10 @@ pub struct Tlb {
     /// Address-space id mixed into every virtual page number (tagged
     /// TLBs: entries of several apps coexist, as with PCIDs).
     asid: u64,
+    /// Whether a 2 MiB translation was ever filled: until then no array
+    /// holds one, and lookups probe only the 4 KiB ones (a probe of an
+    /// array without the page changes nothing, so skipping it is exact).
+    any_huge: bool,
 }
 
 /// Bit where the address-space id starts in tagged page numbers (above
@@ -205,6 +209,7 @@ impl Tlb {
             stats: TlbStats::default(),
             last: [None; 2],
             asid: 0,
+            any_huge: false,
         })
     }
 
@@ -259,7 +264,12 @@ impl Tlb {
             }
         }
         let asid = self.asid;
-        for size in [PageSize::Small, PageSize::Huge] {
+        let sizes: &[PageSize] = if self.any_huge {
+            &[PageSize::Small, PageSize::Huge]
+        } else {
+            &[PageSize::Small]
+        };
+        for &size in sizes {
             if let Some(frame) = l1[idx(size)].lookup(size, size.page_of(vaddr) | asid) {
                 st.hits += 1;
                 let mask = size.bytes() - 1;
@@ -269,7 +279,7 @@ impl Tlb {
         }
         *last = None;
         st.misses += 1;
-        for size in [PageSize::Small, PageSize::Huge] {
+        for &size in sizes {
             if size == PageSize::Huge && self.stlb_small_only {
                 break;
             }
@@ -290,6 +300,7 @@ impl Tlb {
     /// physical address `frame_addr`) in the STLB and the first level.
     pub fn fill(&mut self, instr: bool, size: PageSize, vpn: u64, frame_addr: u64) {
         self.last = [None; 2];
+        self.any_huge |= size == PageSize::Huge;
         let vpn = vpn | self.asid;
         if !(size == PageSize::Huge && self.stlb_small_only) {
             self.stlb.insert(size, vpn, frame_addr);
