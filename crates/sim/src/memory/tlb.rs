@@ -264,21 +264,45 @@ impl Tlb {
             }
         }
         let asid = self.asid;
+        // The 4 KiB array, then (once there are 2 MiB translations) the
+        // 2 MiB one, written out: this runs on every access that leaves
+        // the last page.
+        let small = PageSize::Small;
+        if let Some(frame) = l1[0].lookup(small, small.page_of(vaddr) | asid) {
+            st.hits += 1;
+            let mask = small.bytes() - 1;
+            *last = Some((vaddr & !mask, mask, frame));
+            return Some(frame | (vaddr & mask));
+        }
+        let huge = PageSize::Huge;
+        if self.any_huge {
+            if let Some(frame) = l1[1].lookup(huge, huge.page_of(vaddr) | asid) {
+                st.hits += 1;
+                let mask = huge.bytes() - 1;
+                *last = Some((vaddr & !mask, mask, frame));
+                return Some(frame | (vaddr & mask));
+            }
+        }
+        self.l1_missed(instr, vaddr)
+    }
+
+    /// [`Self::lookup`] after both first-level arrays missed: the STLB,
+    /// else a walk is counted.
+    #[inline(never)]
+    fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
+        let (l1, st) = if instr {
+            (&mut self.l1i, &mut self.stats.l1i)
+        } else {
+            (&mut self.l1d, &mut self.stats.l1d)
+        };
+        let asid = self.asid;
+        self.last[usize::from(instr)] = None;
+        st.misses += 1;
         let sizes: &[PageSize] = if self.any_huge {
             &[PageSize::Small, PageSize::Huge]
         } else {
             &[PageSize::Small]
         };
-        for &size in sizes {
-            if let Some(frame) = l1[idx(size)].lookup(size, size.page_of(vaddr) | asid) {
-                st.hits += 1;
-                let mask = size.bytes() - 1;
-                *last = Some((vaddr & !mask, mask, frame));
-                return Some(frame | (vaddr & mask));
-            }
-        }
-        *last = None;
-        st.misses += 1;
         for &size in sizes {
             if size == PageSize::Huge && self.stlb_small_only {
                 break;
