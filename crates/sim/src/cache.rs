@@ -454,6 +454,7 @@ impl<R: Replacement> Cache<R> {
     }
 
     /// The set and way holding `block`.
+    #[inline]
     fn find(&self, block: u64) -> Option<(usize, usize)> {
         let set = self.geom.set_of(block);
         let base = set * self.ways;
@@ -514,12 +515,14 @@ impl<R: Replacement> Cache<R> {
     /// that allocation.
     pub fn write_back(&mut self, block: u64, mask: u64) -> Option<Victim> {
         self.stats.writebacks_in += 1;
-        if let Some((set, way)) = self.find(block) {
+        // The set is computed once (a sliced LLC hashes for it).
+        let set = self.geom.set_of(block);
+        let base = set * self.ways;
+        if let Some(way) = find_way(&self.tags[base..base + self.ways], block) {
             self.sets[set].mark_dirty(way);
             return None;
         }
         self.stats.writeback_misses += 1;
-        let set = self.geom.set_of(block);
         self.fill(set, block, true, mask)
     }
 
