@@ -24,7 +24,17 @@ impl Hierarchy {
     /// The second level (the L2, or the LLC without one) served demand
     /// request `block` with `out`: the prefetch counts, then the L2
     /// prefetchers' lines.
+    /// Inline: without prefetchers it is one test.
+    #[inline(always)]
     pub(super) fn second_level_seen(&mut self, llc: &mut Cache, block: u64, out: &LineOutcome) {
+        if self.prefetch.is_some() {
+            self.second_level_prefetch(llc, block, out);
+        }
+    }
+
+    /// [`Self::second_level_seen`] with prefetchers on.
+    #[inline(never)]
+    fn second_level_prefetch(&mut self, llc: &mut Cache, block: u64, out: &LineOutcome) {
         if let Some(p) = self.prefetch.as_deref_mut() {
             p.demand(Target::L2, out);
             self.prefetch_l2(llc, block, out.hit);

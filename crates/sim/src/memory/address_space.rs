@@ -36,14 +36,14 @@
 //! each move costs a page copy ([`PagingCosts::page_copy_us`]), counted in
 //! [`PagingStats::pages_recolored`] and [`PagingStats::copy_ns`].
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
 use super::allocator::{AllocHint, FrameAllocator};
 use super::error::MemoryError;
 use super::page::{Frame, PageSize, HUGE_ORDER};
+use super::page_table::{PageMap, Pte, SmallPages};
 use super::page_walk::TablePlacement;
 
 /// Costs of paging and recoloring, charged to the application's time
@@ -204,38 +204,6 @@ impl PagingStats {
 const ACCESSED: u8 = 1;
 const RECOLOR: u8 = 2;
 
-/// A 4 KiB page-table entry.
-#[derive(Clone, Copy, Debug)]
-struct Pte {
-    frame: Frame,
-    /// Position in the FIFO of page-out victims.
-    seq: u64,
-    flags: u8,
-}
-
-/// A fixed multiplicative hash for page numbers (deterministic and fast;
-/// page numbers are not adversarial).
-#[derive(Default)]
-struct PageHasher(u64);
-
-impl Hasher for PageHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(26);
-    }
-}
-
-type PageMap<V> = HashMap<u64, V, BuildHasherDefault<PageHasher>>;
-
 const SMALL_PER_HUGE: u64 = 1 << HUGE_ORDER;
 
 /// One application's page table.
@@ -243,7 +211,7 @@ const SMALL_PER_HUGE: u64 = 1 << HUGE_ORDER;
 pub struct AddressSpace {
     app: u32,
     huge: HugePages,
-    small: PageMap<Pte>,
+    small: SmallPages,
     large: PageMap<Frame>,
     /// 4 KiB pages mapped or paged out in each 2 MiB region.
     small_in_region: PageMap<u32>,
@@ -275,7 +243,7 @@ impl AddressSpace {
         AddressSpace {
             app,
             huge,
-            small: PageMap::default(),
+            small: SmallPages::default(),
             large: PageMap::default(),
             small_in_region: PageMap::default(),
             swapped: PageMap::default(),
@@ -372,7 +340,9 @@ impl AddressSpace {
             return Some((PageSize::Huge, hv, f));
         }
         let sv = PageSize::Small.page_of(vaddr);
-        self.small.get(&sv).map(|p| (PageSize::Small, sv, p.frame))
+        self.small
+            .frame_flags(sv)
+            .map(|(f, _)| (PageSize::Small, sv, f))
     }
 
     /// The mapping of `vaddr`, mapping its page first if it has none (a
@@ -389,18 +359,18 @@ impl AddressSpace {
             return Ok((PageSize::Huge, hv, f));
         }
         let sv = PageSize::Small.page_of(vaddr);
-        if let Some(p) = self.small.get_mut(&sv) {
-            p.flags |= ACCESSED;
-            if p.flags & RECOLOR == 0 {
-                return Ok((PageSize::Small, sv, p.frame));
+        if let Some((frame, flags)) = self.small.update_flags(sv, |f| f | ACCESSED) {
+            if flags & RECOLOR == 0 {
+                return Ok((PageSize::Small, sv, frame));
             }
             let frame = match self.move_page(sv, None, alloc) {
                 Ok(f) => f,
                 Err(_) => {
                     self.stats.recolor_failures += 1;
-                    let p = self.small.get_mut(&sv).expect("still mapped");
-                    p.flags &= !RECOLOR;
-                    p.frame
+                    self.small
+                        .update_flags(sv, |f| f & !RECOLOR)
+                        .expect("still mapped")
+                        .0
                 }
             };
             return Ok((PageSize::Small, sv, frame));
@@ -450,7 +420,7 @@ impl AddressSpace {
         if self.fifo.len() > 2 * self.small.len() + 64 {
             let small = &self.small;
             self.fifo
-                .retain(|&(v, q)| small.get(&v).is_some_and(|p| p.seq == q));
+                .retain(|&(v, q)| small.get(v).is_some_and(|p| p.seq == q));
         }
     }
 
@@ -492,7 +462,7 @@ impl AddressSpace {
         let mut i = 0;
         while i < self.fifo.len() {
             let (vpn, seq) = self.fifo[i];
-            let Some(p) = self.small.get(&vpn).filter(|p| p.seq == seq).copied() else {
+            let Some(p) = self.small.get(vpn).filter(|p| p.seq == seq) else {
                 self.fifo.remove(i);
                 continue;
             };
@@ -501,7 +471,7 @@ impl AddressSpace {
                 continue;
             }
             self.fifo.remove(i);
-            self.small.remove(&vpn);
+            self.small.remove(vpn);
             self.swapped.insert(vpn, ());
             alloc.free(p.frame, 0);
             self.invalidations.push((PageSize::Small, vpn));
@@ -523,7 +493,7 @@ impl AddressSpace {
         target: Option<u32>,
         alloc: &mut A,
     ) -> Result<Frame, MemoryError> {
-        if !self.small.contains_key(&vpn) {
+        if !self.small.contains(vpn) {
             return Err(MemoryError::NotMapped { vpn });
         }
         let hint = AllocHint {
@@ -531,10 +501,11 @@ impl AddressSpace {
             ..self.hint(vpn << PageSize::Small.bits())
         };
         let new = self.alloc_small(alloc, hint, Some(vpn))?;
-        let p = self.small.get_mut(&vpn).expect("kept mapped");
-        let old = p.frame;
-        p.frame = new;
-        p.flags &= !RECOLOR;
+        let (old, _) = self
+            .small
+            .update_flags(vpn, |f| f & !RECOLOR)
+            .expect("kept mapped");
+        self.small.set_frame(vpn, new);
         alloc.free(old, 0);
         self.stats.pages_recolored += 1;
         self.stats.copy_ns += self.costs.copy;
@@ -595,34 +566,28 @@ impl AddressSpace {
     /// Marks resident 4 KiB page `vpn` for lazy recoloring: its next touch
     /// moves it. False if the page is not a resident 4 KiB page.
     pub fn mark_recolor(&mut self, vpn: u64) -> bool {
-        match self.small.get_mut(&vpn) {
-            Some(p) => {
-                p.flags |= RECOLOR;
-                true
-            }
-            None => false,
-        }
+        self.small.update_flags(vpn, |f| f | RECOLOR).is_some()
     }
 
     /// Whether page `vpn` is marked for recoloring.
     pub fn is_marked(&self, vpn: u64) -> bool {
-        self.small.get(&vpn).is_some_and(|p| p.flags & RECOLOR != 0)
+        self.small
+            .frame_flags(vpn)
+            .is_some_and(|(_, f)| f & RECOLOR != 0)
     }
 
     /// Pages marked for recoloring and not yet moved.
     pub fn marked_pages(&self) -> usize {
         self.small
-            .values()
-            .filter(|p| p.flags & RECOLOR != 0)
+            .iter()
+            .filter(|(_, p)| p.flags & RECOLOR != 0)
             .count()
     }
 
     /// Clears the access bit of every 4 KiB page (the caller flushes its
     /// TLBs so that the next access of each page walks).
     pub fn clear_accessed(&mut self) {
-        for p in self.small.values_mut() {
-            p.flags &= !ACCESSED;
-        }
+        self.small.map_flags(|f| f & !ACCESSED);
     }
 
     /// The 4 KiB pages whose access bit is set, in address order.
@@ -631,7 +596,7 @@ impl AddressSpace {
             .small
             .iter()
             .filter(|(_, p)| p.flags & ACCESSED != 0)
-            .map(|(&v, _)| v)
+            .map(|(v, _)| v)
             .collect();
         v.sort_unstable();
         v
@@ -639,7 +604,7 @@ impl AddressSpace {
 
     /// The resident 4 KiB pages and their frames, in address order.
     pub fn small_pages(&self) -> Vec<(u64, Frame)> {
-        let mut v: Vec<(u64, Frame)> = self.small.iter().map(|(&v, p)| (v, p.frame)).collect();
+        let mut v: Vec<(u64, Frame)> = self.small.iter().map(|(v, p)| (v, p.frame)).collect();
         v.sort_unstable();
         v
     }
@@ -697,14 +662,13 @@ impl AddressSpace {
         let known = self.small.len() + self.swapped.len();
         let mut pages: Vec<u64> = if last - first < known as u64 {
             (first..=last)
-                .filter(|v| self.small.contains_key(v) || self.swapped.contains_key(v))
+                .filter(|&v| self.small.contains(v) || self.swapped.contains_key(&v))
                 .collect()
         } else {
             let mut p: Vec<u64> = self
                 .small
                 .keys()
-                .chain(self.swapped.keys())
-                .copied()
+                .chain(self.swapped.keys().copied())
                 .filter(|v| (first..=last).contains(v))
                 .collect();
             p.sort_unstable();
@@ -712,7 +676,7 @@ impl AddressSpace {
         };
         pages.dedup();
         for v in pages {
-            if let Some(p) = self.small.remove(&v) {
+            if let Some(p) = self.small.remove(v) {
                 alloc.free(p.frame, 0);
                 dropped(PageSize::Small, v);
             } else {
@@ -745,7 +709,7 @@ impl AddressSpace {
             .chain(
                 self.small
                     .iter()
-                    .map(|(&v, p)| (PageSize::Small, v, p.frame)),
+                    .map(|(v, p)| (PageSize::Small, v, p.frame)),
             )
             .collect();
         out.sort_unstable_by_key(|&(s, v, _)| (v << s.bits(), s));

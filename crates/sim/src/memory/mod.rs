@@ -71,6 +71,7 @@ pub mod config;
 mod error;
 mod frame_table;
 pub mod page;
+mod page_table;
 pub mod page_walk;
 pub mod physical_core;
 pub mod recolor;

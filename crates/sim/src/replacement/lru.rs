@@ -40,15 +40,109 @@ impl Lru {
         &mut self.age[set * self.ways..(set + 1) * self.ways]
     }
 
+    /// The ages of `set` when the cache has exactly `N` ways.
+    #[inline(always)]
+    fn ages_fixed<const N: usize>(&mut self, set: usize) -> &mut [u8; N] {
+        debug_assert_eq!(self.ways, N);
+        let a = &mut self.age[set * N..(set + 1) * N];
+        a.try_into().expect("N ways a set")
+    }
+
+    /// Makes `way` the most recent of `set`. The usual associativities
+    /// (4, 8 and 16 ways) work on the ages as one or two machine words
+    /// ([`touch_words`]).
     #[inline(always)]
     fn touch(&mut self, set: usize, way: usize) {
-        let ages = self.ages(set);
-        let p = ages[way];
-        for a in ages.iter_mut() {
-            *a += u8::from(*a < p);
+        match self.ways {
+            4 => touch_word4(self.ages_fixed::<4>(set), way),
+            8 => touch_words(self.ages_fixed::<8>(set), way),
+            16 => touch_words(self.ages_fixed::<16>(set), way),
+            _ => touch_ages(self.ages(set), way),
         }
-        ages[way] = 0;
     }
+
+    /// The way of age `ways - 1` in `set` (the least recent of all).
+    #[inline(always)]
+    fn oldest(&mut self, set: usize) -> usize {
+        let oldest = (self.ways - 1) as u8;
+        match self.ways {
+            8 => way_of_age_words(self.ages_fixed::<8>(set), oldest),
+            16 => way_of_age_words(self.ages_fixed::<16>(set), oldest),
+            _ => way_of_age(self.ages(set), oldest),
+        }
+    }
+}
+
+/// A byte of 1 in every byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// Moves `way` to age 0 in `ages`, aging by one every younger way.
+#[inline(always)]
+fn touch_ages(ages: &mut [u8], way: usize) {
+    let p = ages[way];
+    for a in ages.iter_mut() {
+        *a += u8::from(*a < p);
+    }
+    ages[way] = 0;
+}
+
+/// [`touch_ages`] eight ways at a time, in a 64-bit word (`N` a multiple
+/// of 8). Ages are below 64, so for each byte `a`, `0x7f + p - a` neither
+/// borrows from the next byte nor leaves bit 7 clear unless `a >= p`: bit
+/// 7 of each byte is `a < p`, the byte's increment.
+#[inline(always)]
+fn touch_words<const N: usize>(ages: &mut [u8; N], way: usize) {
+    let p = u64::from(ages[way]);
+    let limit = ONES * (0x7f + p);
+    for chunk in ages.chunks_exact_mut(8) {
+        let bytes: &mut [u8; 8] = chunk.try_into().expect("8 ages");
+        let w = u64::from_le_bytes(*bytes);
+        let older = (limit - w) >> 7 & ONES;
+        *bytes = (w + older).to_le_bytes();
+    }
+    ages[way] = 0;
+}
+
+/// [`touch_words`] of a 4-way set, in a 32-bit word.
+#[inline(always)]
+fn touch_word4(ages: &mut [u8; 4], way: usize) {
+    const ONES4: u32 = 0x0101_0101;
+    let p = u32::from(ages[way]);
+    let w = u32::from_le_bytes(*ages);
+    let older = (ONES4 * (0x7f + p) - w) >> 7 & ONES4;
+    *ages = (w + older).to_le_bytes();
+    ages[way] = 0;
+}
+
+/// The first way of `ages` of age `age` (branch-free: every way is
+/// compared).
+#[inline(always)]
+fn way_of_age(ages: &[u8], age: u8) -> usize {
+    let mut at = 0u64;
+    for (w, &a) in ages.iter().enumerate() {
+        at |= u64::from(a == age) << w;
+    }
+    at.trailing_zeros() as usize
+}
+
+/// [`way_of_age`] eight ways at a time (`N` a multiple of 8; `age` is in
+/// the set, which holds each age once): the lowest zero byte of the ages
+/// XOR `age`, found with the usual word trick (bytes below the first zero
+/// byte are never flagged).
+#[inline(always)]
+fn way_of_age_words<const N: usize>(ages: &[u8; N], age: u8) -> usize {
+    let want = ONES * u64::from(age);
+    let mut base = 0;
+    for chunk in ages.chunks_exact(8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 ages")) ^ want;
+        let zero = x.wrapping_sub(ONES) & !x & ONES << 7;
+        if zero != 0 {
+            return base + (zero.trailing_zeros() / 8) as usize;
+        }
+        base += 8;
+    }
+    // Not reached: the set holds every age.
+    way_of_age(ages, age)
 }
 
 impl Replacement for Lru {
@@ -67,16 +161,12 @@ impl Replacement for Lru {
 
     #[inline]
     fn victim(&mut self, set: usize, mask: u64) -> usize {
-        let ways = self.ways;
-        let ages = self.ages(set);
-        if mask.count_ones() as usize == ways {
-            let oldest = (ways - 1) as u8;
-            let mut at = 0u64;
-            for (w, &a) in ages.iter().enumerate() {
-                at |= u64::from(a == oldest) << w;
-            }
-            at.trailing_zeros() as usize
+        // `mask` has no bit above the ways: all of them is `ways` bits.
+        let all = u64::MAX >> (64 - self.ways);
+        if mask == all {
+            self.oldest(set)
         } else {
+            let ages = self.ages(set);
             ways_of(mask)
                 .max_by_key(|&w| ages[w])
                 .expect("victim mask is never empty")
@@ -148,7 +238,7 @@ mod tests {
         /// as the cache does), and stay a permutation.
         #[test]
         fn ages_agree_with_timestamps(
-            (ways, ops) in (1usize..=12).prop_flat_map(|w| (Just(w), ops(w)))
+            (ways, ops) in prop_oneof![1usize..=12, Just(16)].prop_flat_map(|w| (Just(w), ops(w)))
         ) {
             let mut lru = Lru::new(2, ways);
             let mut oracle = Stamps { stamp: vec![0; ways], clock: 1 };
