@@ -72,6 +72,22 @@ impl CachegrindArgs {
     }
 }
 
+/// A note when `--threads N` on a trace file asks for more busy threads
+/// (N decoding, N simulating) than the machine has CPUs: the simulating
+/// threads wait for each other at every chunk, so a descheduled one holds
+/// the others up and the run can be slower than on one thread.
+fn oversubscribed(threads: usize) -> Option<String> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (threads > 1 && 2 * threads > cpus).then(|| {
+        format!(
+            "note: --threads {threads} keeps {} threads busy ({threads} decoding, {threads} \
+             simulating) and this machine has {cpus} CPUs; with fewer free CPUs than \
+             that it can run slower than --threads 1 (the totals are the same)",
+            2 * threads
+        )
+    })
+}
+
 /// clap's parser of `--I1`, `--D1`, `--LL`: cachegrind's syntax and checks.
 fn cache_opt(value: &str) -> Result<CacheConfig, cachepart_sim::CacheOptError> {
     parse_cache_opt(value)
@@ -99,6 +115,9 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
                 trace.display(),
                 cachegrind::describe(&cfg)
             );
+            if let Some(note) = oversubscribed(a.threads) {
+                eprintln!("{note}");
+            }
             (cachegrind::simulate_trace(trace, &cfg, a.threads)?, None)
         }
         (None, false) => {

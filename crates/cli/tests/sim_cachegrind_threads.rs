@@ -151,3 +151,33 @@ fn thread_counts_that_cannot_split_are_refused_by_name() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("'--threads <N>'"));
 }
+
+#[test]
+fn more_threads_than_cpus_allow_get_a_note_and_one_thread_none() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // a power of two whose decoders and simulating threads outnumber the
+    // CPUs; the geometry shares enough bits for up to 32 threads
+    let threads = (cpus / 2 + 1).next_power_of_two();
+    if threads > 32 {
+        eprintln!("SKIPPED: {cpus} CPUs need more threads than the geometry splits into");
+        return;
+    }
+    let d = std::env::temp_dir().join(format!("cg-threads-note-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let trace = d.join("t.cpt");
+    write_trace(&trace);
+    let t = trace.to_str().unwrap();
+    let n = threads.to_string();
+    let note = |args: &[&str]| {
+        let o = cachepart(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).contains("note: --threads")
+    };
+    let mut args = vec!["sim", "cachegrind", t, "--threads", &n];
+    args.extend(GEOMETRY);
+    assert!(note(&args), "--threads {threads} on {cpus} CPUs gave no note");
+    let mut one = vec!["sim", "cachegrind", t];
+    one.extend(GEOMETRY);
+    assert!(!note(&one), "one thread gave a note");
+    std::fs::remove_dir_all(&d).unwrap();
+}
