@@ -220,3 +220,58 @@ proptest! {
         prop_assert_eq!(misses(8, 8, mask, &t), misses(8, k, u64::MAX, &t));
     }
 }
+
+/// Random fills, discards of whole frames, partial ranges and flushes:
+/// a cache tracking frames drops exactly the lines, dirty counts and
+/// ends with exactly the blocks of one that looks every line up, tracked
+/// bound (8 of 16 frames) or not.
+#[test]
+fn frame_tracking_discards_exactly_as_full_lookups() {
+    let mut rng = crate::splitmix::SplitMix64::new(7);
+    for bound in [0u64, 8 << 12, 1 << 30] {
+        let mut plain = cache(8 << 10, 4, PolicyKind::Lru);
+        let mut tracked = cache(8 << 10, 4, PolicyKind::Lru);
+        let all = plain.full_mask();
+        for b in 0..20u64 {
+            plain.line(b * 3, b % 2 == 0, all);
+            tracked.line(b * 3, b % 2 == 0, all);
+        }
+        // Lines present before tracking starts are noted too.
+        tracked.set_frame_tracking(bound);
+        for step in 0..4000u64 {
+            let r = rng.next_u64();
+            match r % 16 {
+                0..=10 => {
+                    // 16 frames of 64 lines.
+                    let block = (r >> 8) % (16 * 64);
+                    let write = r & (1 << 5) != 0;
+                    assert_eq!(
+                        plain.line(block, write, all),
+                        tracked.line(block, write, all)
+                    );
+                }
+                11..=13 => {
+                    let frame = (r >> 8) % 16;
+                    let a = plain.discard_range(frame << 12, 4096);
+                    assert_eq!(a, tracked.discard_range(frame << 12, 4096), "step {step}");
+                }
+                14 => {
+                    // A range not aligned to frames: no frame is forgotten.
+                    let addr = (r >> 8) % (16 << 12);
+                    let bytes = 1 + (r >> 32) % 9000;
+                    let a = plain.discard_range(addr, bytes);
+                    assert_eq!(a, tracked.discard_range(addr, bytes), "step {step}");
+                }
+                _ => {
+                    if r & (1 << 20) != 0 {
+                        assert_eq!(plain.flush(), tracked.flush());
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            plain.blocks().collect::<Vec<_>>(),
+            tracked.blocks().collect::<Vec<_>>()
+        );
+    }
+}
