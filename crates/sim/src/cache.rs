@@ -46,7 +46,6 @@ const INVALID: u64 = u64::MAX;
 
 /// Owner of a line filled before owner tracking began.
 pub const NO_OWNER: u16 = u16::MAX;
-mod frames;
 mod lines;
 mod owners;
 mod set;
@@ -94,11 +93,6 @@ pub struct Cache<R = PolicyState> {
     owner: u16,
     /// The victim cache below this one, if any.
     victim: Option<Box<VictimCache>>,
-    /// Per 4 KiB frame, whether a line of it may be present (empty:
-    /// tracking off; see `frames.rs`).
-    frame_bits: Vec<u64>,
-    /// Line bits to a frame: block >> `frame_shift` is the frame.
-    frame_shift: u32,
 }
 
 impl Cache<PolicyState> {
@@ -129,8 +123,6 @@ impl<R: Replacement> Cache<R> {
             owner_lines: Vec::new(),
             owner: NO_OWNER,
             victim: None,
-            frame_bits: Vec::new(),
-            frame_shift: 0,
         }
     }
 
@@ -307,7 +299,6 @@ impl<R: Replacement> Cache<R> {
             self.retag(i, old != INVALID, Some(self.owner));
         }
         self.tags[i] = block;
-        self.note_frame(block);
         self.repl.on_fill(set, way);
         victim
     }

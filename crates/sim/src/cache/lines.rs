@@ -89,7 +89,6 @@ impl<R: Replacement> Cache<R> {
         self.sets.fill(SetState::EMPTY);
         self.owners.fill(NO_OWNER);
         self.owner_lines.fill(0);
-        self.clear_frames();
         n
     }
 

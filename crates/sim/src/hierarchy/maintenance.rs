@@ -29,18 +29,6 @@ impl Hierarchy {
         present
     }
 
-    /// Tracks in each private level which frames below `bytes` may have
-    /// lines present, so that [`Hierarchy::discard_range`] skips the
-    /// others ([`Cache::set_frame_tracking`]).
-    pub fn set_frame_tracking(&mut self, bytes: u64) {
-        for c in [&mut self.l1i, &mut self.l1d]
-            .into_iter()
-            .chain(self.l2.as_mut())
-        {
-            c.set_frame_tracking(bytes);
-        }
-    }
-
     /// Drops every line of physical range `[addr, addr + bytes)` from the
     /// private levels and `llc` (a frame handed to a new owner, which the
     /// kernel zeroes first: no owner finds another's data). Dirty lines
@@ -56,9 +44,14 @@ impl Hierarchy {
             .chain(self.l2.as_mut())
             .chain(std::iter::once(&mut *llc))
         {
-            let (n, d) = c.discard_range(addr, bytes);
-            dropped += n;
-            dirty += d;
+            let g = c.geometry();
+            let (first, last) = (g.block_of(addr), g.block_of(addr + bytes - 1));
+            for block in first..=last {
+                if let Some(d) = c.invalidate(block) {
+                    dropped += 1;
+                    dirty += u64::from(d);
+                }
+            }
         }
         let line = 1u64 << llc.geometry().line_bits();
         if let Some(l3) = llc.victim_mut() {

@@ -204,10 +204,6 @@ impl System {
             .memory
             .build_colored(&layout)
             .map_err(|source| SystemError::Memory { app: None, source })?;
-        // Fresh frames' lines are dropped from every level; the levels
-        // track which frames they may hold to skip the others.
-        let frame_bytes = alloc.total_frames() * FRAME_BYTES;
-        llc.set_frame_tracking(frame_bytes);
         let inclusive_shared = platform.core.inclusion == Inclusion::Inclusive && n_cores > 1;
         let mut cores = Vec::with_capacity(n_cores);
         for c in 0..n_cores {
@@ -219,7 +215,6 @@ impl System {
                 l2.seed = mixed_seed(seed, l2.seed, salt + 3);
             }
             let mut hier = Hierarchy::new(&h, &llc)?;
-            hier.set_frame_tracking(frame_bytes);
             hier.set_record_llc_evictions(inclusive_shared);
             let tlb = Tlb::new(&platform.tlb)
                 .map_err(|source| SystemError::Memory { app: None, source })?;
