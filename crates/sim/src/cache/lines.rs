@@ -7,7 +7,7 @@ use crate::replacement::{ways_of, Replacement};
 
 impl<R: Replacement> Cache<R> {
     /// Marks `block`, if present, as a prefetched line no demand access
-    /// has used: the next hit on it reports [`LineOutcome::first_use`], or
+    /// has used: the next hit on it reports [`LineOutcome::first_use`](super::LineOutcome::first_use), or
     /// its eviction [`Victim::unused_prefetch`].
     pub fn mark_prefetched(&mut self, block: u64) {
         if let Some((set, way)) = self.find(block) {

@@ -130,17 +130,17 @@ pub struct PagingStats {
     /// Marked pages that could not move (no frame at all): they stay.
     pub recolor_failures: u64,
     /// Superpages recolored by a move of the whole 2 MiB
-    /// ([`AddressSpace::recolor_huge`]; each also counts 512 pages in
+    /// ([`AddressSpace::recolor_huge`](super::AddressSpace::recolor_huge); each also counts 512 pages in
     /// `pages_recolored` and 512 page copies in `copy_ns`).
     #[serde(default)]
     pub superpages_moved: u64,
     /// Superpages recolored by a split into 4 KiB pages that move lazily
-    /// ([`AddressSpace::recolor_huge`]).
+    /// ([`AddressSpace::recolor_huge`](super::AddressSpace::recolor_huge)).
     #[serde(default)]
     pub superpage_recolor_splits: u64,
 }
 
-/// What [`AddressSpace::recolor_huge`] did with a superpage.
+/// What [`AddressSpace::recolor_huge`](super::AddressSpace::recolor_huge) did with a superpage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HugeRecolor {
     /// Moved whole to a new 2 MiB block from the allocator (under SWAP, a
