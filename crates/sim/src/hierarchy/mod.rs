@@ -476,11 +476,11 @@ impl Hierarchy {
         rec: Record,
         addr: u64,
     ) -> Option<(bool, u64, bool)> {
-        let (kind, write, instr) = write_back_kind(rec.kind())?;
+        let (kind, write, instr) = write_back_kind(rec)?;
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;
-        let last = addr.wrapping_add(u64::from(rec.size()) - 1) >> bits;
+        let last = addr.wrapping_add(rec.size_unchecked() - 1) >> bits;
         if first != last {
             return None;
         }
@@ -502,28 +502,28 @@ impl Hierarchy {
     /// on mixed instruction and data streams.
     #[inline(always)]
     fn cachegrind(&mut self, llc: &mut Cache, rec: Record) -> Served {
-        if rec.kind() == Kind::Escape {
+        if rec.kind_code() == Kind::Escape as u64 {
             self.event(llc, rec);
             return Served::L1;
         }
-        self.cachegrind_at(llc, rec, rec.addr())
+        self.cachegrind_at(llc, rec, rec.addr_unchecked())
     }
 
     /// [`Self::cachegrind`] of access record `rec` at address `addr`.
     #[inline(always)]
     fn cachegrind_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
-        let code = rec.kind();
-        let instr = code == Kind::Ifetch;
+        let code = rec.kind_code();
+        let instr = code == Kind::Ifetch as u64;
         self.instructions += u64::from(rec.gap()) + u64::from(instr);
         let kind = if instr {
             AccessKind::Instr
-        } else if code == Kind::Store {
+        } else if code == Kind::Store as u64 {
             AccessKind::Write
         } else {
             AccessKind::Read
         };
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-        let size = rec.size().min(self.data_clamp);
+        let size = (rec.size_unchecked() as u32).min(self.data_clamp);
         if l1.access(addr, size, kind, u64::MAX) {
             let miss = llc.access(addr, size, kind, self.llc_mask);
             self.llc.record(kind, miss);
@@ -540,13 +540,13 @@ impl Hierarchy {
 
     /// Write-back, write-allocate rules.
     fn write_back(&mut self, llc: &mut Cache, rec: Record) -> Served {
-        self.write_back_at(llc, rec, rec.addr())
+        self.write_back_at(llc, rec, rec.addr_unchecked())
     }
 
     /// [`Self::write_back`] of record `rec` at address `addr`.
     fn write_back_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
         self.instructions += u64::from(rec.gap());
-        let Some((kind, write, instr)) = write_back_kind(rec.kind()) else {
+        let Some((kind, write, instr)) = write_back_kind(rec) else {
             self.event(llc, rec);
             return Served::L1;
         };
@@ -557,7 +557,7 @@ impl Hierarchy {
         let l1 = if instr { &self.l1i } else { &self.l1d };
         let bits = l1.geometry().line_bits();
         let first = addr >> bits;
-        let last = addr.wrapping_add(u64::from(rec.size()) - 1) >> bits;
+        let last = addr.wrapping_add(rec.size_unchecked() - 1) >> bits;
         let mut served = Served::L1;
         let mut b = first;
         loop {
@@ -709,15 +709,21 @@ impl Hierarchy {
 /// whether it dirties the line, whether it goes to the instruction cache;
 /// `None` for an escape.
 #[inline(always)]
-fn write_back_kind(kind: Kind) -> Option<(AccessKind, bool, bool)> {
-    match kind {
-        Kind::Ifetch => Some((AccessKind::Instr, false, true)),
-        Kind::Load | Kind::DepLoad => Some((AccessKind::Read, false, false)),
-        Kind::Modify => Some((AccessKind::Read, true, false)),
-        Kind::Store => Some((AccessKind::Write, true, false)),
-        Kind::Escape => None,
-    }
+fn write_back_kind(rec: Record) -> Option<(AccessKind, bool, bool)> {
+    WRITE_BACK_KINDS[rec.kind_code() as usize]
 }
+
+/// [`write_back_kind`] by kind code (`Kind as u64`; codes 6 and 7 never
+/// reach a record): one table load instead of a jump on the kind.
+const WRITE_BACK_KINDS: [Option<(AccessKind, bool, bool)>; 8] = {
+    let mut t = [None; 8];
+    t[Kind::Ifetch as usize] = Some((AccessKind::Instr, false, true));
+    t[Kind::Load as usize] = Some((AccessKind::Read, false, false));
+    t[Kind::DepLoad as usize] = Some((AccessKind::Read, false, false));
+    t[Kind::Modify as usize] = Some((AccessKind::Read, true, false));
+    t[Kind::Store as usize] = Some((AccessKind::Write, true, false));
+    t
+};
 
 #[cfg(test)]
 mod tests;

@@ -383,16 +383,16 @@ impl PhysicalCore {
 /// whether it is an instruction fetch, and its virtual address.
 #[inline(always)]
 fn single_page(rec: Record) -> Option<(bool, u64)> {
-    let kind = rec.kind();
-    if kind == Kind::Escape {
+    let kind = rec.kind_code();
+    if kind == Kind::Escape as u64 {
         return None;
     }
-    let vaddr = rec.addr();
-    let last = vaddr.wrapping_add(u64::from(rec.size()) - 1);
+    let vaddr = rec.addr_unchecked();
+    let last = vaddr.wrapping_add(rec.size_unchecked() - 1);
     if (vaddr ^ last) >= PageSize::Small.bytes() {
         return None;
     }
-    Some((kind == Kind::Ifetch, vaddr))
+    Some((kind == Kind::Ifetch as u64, vaddr))
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ fn step(
         let served = pc.hierarchy_mut().access_at(llc, rec, p);
         return Ok(Step {
             // An access's instructions (`Record::instructions`).
-            n: u64::from(rec.gap()) + u64::from(rec.kind() == Kind::Ifetch),
+            n: rec.gap_u64() + u64::from(rec.kind_code() == Kind::Ifetch as u64),
             walk,
             served: [served, Served::L1],
             parts: 1,
@@ -154,7 +154,7 @@ pub(super) fn run_records(
             Err(e) => break Err(e),
         };
         pos += 1;
-        let store = rec.kind() == Kind::Store;
+        let store = rec.kind_code() == Kind::Store as u64;
         let mut stall = s.walk;
         for &served in &s.served[..s.parts] {
             stall += served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);
