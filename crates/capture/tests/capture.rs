@@ -5,15 +5,14 @@
 //! runs (skipped with a `SKIPPED` line when qemu-user or gcc is absent)
 //! compared with lackey's counts.
 
-use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 mod common;
 
 use cachepart_capture::{capture_lackey, capture_qemu, CaptureError, CaptureOptions};
-use cachepart_trace::{convert, info, Counts, Event, Reader, TraceFormat};
+use cachepart_trace::{convert, info, Event, Reader, TraceFormat};
 use common::{counts, have_qemu, listing, meta, qemu_opts, tmpdir, words};
 
 #[test]

@@ -175,7 +175,10 @@ fn more_threads_than_cpus_allow_get_a_note_and_one_thread_none() {
     };
     let mut args = vec!["sim", "cachegrind", t, "--threads", &n];
     args.extend(GEOMETRY);
-    assert!(note(&args), "--threads {threads} on {cpus} CPUs gave no note");
+    assert!(
+        note(&args),
+        "--threads {threads} on {cpus} CPUs gave no note"
+    );
     let mut one = vec!["sim", "cachegrind", t];
     one.extend(GEOMETRY);
     assert!(!note(&one), "one thread gave a note");
