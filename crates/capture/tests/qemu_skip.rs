@@ -21,7 +21,7 @@ fn input() -> Vec<u8> {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let len = 2 + (x >> 60) as usize;
-        out.extend((0..len).map(|i| b'a' + ((x >> (8 + 4 * i)) & 15) as u8));
+        out.extend((0..len).map(|i| b'a' + ((x >> (8 + 3 * i)) & 15) as u8));
         out.push(if (x >> 40) & 7 == 0 { b'\n' } else { b' ' });
     }
     out
