@@ -299,19 +299,24 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int v)
     vcpu_get(v);
 }
 
-/* Writes what vcpu v has left, the trailing instructions as a gap. */
-static void vcpu_finish(unsigned v)
+/* Writes vcpu v's instructions no record accounted for yet as an InstrGap
+ * (at its end: the trailing instructions), then its buffer. */
+static void account_gap(unsigned v, struct vcpu *c)
 {
-    struct vcpu *c = v < CP_MAX_VCPUS ? vcpus[v] : NULL;
-    if (c == NULL) {
-        return;
-    }
-    uint64_t rest = c->icount - c->counted;
-    if (rest > 0) {
-        c->buf[c->len++] = escape(EV_INSTR_GAP, rest);
+    if (c->icount > c->counted) {
+        c->buf[c->len++] = escape(EV_INSTR_GAP, c->icount - c->counted);
         c->counted = c->icount;
     }
     flush_vcpu(v, c);
+}
+
+/* The same for vcpu v by index, if it exists. */
+static void vcpu_finish(unsigned v)
+{
+    struct vcpu *c = v < CP_MAX_VCPUS ? vcpus[v] : NULL;
+    if (c != NULL) {
+        account_gap(v, c);
+    }
 }
 
 static void vcpu_exit(qemu_plugin_id_t id, unsigned int v)
@@ -387,16 +392,6 @@ static void insn_exec(unsigned int v, void *udata)
 
 static void register_callbacks(qemu_plugin_id_t id);
 
-/* Writes vcpu v's instructions not yet accounted for as an InstrGap. */
-static void account_gap(unsigned v, struct vcpu *c)
-{
-    if (c->icount > c->counted) {
-        c->buf[c->len++] = escape(EV_INSTR_GAP, c->icount - c->counted);
-        c->counted = c->icount;
-    }
-    flush_vcpu(v, c);
-}
-
 /* Runs when QEMU has flushed the code translated for counting only. */
 static void skip_done(qemu_plugin_id_t id)
 {
@@ -412,9 +407,7 @@ static void skip_done(qemu_plugin_id_t id)
         abort();
     }
     for (unsigned v = 0; v < CP_MAX_VCPUS; v++) {
-        if (vcpus[v] != NULL) {
-            account_gap(v, vcpus[v]);
-        }
+        vcpu_finish(v);
     }
     register_callbacks(id);
 }
