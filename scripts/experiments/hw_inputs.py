@@ -28,8 +28,8 @@ Usage: python3 hw_inputs.py OUTDIR
 
 from __future__ import annotations
 
+import argparse
 import random
-import sys
 from pathlib import Path
 
 SEED = 20261126
@@ -241,13 +241,22 @@ def large(out: Path) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--large":
-        out = Path(sys.argv[2])
-        out.mkdir(parents=True, exist_ok=True)
+    ap = argparse.ArgumentParser(
+        description="Write the hardware comparison's deterministic inputs "
+        "(docs/experiments/hw-compare.md) into a directory."
+    )
+    ap.add_argument("out", type=Path, help="directory to write the inputs to (created if missing)")
+    ap.add_argument(
+        "--large",
+        action="store_true",
+        help="write the footprint ablations' larger inputs instead",
+    )
+    args = ap.parse_args()
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    if args.large:
         large(out)
         return
-    out = Path(sys.argv[1])
-    out.mkdir(parents=True, exist_ok=True)
     r = random.Random(SEED)
     (out / "bzip2-in.bin").write_bytes(bzip2_input(r))
     (out / "gcc-in.c").write_text(gcc_input(r))
