@@ -48,7 +48,7 @@ use super::allocator::{AllocHint, FrameAllocator};
 use super::error::MemoryError;
 use super::page::{Frame, PageSize, HUGE_ORDER};
 use super::page_table::{PageMap, Pte, SmallPages};
-use super::page_walk::TablePlacement;
+use super::page_walk::{TableColors, TablePlacement};
 use paging::CostsNs;
 
 pub use paging::{HugePages, HugeRecolor, PagingCosts, PagingStats};
@@ -87,6 +87,8 @@ pub struct AddressSpace {
     stats: PagingStats,
     /// Where its page tables lie (walks through the caches).
     tables: TablePlacement,
+    /// Whether new tables take the app's colors.
+    table_colors: TableColors,
 }
 
 impl AddressSpace {
@@ -108,7 +110,19 @@ impl AddressSpace {
             costs: PagingCosts::default().into(),
             stats: PagingStats::default(),
             tables: TablePlacement::default(),
+            table_colors: TableColors::Any,
         }
+    }
+
+    /// Which colors page tables created from now on take
+    /// (`memory.page-table-colors`; [`TableColors::Any`] by default).
+    /// With [`TableColors::Owner`], [`AddressSpace::touch`] places the
+    /// tables that translate the page it maps or finds on frames of the
+    /// app's colors as the allocator holds them at that moment (tables
+    /// already placed stay; an app without a color set, or an allocator
+    /// that does not color, leaves them to [`AddressSpace::table_entry`]).
+    pub fn set_table_colors(&mut self, colors: TableColors) {
+        self.table_colors = colors;
     }
 
     /// Sets the costs charged for page copies, page-outs and page-ins.
@@ -168,7 +182,9 @@ impl AddressSpace {
 
     /// The physical address of the level-`level` page-table entry (4 =
     /// PML4 ... 1 = PT) that translates `vaddr`, placing its table if it
-    /// is new ([`TablePlacement`]: a reserved region, in first-use order).
+    /// is new ([`TablePlacement`]: a reserved region, in first-use order;
+    /// tables [`AddressSpace::touch`] placed by color are where it put
+    /// them).
     pub fn table_entry(&mut self, level: u32, vaddr: u64) -> u64 {
         self.tables.entry(self.app, level, vaddr)
     }
@@ -201,7 +217,36 @@ impl AddressSpace {
     /// page fault; see the module's documentation for the page size),
     /// paging a paged-out page back in, or moving a page marked for
     /// recoloring. This is the page walk: it sets the page's access bit.
+    /// With [`TableColors::Owner`] it also places the page's tables
+    /// ([`AddressSpace::set_table_colors`]).
     pub fn touch<A: FrameAllocator + ?Sized>(
+        &mut self,
+        vaddr: u64,
+        alloc: &mut A,
+    ) -> Result<(PageSize, u64, Frame), MemoryError> {
+        let mapped = self.touch_page(vaddr, alloc)?;
+        if self.table_colors == TableColors::Owner {
+            self.color_tables(vaddr, mapped.0, alloc);
+        }
+        Ok(mapped)
+    }
+
+    /// Places the tables a walk of `vaddr` (a page of `size`) reads on
+    /// frames of the app's colors, those that do not exist yet.
+    fn color_tables<A: FrameAllocator + ?Sized>(&mut self, vaddr: u64, size: PageSize, alloc: &A) {
+        let (Some(layout), Some(colors)) = (alloc.color_layout(), alloc.app_colors(self.app))
+        else {
+            return;
+        };
+        let leaf = if size == PageSize::Huge { 2 } else { 1 };
+        for level in (leaf..=4).rev() {
+            self.tables
+                .place_colored(self.app, level, vaddr, colors, layout);
+        }
+    }
+
+    /// [`AddressSpace::touch`] without the tables.
+    fn touch_page<A: FrameAllocator + ?Sized>(
         &mut self,
         vaddr: u64,
         alloc: &mut A,

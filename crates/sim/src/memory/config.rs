@@ -1,6 +1,6 @@
 //! Physical memory as configured in a platform or scenario file: size,
-//! allocator (with its parameters), initial aging and the costs of paging
-//! and recoloring.
+//! allocator (with its parameters), initial aging, the costs of paging
+//! and recoloring, and the colors of the page tables.
 //!
 //! ```
 //! use cachepart_sim::memory::{ColorLayout, MemoryConfig};
@@ -31,6 +31,7 @@ use super::color::ColorLayout;
 use super::coloris::{ColorisAllocator, ColorisPoolConfig};
 use super::error::MemoryError;
 use super::frame_table::FrameTable;
+use super::page_walk::TableColors;
 use super::tam::{TamAllocator, TamConfig};
 
 /// Physical memory: how much, which allocator, how aged, what paging
@@ -56,6 +57,15 @@ pub struct MemoryConfig {
     /// Costs of page copies, page-outs and page-ins.
     #[serde(default)]
     pub costs: PagingCosts,
+    /// Which colors the page tables take (`"any"`, the default, or
+    /// `"owner"`: the colors of the app they translate for; see
+    /// [`TableColors`]). Matters only to walks through the caches.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub page_table_colors: TableColors,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 impl MemoryConfig {
@@ -69,6 +79,7 @@ impl MemoryConfig {
             coloris: ColorisPoolConfig::default(),
             aging: Some(AgingConfig::seeded(seed)),
             costs: PagingCosts::default(),
+            page_table_colors: TableColors::Any,
         }
     }
 
@@ -153,9 +164,33 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(e.contains("unknown field `maxtry`"), "{e}");
+        let e = serde_json::from_str::<MemoryConfig>(
+            r#"{"size-bytes": 4096, "page-table-colors": "mine"}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("unknown variant `mine`") && e.contains("`any`, `owner`")
+                || e.contains("`any` or `owner`"),
+            "{e}"
+        );
         assert!("coloris".parse::<AllocatorKind>().is_ok());
         let e = "slab".parse::<AllocatorKind>().unwrap_err().to_string();
         assert!(e.contains("allocator") && e.contains("slab"), "{e}");
+    }
+
+    #[test]
+    fn page_table_colors_are_read_and_the_default_is_not_written() {
+        let cfg: MemoryConfig =
+            serde_json::from_str(r#"{"size-bytes": 4096, "page-table-colors": "owner"}"#).unwrap();
+        assert_eq!(cfg.page_table_colors, TableColors::Owner);
+        assert!(serde_json::to_string(&cfg)
+            .unwrap()
+            .contains(r#""page-table-colors":"owner""#));
+        let cfg: MemoryConfig = serde_json::from_str(r#"{"size-bytes": 4096}"#).unwrap();
+        assert_eq!(cfg.page_table_colors, TableColors::Any);
+        // Absent or default, a serialized memory is as before the key.
+        assert!(!serde_json::to_string(&cfg).unwrap().contains("page-table"));
     }
 
     #[test]

@@ -33,7 +33,8 @@
 //!   arrays per page size) and unified STLB, LRU, with page-walk counts.
 //! * [`page_walk`]: the STLB's page sizes ([`StlbPageSizes`]), the walk
 //!   model ([`WalkMode`]), and for walks through the caches the walker's
-//!   paging-structure caches ([`PagingStructureCaches`], [`PscConfig`]).
+//!   paging-structure caches ([`PagingStructureCaches`], [`PscConfig`])
+//!   and where the page tables lie ([`TablePlacement`], [`TableColors`]).
 //! * [`swap_map`]: [`SwapMap`], SWAP's pseudo-physical layer: the bit
 //!   swap between the frames allocators hand out and physical addresses,
 //!   configured by a platform's `[swap]` section ([`SwapConfig`]).
@@ -90,7 +91,9 @@ pub use coloris::{ColorisAllocator, ColorisPoolConfig, SharedColors};
 pub use config::MemoryConfig;
 pub use error::MemoryError;
 pub use page::{Frame, PageSize, FRAME_BYTES};
-pub use page_walk::{PagingStructureCaches, PscConfig, StlbPageSizes, WalkMode};
+pub use page_walk::{
+    PagingStructureCaches, PscConfig, StlbPageSizes, TableColors, TablePlacement, WalkMode,
+};
 pub use physical_core::{PhysicalCore, PhysicalStats, Translated};
 pub use recolor::{ExpandPolicy, RecolorAction, RecolorConfig, RecolorEngine};
 pub use swap_map::{SwapConfig, SwapMap, SwapMode, SwapPosition, MAX_SWAP_BITS};

@@ -6,7 +6,9 @@
 //! 2 MiB page, whose PD entry maps the page). Each level read is an
 //! 8-byte data load at the physical address of the entry
 //! ([`AddressSpace::table_entry`](super::AddressSpace::table_entry) places
-//! the tables), which the core sends through its L1D, L2 and the LLC like
+//! the tables: [`TablePlacement`], in a reserved region, on pages of any
+//! color or, with `memory.page-table-colors = "owner"` ([`TableColors`]),
+//! of the owning app's colors), which the core sends through its L1D, L2 and the LLC like
 //! any load: Intel's page-miss handler looks its loads up in the L1D
 //! (Haswell and later count them as `PAGE_WALKER_LOADS.DTLB_L1/L2/L3/MEMORY`),
 //! so walks cost what their misses cost and pollute the caches they touch.
@@ -35,6 +37,10 @@ use serde::{Deserialize, Serialize};
 use super::error::MemoryError;
 use super::page::PageSize;
 use super::tlb_array::{TlbArray, TlbArrayConfig};
+
+mod tables;
+
+pub use tables::{TableColors, TablePlacement, TABLE_REGION};
 
 /// Which page sizes the second-level TLB holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -163,58 +169,6 @@ impl PagingStructureCaches {
     }
 }
 
-/// Physical address where page tables start: above any simulated
-/// memory (platforms with `walk = "hierarchy"` must have at most this many
-/// bytes), so table lines never alias data lines.
-pub const TABLE_REGION: u64 = 1 << 46;
-
-/// Bits of the table region each address space gets (4 GiB: 2^20 table
-/// pages).
-const SPACE_BITS: u32 = 32;
-
-/// Address spaces with distinct table regions (app ids are taken modulo).
-const SPACES: u64 = 1 << 14;
-
-/// Where one address space's page tables lie in physical memory.
-///
-/// Tables are not allocated from the frame allocator (they would take
-/// frames, and colors, from the apps and change their data placement);
-/// each space gets a 4 GiB slice of a reserved region at
-/// [`TABLE_REGION`] (slice `app mod 2^14`), and its tables take the 4 KiB
-/// pages of its slice in the order walks first read them (the PML4 table
-/// first), so the placement is deterministic and tables are physically
-/// contiguous, as a kernel's early page-table pages tend to be. The entry
-/// of virtual address `v` at level `l` lies at `table + 8 x index`, the
-/// index being the 9 bits of `v` at [`level_shift`]`(l)`. Tables are
-/// never freed or moved (unmapping keeps them, as Linux keeps empty page
-/// tables until the region is freed). A space with more than 2^20 tables
-/// wraps around its slice.
-#[derive(Clone, Debug, Default)]
-pub struct TablePlacement {
-    /// Table page number within the slice, per (level, virtual prefix).
-    pages: std::collections::HashMap<u64, u64>,
-}
-
-impl TablePlacement {
-    /// The physical address of the level-`level` entry (4 = PML4 ... 1 =
-    /// PT) of `vaddr` in the page table of address space `app`, placing
-    /// its table if it is new.
-    pub fn entry(&mut self, app: u32, level: u32, vaddr: u64) -> u64 {
-        let shift = level_shift(level);
-        let vaddr = vaddr & ((1 << 48) - 1);
-        let key = (u64::from(level) << 56) | (vaddr >> (shift + 9));
-        let n = self.pages.len() as u64;
-        let page = *self.pages.entry(key).or_insert(n) & ((1 << (SPACE_BITS - 12)) - 1);
-        let slice = TABLE_REGION + ((u64::from(app) % SPACES) << SPACE_BITS);
-        slice + (page << 12) + 8 * ((vaddr >> shift) & 511)
-    }
-
-    /// Tables placed so far.
-    pub fn tables(&self) -> usize {
-        self.pages.len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,23 +197,6 @@ mod tests {
         }
         assert_eq!(c.walk(0, PageSize::Small, 0), 1..=2);
         assert_eq!(c.walk(32 << 21, PageSize::Small, 0), 1..=1);
-    }
-
-    #[test]
-    fn tables_are_placed_in_first_use_order() {
-        let mut t = TablePlacement::default();
-        let v = 0x7f12_3456_7000u64;
-        let pml4 = t.entry(3, 4, v);
-        let slice = TABLE_REGION + (3 << 32);
-        assert_eq!(pml4, slice + 8 * ((v >> 39) & 511));
-        assert_eq!(t.entry(3, 3, v), slice + 4096 + 8 * ((v >> 30) & 511));
-        assert_eq!(t.entry(3, 2, v), slice + 2 * 4096 + 8 * ((v >> 21) & 511));
-        assert_eq!(t.entry(3, 1, v), slice + 3 * 4096 + 8 * ((v >> 12) & 511));
-        // The next page of the same 2 MiB region: same PT, next entry.
-        assert_eq!(t.entry(3, 1, v + 4096), t.entry(3, 1, v) + 8);
-        // Another 2 MiB region: a new PT.
-        assert_eq!(t.entry(3, 1, v + (2 << 20)) & !0xfff, slice + 4 * 4096);
-        assert_eq!(t.tables(), 5);
     }
 
     #[test]

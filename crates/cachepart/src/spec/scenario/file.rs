@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use cachepart_machine::Duty;
 use cachepart_policy::Thresholds;
-use cachepart_sim::memory::{AllocatorKind, HugePages, PagingCosts, WalkMode};
+use cachepart_sim::memory::{AllocatorKind, HugePages, PagingCosts, TableColors, WalkMode};
 use cachepart_sim::system::IdleQuantum;
 use cachepart_trace::synth::SynthConfig;
 use cachepart_units::GroupMode;
@@ -70,6 +70,11 @@ pub struct ScenarioFile {
     /// `"hierarchy"` (page-table loads through the caches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_walks: Option<WalkMode>,
+    /// Which colors page tables take, in place of the platform's
+    /// (`memory.page-table-colors`): `"any"` (consecutive pages of every
+    /// color) or `"owner"` (the colors of the app they belong to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_table_colors: Option<TableColors>,
     /// Seed of the simulation: added to the platform's memory-aging seed
     /// (so it changes which frames, and colors, pages get) and mixed into
     /// random replacement.

@@ -33,7 +33,8 @@
 //! `memory-bytes` and `aging = false` replace the platform's memory size
 //! and its aged (fragmented) initial state: a freshly booted machine, as
 //! a paper's simulator boots one; `page-walks = "flat"` or `"hierarchy"`
-//! replaces its walk model (an ablation switch).
+//! replaces its walk model and `page-table-colors = "any"` or `"owner"`
+//! where its page tables lie (ablation switches).
 //!
 //! A `[coloring]` section runs a page-color policy (`coloris-static`,
 //! `coloris-dynamic`, `tam-static`; see [`crate::run::coloring`]); apps may then

@@ -1,7 +1,7 @@
 //! The platform a scenario runs on: the built-in or file platform its
 //! `platform` key names, with the scenario's keys that replace parts of it
 //! (`allocator`, `paging-costs`, `prefetchers`, `memory-bytes`, `aging`,
-//! `page-walks`, `swap`, a `[coloring]` policy's own allocator) and its
+//! `page-walks`, `page-table-colors`, `swap`, a `[coloring]` policy's own allocator) and its
 //! seed added to the memory-aging seed.
 
 use cachepart_units::Kind as _;
@@ -49,6 +49,9 @@ pub(super) fn resolve(
     }
     if let Some(w) = file.page_walks {
         platform.tlb.walk = w;
+    }
+    if let Some(c) = file.page_table_colors {
+        platform.memory.page_table_colors = c;
     }
     if let Some(k) = &file.swap {
         apply_swap(k, &mut platform).map_err(|e| err("swap".into(), e))?;
@@ -153,7 +156,7 @@ pub(crate) fn prefetch_word(key: &str, platform: &PlatformConfig) -> Result<Opti
 
 #[cfg(test)]
 mod tests {
-    use cachepart_sim::memory::WalkMode;
+    use cachepart_sim::memory::{TableColors, WalkMode};
 
     use super::super::fixtures::{tmp, write, GEN};
     use super::super::Scenario;
@@ -190,5 +193,63 @@ mod tests {
             Scenario::load(&p).unwrap().platform.tlb.walk,
             WalkMode::Hierarchy
         );
+    }
+
+    #[test]
+    fn page_table_colors_replace_the_platform_s_or_are_refused_by_name() {
+        let dir = tmp("ptcolors");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
+        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let load = |name: &str, keys: &str| {
+            let p = write(
+                d,
+                name,
+                &format!("platform = \"sandybridge-8m\"\n{keys}{app}"),
+            );
+            Scenario::load(&p).map(|s| s.platform.memory.page_table_colors)
+        };
+        assert_eq!(load("a.toml", "").unwrap(), TableColors::Any);
+        assert_eq!(
+            load("o.toml", "page-table-colors = \"owner\"\n").unwrap(),
+            TableColors::Owner
+        );
+        assert_eq!(
+            load("y.toml", "page-table-colors = \"any\"\n").unwrap(),
+            TableColors::Any
+        );
+        let e = load("b.toml", "page-table-colors = \"mine\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("b.toml") && e.contains("page-table-colors") && e.contains("owner"),
+            "{e}"
+        );
+        // In a platform file: the memory section's key, checked as strictly.
+        let base = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../platforms/sandybridge-8m.toml"),
+        )
+        .unwrap();
+        let with = |v: &str| {
+            base.replace(
+                "[memory]\n",
+                &format!("[memory]\npage-table-colors = {v}\n"),
+            )
+        };
+        write(d, "owner.toml", &with("\"owner\""));
+        let p = write(d, "p.toml", &format!("platform = \"owner.toml\"\n{app}"));
+        assert_eq!(
+            Scenario::load(&p)
+                .unwrap()
+                .platform
+                .memory
+                .page_table_colors,
+            TableColors::Owner
+        );
+        write(d, "bad.toml", &with("\"mine\""));
+        let p = write(d, "q.toml", &format!("platform = \"bad.toml\"\n{app}"));
+        let e = Scenario::load(&p).unwrap_err().to_string();
+        assert!(e.contains("page-table-colors") && e.contains("mine"), "{e}");
     }
 }

@@ -21,7 +21,8 @@
 //!   the core's registers when the app runs ([`System::set_throttle`]).
 //!
 //! Every address space gets the platform's memory costs
-//! ([`crate::memory::PagingCosts`]).
+//! ([`crate::memory::PagingCosts`]) and its page-table colors
+//! (`memory.page-table-colors`).
 
 mod counters;
 mod execute;
@@ -279,6 +280,7 @@ impl System {
             cores[spec.core as usize].queue.push(i);
             let mut space = AddressSpace::new(i as u32, spec.huge_pages);
             space.track_fresh_frames(true);
+            space.set_table_colors(platform.memory.page_table_colors);
             space
                 .set_costs(&platform.memory.costs)
                 .map_err(|source| SystemError::Memory {
