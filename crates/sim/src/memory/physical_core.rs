@@ -259,16 +259,46 @@ impl PhysicalCore {
     }
 
     /// The physical address of access record `rec` when that needs no more
-    /// than the TLBs' last-page shortcut ([`Tlb::lookup_last`]): an access
-    /// (not an escape) within one 4 KiB page, of the page of the last
-    /// first-level TLB hit of its kind. Counts what [`Self::translate`]
-    /// would count then (one first-level hit) and gives the address of its
-    /// single record; `None` (nothing counted): call [`Self::translate`].
+    /// than the first-level TLBs ([`Tlb::lookup_l1`], the page of the last
+    /// first-level hit first): an access (not an escape) within one 4 KiB
+    /// page whose page the first level holds. Counts what
+    /// [`Self::translate`] would count then (one first-level hit) and
+    /// gives the address of its single record; `None` (nothing counted,
+    /// nothing changed): call [`Self::translate_missed`].
     #[inline(always)]
     pub fn translate_fast(&mut self, rec: Record) -> Option<u64> {
         let (instr, vaddr) = single_page(rec)?;
+        let p = self.tlb.lookup_l1(instr, vaddr)?;
+        Some(self.physical_of(p))
+    }
+
+    /// [`Self::translate_fast`] of the page of the last first-level TLB
+    /// hit only ([`Tlb::lookup_last`]); `None` (nothing counted, nothing
+    /// changed) for any other record.
+    #[inline(always)]
+    pub fn translate_last(&mut self, rec: Record) -> Option<u64> {
+        let (instr, vaddr) = single_page(rec)?;
         let p = self.tlb.lookup_last(instr, vaddr)?;
         Some(self.physical_of(p))
+    }
+
+    /// [`Self::translate_single`] after [`Self::translate_fast`] gave
+    /// `None`: the same, without probing the first-level TLBs again
+    /// (they do not hold the page).
+    #[inline(always)]
+    pub fn translate_missed<A: FrameAllocator + ?Sized>(
+        &mut self,
+        rec: Record,
+        alloc: &mut A,
+    ) -> Option<Result<u64, MemoryError>> {
+        let (instr, vaddr) = single_page(rec)?;
+        Some(match self.tlb.l1_missed(instr, vaddr) {
+            Some(p) => Ok(self.physical_of(p)),
+            None => {
+                self.walk_loads.clear();
+                self.walk(instr, vaddr, alloc).map(|p| self.physical_of(p))
+            }
+        })
     }
 
     /// Translates one record (mapping pages as needed); escape records

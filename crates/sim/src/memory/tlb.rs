@@ -229,8 +229,7 @@ impl Tlb {
     /// The physical address of `vaddr` if it lies in the page of the last
     /// first-level hit of its kind (an instruction fetch if `instr`),
     /// counted as the first-level hit [`Tlb::lookup`] would count; `None`
-    /// (nothing counted) otherwise. The simulation loop's shortcut: the
-    /// caller falls back to a full translation.
+    /// (nothing counted) otherwise.
     #[inline(always)]
     pub fn lookup_last(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
         let (vbase, mask, pbase) = self.last[usize::from(instr)]?;
@@ -251,6 +250,18 @@ impl Tlb {
     /// is counted here.
     #[inline]
     pub fn lookup(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
+        match self.lookup_l1(instr, vaddr) {
+            Some(p) => Some(p),
+            None => self.l1_missed(instr, vaddr),
+        }
+    }
+
+    /// [`Self::lookup`] when the first level holds the page (counted as
+    /// its hit); `None` (nothing counted, nothing changed) when it does
+    /// not: then [`Self::l1_missed`] finishes the lookup. The simulation
+    /// loop's path for accesses that leave the last page.
+    #[inline(always)]
+    pub fn lookup_l1(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
         let (l1, st) = if instr {
             (&mut self.l1i, &mut self.stats.l1i)
         } else {
@@ -283,13 +294,14 @@ impl Tlb {
                 return Some(frame | (vaddr & mask));
             }
         }
-        self.l1_missed(instr, vaddr)
+        None
     }
 
-    /// [`Self::lookup`] after both first-level arrays missed: the STLB,
-    /// else a walk is counted.
+    /// [`Self::lookup`] after both first-level arrays missed
+    /// ([`Self::lookup_l1`] gave `None`): the STLB, else a walk is
+    /// counted.
     #[inline(never)]
-    fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
+    pub fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
         let (l1, st) = if instr {
             (&mut self.l1i, &mut self.stats.l1i)
         } else {
