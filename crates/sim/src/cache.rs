@@ -270,12 +270,15 @@ impl<R: Replacement> Cache<R> {
         } else {
             None
         };
+        // The policy learns of the fill here (for a victim, in the same
+        // step that chooses it); its state is apart from the rest.
         let way = match invalid {
             Some(w) => {
                 self.sets[set].valid += 1;
+                self.repl.on_fill(set, w);
                 w
             }
-            None => self.repl.victim(set, mask),
+            None => self.repl.replace(set, mask),
         };
         let i = base + way;
         let old = self.tags[i];
@@ -299,7 +302,6 @@ impl<R: Replacement> Cache<R> {
             self.retag(i, old != INVALID, Some(self.owner));
         }
         self.tags[i] = block;
-        self.repl.on_fill(set, way);
         victim
     }
 

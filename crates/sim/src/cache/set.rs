@@ -23,11 +23,16 @@ pub(super) fn find_way_fixed<const N: usize>(tags: &[u64], block: u64) -> Option
     let Ok(tags) = <&[u64; N]>::try_from(tags) else {
         return find_way_any(tags, block);
     };
-    let mut hits = 0u64;
+    // A select per way (a compare and a conditional move) instead of a
+    // bit per way gathered into a mask: fewer instructions, and as the
+    // block is in at most one way, the last match is the only one.
+    let mut way = N;
     for (w, &t) in tags.iter().enumerate() {
-        hits |= u64::from(t == block) << w;
+        if t == block {
+            way = w;
+        }
     }
-    (hits != 0).then(|| hits.trailing_zeros() as usize)
+    (way < N).then_some(way)
 }
 
 /// [`find_way`] of a set of any width.

@@ -22,85 +22,13 @@ use serde::{Deserialize, Serialize};
 
 use super::error::MemoryError;
 use super::page::PageSize;
-use super::page_walk::{PagingStructureCaches, PscConfig, StlbPageSizes, WalkMode};
-use super::tlb_array::{TlbArray, TlbArrayConfig};
+use super::page_walk::{PagingStructureCaches, StlbPageSizes, WalkMode};
+use super::tlb_array::TlbArray;
 
-/// Geometry of one core's TLBs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct TlbConfig {
-    /// L1 data TLB, 4 KiB pages.
-    #[serde(default = "d4k")]
-    pub l1d_4k: TlbArrayConfig,
-    /// L1 data TLB, 2 MiB pages.
-    #[serde(default = "d2m")]
-    pub l1d_2m: TlbArrayConfig,
-    /// L1 instruction TLB, 4 KiB pages.
-    #[serde(default = "i4k")]
-    pub l1i_4k: TlbArrayConfig,
-    /// L1 instruction TLB, 2 MiB pages.
-    #[serde(default = "i2m")]
-    pub l1i_2m: TlbArrayConfig,
-    /// Unified second-level TLB (both sizes, both kinds).
-    #[serde(default = "stlb")]
-    pub stlb: TlbArrayConfig,
-    /// Cycles of one page walk (an STLB miss).
-    #[serde(default = "walk")]
-    pub walk_cycles: u32,
-    /// Page sizes the STLB holds (`"both"`, the default, or `"4k"`).
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub stlb_page_sizes: StlbPageSizes,
-    /// Cycles an L1 TLB miss that hits the STLB costs (default 0).
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub stlb_hit_cycles: u32,
-    /// How page walks are modelled (`"flat"`, the default, or
-    /// `"hierarchy"`: page-table loads through the caches).
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub walk: WalkMode,
-    /// The walker's paging-structure caches (`walk = "hierarchy"` only).
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub psc: PscConfig,
-}
+mod config;
 
-fn is_default<T: Default + PartialEq>(v: &T) -> bool {
-    *v == T::default()
-}
-
-fn d4k() -> TlbArrayConfig {
-    TlbArrayConfig::new(64, 4)
-}
-fn d2m() -> TlbArrayConfig {
-    TlbArrayConfig::new(32, 4)
-}
-fn i4k() -> TlbArrayConfig {
-    TlbArrayConfig::new(128, 8)
-}
-fn i2m() -> TlbArrayConfig {
-    TlbArrayConfig::new(8, 8)
-}
-fn stlb() -> TlbArrayConfig {
-    TlbArrayConfig::new(1536, 12)
-}
-fn walk() -> u32 {
-    30
-}
-
-impl Default for TlbConfig {
-    fn default() -> Self {
-        TlbConfig {
-            l1d_4k: d4k(),
-            l1d_2m: d2m(),
-            l1i_4k: i4k(),
-            l1i_2m: i2m(),
-            stlb: stlb(),
-            walk_cycles: walk(),
-            stlb_page_sizes: StlbPageSizes::Both,
-            stlb_hit_cycles: 0,
-            walk: WalkMode::Flat,
-            psc: PscConfig::default(),
-        }
-    }
-}
+use config::is_default;
+pub use config::TlbConfig;
 
 /// Lookups of one TLB level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,8 +157,7 @@ impl Tlb {
     /// The physical address of `vaddr` if it lies in the page of the last
     /// first-level hit of its kind (an instruction fetch if `instr`),
     /// counted as the first-level hit [`Tlb::lookup`] would count; `None`
-    /// (nothing counted) otherwise. The simulation loop's shortcut: the
-    /// caller falls back to a full translation.
+    /// (nothing counted) otherwise.
     #[inline(always)]
     pub fn lookup_last(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
         let (vbase, mask, pbase) = self.last[usize::from(instr)]?;
@@ -251,6 +178,18 @@ impl Tlb {
     /// is counted here.
     #[inline]
     pub fn lookup(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
+        match self.lookup_l1(instr, vaddr) {
+            Some(p) => Some(p),
+            None => self.l1_missed(instr, vaddr),
+        }
+    }
+
+    /// [`Self::lookup`] when the first level holds the page (counted as
+    /// its hit); `None` (nothing counted, nothing changed) when it does
+    /// not: then [`Self::l1_missed`] finishes the lookup. The simulation
+    /// loop's path for accesses that leave the last page.
+    #[inline(always)]
+    pub fn lookup_l1(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
         let (l1, st) = if instr {
             (&mut self.l1i, &mut self.stats.l1i)
         } else {
@@ -283,13 +222,14 @@ impl Tlb {
                 return Some(frame | (vaddr & mask));
             }
         }
-        self.l1_missed(instr, vaddr)
+        None
     }
 
-    /// [`Self::lookup`] after both first-level arrays missed: the STLB,
-    /// else a walk is counted.
+    /// [`Self::lookup`] after both first-level arrays missed
+    /// ([`Self::lookup_l1`] gave `None`): the STLB, else a walk is
+    /// counted.
     #[inline(never)]
-    fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
+    pub fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
         let (l1, st) = if instr {
             (&mut self.l1i, &mut self.stats.l1i)
         } else {

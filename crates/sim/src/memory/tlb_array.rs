@@ -44,6 +44,67 @@ fn tag(size: PageSize, vpn: u64) -> u64 {
     (vpn << 1) | u64::from(size == PageSize::Huge)
 }
 
+/// The way of `tags` (one set) holding tag `t`: every way compared, a
+/// compare and a conditional move each, without a branch per way (a tag
+/// is in at most one way, so the last match is the only one). The usual
+/// associativities (4, 8 and 12 ways) get a search of fixed width.
+#[inline(always)]
+fn find_way(tags: &[u64], t: u64) -> Option<usize> {
+    #[inline(always)]
+    fn search(tags: &[u64], t: u64) -> Option<usize> {
+        let mut way = usize::MAX;
+        for (w, &x) in tags.iter().enumerate() {
+            if x == t {
+                way = w;
+            }
+        }
+        (way != usize::MAX).then_some(way)
+    }
+    match tags.len() {
+        4 => search(&tags[..4], t),
+        8 => search(&tags[..8], t),
+        12 => search(&tags[..12], t),
+        _ => search(tags, t),
+    }
+}
+
+/// The way of a set (`tags`, `stamps`) that an insertion of tag `t` takes:
+/// the first way holding `t` or no entry, else the least recently used
+/// (the smallest stamp, the first of equals). One pass, without a
+/// branch per way; the usual associativities (4, 8 and 12 ways) get a
+/// pass of fixed width.
+#[inline(always)]
+fn insert_way(tags: &[u64], stamps: &[u64], t: u64) -> usize {
+    #[inline(always)]
+    fn pass(tags: &[u64], stamps: &[u64], t: u64) -> usize {
+        let mut free = usize::MAX;
+        for (w, &x) in tags.iter().enumerate().rev() {
+            if x == t || x == INVALID {
+                free = w;
+            }
+        }
+        let mut lru = 0;
+        let mut oldest = u64::MAX;
+        for (w, &s) in stamps.iter().enumerate().take(tags.len()) {
+            if s < oldest {
+                oldest = s;
+                lru = w;
+            }
+        }
+        if free != usize::MAX {
+            free
+        } else {
+            lru
+        }
+    }
+    match tags.len() {
+        4 => pass(&tags[..4], &stamps[..4], t),
+        8 => pass(&tags[..8], &stamps[..8], t),
+        12 => pass(&tags[..12], &stamps[..12], t),
+        _ => pass(tags, stamps, t),
+    }
+}
+
 impl TlbArray {
     /// An empty array; `name` names it in errors. Sets must be a power of
     /// two (0 entries: an array that never hits).
@@ -87,16 +148,14 @@ impl TlbArray {
 
     /// The frame address of page `vpn` of `size`, if present (and makes it
     /// the most recently used of its set).
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&mut self, size: PageSize, vpn: u64) -> Option<u64> {
         if self.ways == 0 {
             return None;
         }
         let t = tag(size, vpn);
         let base = self.base(vpn);
-        let way = self.tags[base..base + self.ways]
-            .iter()
-            .position(|&x| x == t)?;
+        let way = find_way(&self.tags[base..base + self.ways], t)?;
         self.clock += 1;
         self.stamp[base + way] = self.clock;
         Some(self.phys[base + way])
@@ -111,16 +170,7 @@ impl TlbArray {
         let t = tag(size, vpn);
         let base = self.base(vpn);
         let set = base..base + self.ways;
-        let way = match self.tags[set.clone()]
-            .iter()
-            .position(|&x| x == t || x == INVALID)
-        {
-            Some(w) => w,
-            None => {
-                let stamps = &self.stamp[set];
-                (0..self.ways).min_by_key(|&w| stamps[w]).unwrap_or(0)
-            }
-        };
+        let way = insert_way(&self.tags[set.clone()], &self.stamp[set], t);
         self.clock += 1;
         self.tags[base + way] = t;
         self.phys[base + way] = phys;
@@ -164,6 +214,33 @@ impl TlbArray {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The branch-free searches agree with the plain rules: the first
+        /// way of the tag, and for an insertion the first way of the tag or
+        /// of no entry, else the first way of the smallest stamp.
+        #[test]
+        fn searches_agree_with_the_plain_rules(
+            ways in prop_oneof![Just(4usize), Just(8), Just(12), 1usize..=16],
+            cells in prop::collection::vec((0u64..6, 0u64..20), 16),
+            t in 0u64..6,
+        ) {
+            // Tag 5 stands for no entry; tags may repeat only in the
+            // insertion's set (the search's tags come deduplicated).
+            let tags: Vec<u64> = cells[..ways].iter().map(|&(x, _)| if x == 5 { INVALID } else { x }).collect();
+            let stamps: Vec<u64> = cells[..ways].iter().map(|&(_, s)| s).collect();
+            let want = tags.iter().position(|&x| x == t || x == INVALID).unwrap_or_else(|| {
+                (0..ways).min_by_key(|&w| stamps[w]).unwrap()
+            });
+            prop_assert_eq!(insert_way(&tags, &stamps, t), want);
+            let mut seen = Vec::new();
+            let unique: Vec<u64> = tags.iter().map(|&x| {
+                if seen.contains(&x) { INVALID } else { seen.push(x); x }
+            }).collect();
+            prop_assert_eq!(find_way(&unique, t), unique.iter().position(|&x| x == t));
+        }
+    }
 
     #[test]
     fn lru_within_a_set() {

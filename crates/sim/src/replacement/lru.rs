@@ -114,6 +114,20 @@ fn touch_word4(ages: &mut [u8; 4], way: usize) {
     ages[way] = 0;
 }
 
+/// [`Lru::replace`] with every way allowed, eight ways at a time (`N` a
+/// multiple of 8): the way of age `N - 1`, every age up by one (ages stay
+/// below 65, so no byte carries into the next), and that way's age 0.
+#[inline(always)]
+fn replace_words<const N: usize>(ages: &mut [u8; N]) -> usize {
+    let way = way_of_age_words(ages, (N - 1) as u8);
+    for chunk in ages.chunks_exact_mut(8) {
+        let bytes: &mut [u8; 8] = chunk.try_into().expect("8 ages");
+        *bytes = (u64::from_le_bytes(*bytes) + ONES).to_le_bytes();
+    }
+    ages[way] = 0;
+    way
+}
+
 /// The first way of `ages` of age `age` (branch-free: every way is
 /// compared).
 #[inline(always)]
@@ -173,6 +187,38 @@ impl Replacement for Lru {
         }
     }
 
+    /// With every way allowed, the victim is the way of age `ways - 1`,
+    /// and making it the most recent ages every other way by one: all ages
+    /// go up by one (eight at a time in a word) and the victim's becomes 0.
+    #[inline]
+    fn replace(&mut self, set: usize, mask: u64) -> usize {
+        let all = u64::MAX >> (64 - self.ways);
+        if mask != all {
+            let way = self.victim(set, mask);
+            self.touch(set, way);
+            return way;
+        }
+        match self.ways {
+            4 => {
+                let a = self.ages_fixed::<4>(set);
+                let way = way_of_age(a, 3);
+                *a = (u32::from_le_bytes(*a) + 0x0101_0101).to_le_bytes();
+                a[way] = 0;
+                way
+            }
+            8 => replace_words(self.ages_fixed::<8>(set)),
+            16 => replace_words(self.ages_fixed::<16>(set)),
+            _ => {
+                let oldest = (self.ways - 1) as u8;
+                let ages = self.ages(set);
+                let way = way_of_age(ages, oldest);
+                ages.iter_mut().for_each(|a| *a += 1);
+                ages[way] = 0;
+                way
+            }
+        }
+    }
+
     fn on_invalidate(&mut self, set: usize, way: usize) {
         let oldest = (self.ways - 1) as u8;
         let ages = self.ages(set);
@@ -221,6 +267,7 @@ mod tests {
         Use(usize),
         Invalidate(usize),
         Victim(u64),
+        Replace(u64),
     }
 
     fn ops(ways: usize) -> impl Strategy<Value = Vec<Op>> {
@@ -228,13 +275,14 @@ mod tests {
             6 => (0..ways).prop_map(Op::Use),
             1 => (0..ways).prop_map(Op::Invalidate),
             3 => (1u64..(1u64 << ways)).prop_map(Op::Victim),
+            3 => prop_oneof![Just(u64::MAX >> (64 - ways)), 1u64..(1u64 << ways)].prop_map(Op::Replace),
         ];
         prop::collection::vec(op, 0..400)
     }
 
     proptest! {
         /// Ages give the victims of timestamps, whatever the mix of uses,
-        /// invalidations and masks (victims asked only among valid ways,
+        /// invalidations, replacements and masks (victims asked only among valid ways,
         /// as the cache does), and stay a permutation.
         #[test]
         fn ages_agree_with_timestamps(
@@ -258,6 +306,23 @@ mod tests {
                         let mask = valid.fold(0u64, |m, w| m | 1 << w);
                         if mask != 0 {
                             prop_assert_eq!(lru.victim(1, mask), oracle.victim(mask));
+                        }
+                    }
+                    Op::Replace(mask) => {
+                        // A replacement happens only once the allowed ways
+                        // are valid; else a use stands in for the fill.
+                        let valid = ways_of(mask).filter(|&w| oracle.stamp[w] != 0);
+                        let valid = valid.fold(0u64, |m, w| m | 1 << w);
+                        if valid == mask {
+                            let w = oracle.victim(mask);
+                            prop_assert_eq!(lru.replace(1, mask), w);
+                            oracle.stamp[w] = oracle.clock;
+                            oracle.clock += 1;
+                        } else {
+                            let w = mask.trailing_zeros() as usize;
+                            lru.on_fill(1, w);
+                            oracle.stamp[w] = oracle.clock;
+                            oracle.clock += 1;
                         }
                     }
                 }

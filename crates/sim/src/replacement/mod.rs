@@ -42,6 +42,15 @@ pub trait Replacement {
     /// The way of `set`, among those in `mask`, to evict; all of them hold
     /// valid lines.
     fn victim(&mut self, set: usize, mask: u64) -> usize;
+    /// [`Replacement::victim`] followed by [`Replacement::on_fill`] of the
+    /// way chosen (a miss replacing a valid line): returns that way.
+    /// Policies may do both in one step.
+    #[inline]
+    fn replace(&mut self, set: usize, mask: u64) -> usize {
+        let way = self.victim(set, mask);
+        self.on_fill(set, way);
+        way
+    }
     /// The line at (`set`, `way`) was invalidated.
     fn on_invalidate(&mut self, _set: usize, _way: usize) {}
 }
@@ -127,6 +136,15 @@ impl Replacement for PolicyState {
             PolicyState::Lru(p) => p.victim(set, mask),
             PolicyState::Srrip(p) => p.victim(set, mask),
             PolicyState::Random(p) => p.victim(set, mask),
+        }
+    }
+
+    #[inline]
+    fn replace(&mut self, set: usize, mask: u64) -> usize {
+        match self {
+            PolicyState::Lru(p) => p.replace(set, mask),
+            PolicyState::Srrip(p) => p.replace(set, mask),
+            PolicyState::Random(p) => p.replace(set, mask),
         }
     }
 

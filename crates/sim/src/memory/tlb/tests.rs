@@ -1,6 +1,7 @@
 //! Tests of one core's TLBs ([`super::Tlb`]).
 
 use super::*;
+use crate::memory::tlb_array::TlbArrayConfig;
 use proptest::prelude::*;
 
 #[test]

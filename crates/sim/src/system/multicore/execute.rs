@@ -3,9 +3,10 @@
 //! under the flat timing model ([`run_records`]: each access stalls the
 //! core for its level's latency) or the out-of-order window
 //! ([`run_records_window`]: misses within the window overlap). The
-//! per-record work shared by both ([`step`]: translation, walks, paging
-//! and the accesses) and the stall of a served access ([`served_stall`])
-//! are inlined into each loop; the interleaving of cores
+//! per-record work shared by both (translation, walks, paging and the
+//! accesses) is split in two: the common case ([`fast_step`]: one page,
+//! a first-level TLB hit) inline in each loop with the stall of a served
+//! access ([`served_stall`]), the rest ([`step`]) out of line; the interleaving of cores
 //! ([`interleave`](super::interleave)) calls the loops once per slice.
 
 use cachepart_trace::{Kind, Record};
@@ -30,10 +31,35 @@ struct Step {
     parts: usize,
 }
 
-/// Translates `rec` and issues its accesses on `pc` and `llc`. Walk loads
-/// are counted in `beyond_private` and `mem_stall` (as
-/// [`walk_load_stall`] does), paging time in `paging`.
+/// The common case of a record, inline: an access within one 4 KiB page
+/// whose page the first-level TLB holds ([`PhysicalCore::translate_fast`]:
+/// no walk, no paging), issued on `pc` and `llc`. Returns its
+/// instructions and the level that served it; `None` (nothing done) for
+/// any other record, which [`step`] runs.
+///
+/// While frames handed out outside a walk (a superpage moved by
+/// recoloring) wait for their lines to be dropped, only the page of the
+/// last first-level hit is taken here: any other access drops them first,
+/// in [`step`].
 #[inline(always)]
+fn fast_step(pc: &mut PhysicalCore, llc: &mut Cache, rec: Record) -> Option<(u64, Served)> {
+    let p = if pc.address_space().has_fresh_frames() {
+        pc.translate_last(rec)?
+    } else {
+        pc.translate_fast(rec)?
+    };
+    let served = pc.hierarchy_mut().access_at(llc, rec, p);
+    // An access's instructions (`Record::instructions`).
+    let n = rec.gap_u64() + u64::from(rec.kind_code() == Kind::Ifetch as u64);
+    Some((n, served))
+}
+
+/// Translates `rec`, for which [`fast_step`] gave `None`, and issues its
+/// accesses on `pc` and `llc` (out of line: a first-level TLB miss, an
+/// access across pages or an escape). Walk loads are counted in
+/// `beyond_private` and `mem_stall` (as [`walk_load_stall`] does), paging
+/// time in `paging`.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn step(
     pc: &mut PhysicalCore,
@@ -47,44 +73,39 @@ fn step(
     beyond_private: &mut u64,
     mem_stall: &mut u64,
 ) -> Result<Step, MemoryError> {
-    let mut walk = 0;
-    let single = match pc.translate_fast(rec) {
-        // The common case: one record, no walk, no paging.
-        Some(p) => Some(p),
-        // An access within one page: the TLBs, else a walk.
-        None => {
-            let mark = TlbMark::of(pc);
-            match pc.translate_single(rec, alloc) {
-                None => None,
-                Some(Ok(p)) => {
-                    walk = walk_stall(pc, mark, stalls, stall_ns, ticks_per_ns, paging);
-                    if pc.address_space().has_fresh_frames() {
-                        zero_fresh(pc, llc);
-                    }
-                    if !pc.walk_loads().is_empty() {
-                        walk += walk_load_stall(pc, llc, stalls, beyond_private, mem_stall);
-                    }
-                    Some(p)
-                }
-                // The record is retried (after more colors, say).
-                Some(Err(e)) => return Err(e),
-            }
-        }
-    };
-    if let Some(p) = single {
-        let served = pc.hierarchy_mut().access_at(llc, rec, p);
-        return Ok(Step {
-            // An access's instructions (`Record::instructions`).
-            n: rec.gap_u64() + u64::from(rec.kind_code() == Kind::Ifetch as u64),
-            walk,
-            served: [served, Served::L1],
-            parts: 1,
-        });
-    }
     let mark = TlbMark::of(pc);
+    // An access within one page: the STLB, else a walk (the first-level
+    // arrays too if `fast_step` did not look there).
+    let single = if pc.address_space().has_fresh_frames() {
+        pc.translate_single(rec, alloc)
+    } else {
+        pc.translate_missed(rec, alloc)
+    };
+    match single {
+        None => {}
+        Some(Ok(p)) => {
+            let mut walk = walk_stall(pc, mark, stalls, stall_ns, ticks_per_ns, paging);
+            if pc.address_space().has_fresh_frames() {
+                zero_fresh(pc, llc);
+            }
+            if !pc.walk_loads().is_empty() {
+                walk += walk_load_stall(pc, llc, stalls, beyond_private, mem_stall);
+            }
+            let served = pc.hierarchy_mut().access_at(llc, rec, p);
+            return Ok(Step {
+                // An access's instructions (`Record::instructions`).
+                n: rec.gap_u64() + u64::from(rec.kind_code() == Kind::Ifetch as u64),
+                walk,
+                served: [served, Served::L1],
+                parts: 1,
+            });
+        }
+        // The record is retried (after more colors, say).
+        Some(Err(e)) => return Err(e),
+    }
     // An error leaves the record to be retried (after more colors, say).
     let tr = pc.translate(rec, alloc)?;
-    walk = walk_stall(pc, mark, stalls, stall_ns, ticks_per_ns, paging);
+    let mut walk = walk_stall(pc, mark, stalls, stall_ns, ticks_per_ns, paging);
     if pc.address_space().has_fresh_frames() {
         zero_fresh(pc, llc);
     }
@@ -138,28 +159,37 @@ pub(super) fn run_records(
             break Ok(());
         };
         let uncore_before = beyond_private;
-        let s = match step(
-            pc,
-            llc,
-            alloc,
-            rec,
-            &stalls,
-            &mut app.stall_ns,
-            ticks_per_ns,
-            &mut paging,
-            &mut beyond_private,
-            &mut mem_stall,
-        ) {
-            Ok(s) => s,
-            Err(e) => break Err(e),
+        let store = rec.kind_code() == Kind::Store as u64;
+        let (n, stall) = match fast_step(pc, llc, rec) {
+            Some((n, served)) => (
+                n,
+                served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall),
+            ),
+            None => {
+                let s = match step(
+                    pc,
+                    llc,
+                    alloc,
+                    rec,
+                    &stalls,
+                    &mut app.stall_ns,
+                    ticks_per_ns,
+                    &mut paging,
+                    &mut beyond_private,
+                    &mut mem_stall,
+                ) {
+                    Ok(s) => s,
+                    Err(e) => break Err(e),
+                };
+                let mut stall = s.walk;
+                for &served in &s.served[..s.parts] {
+                    stall +=
+                        served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);
+                }
+                (s.n, stall)
+            }
         };
         pos += 1;
-        let store = rec.kind_code() == Kind::Store as u64;
-        let mut stall = s.walk;
-        for &served in &s.served[..s.parts] {
-            stall += served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);
-        }
-        let n = s.n;
         instr += n;
         all_stall += stall;
         // A throttled core computes (instructions, L2 hits, walks) only
@@ -223,20 +253,28 @@ pub(super) fn run_records_window(
             break Ok(());
         };
         let uncore_before = beyond_private;
-        let s = match step(
-            pc,
-            llc,
-            alloc,
-            rec,
-            &stalls,
-            &mut app.stall_ns,
-            ticks_per_ns,
-            &mut paging,
-            &mut beyond_private,
-            &mut mem_stall,
-        ) {
-            Ok(s) => s,
-            Err(e) => break Err(e),
+        let s = match fast_step(pc, llc, rec) {
+            Some((n, served)) => Step {
+                n,
+                walk: 0,
+                served: [served, Served::L1],
+                parts: 1,
+            },
+            None => match step(
+                pc,
+                llc,
+                alloc,
+                rec,
+                &stalls,
+                &mut app.stall_ns,
+                ticks_per_ns,
+                &mut paging,
+                &mut beyond_private,
+                &mut mem_stall,
+            ) {
+                Ok(s) => s,
+                Err(e) => break Err(e),
+            },
         };
         pos += 1;
         let kind = rec.kind();
