@@ -249,13 +249,8 @@ impl PhysicalCore {
         alloc: &mut A,
     ) -> Option<Result<u64, MemoryError>> {
         let (instr, vaddr) = single_page(rec)?;
-        Some(match self.tlb.lookup(instr, vaddr) {
-            Some(p) => Ok(self.physical_of(p)),
-            None => {
-                self.walk_loads.clear();
-                self.walk(instr, vaddr, alloc).map(|p| self.physical_of(p))
-            }
-        })
+        let hit = self.tlb.lookup(instr, vaddr);
+        Some(self.hit_or_walk(instr, vaddr, hit, alloc))
     }
 
     /// The physical address of access record `rec` when that needs no more
@@ -292,13 +287,27 @@ impl PhysicalCore {
         alloc: &mut A,
     ) -> Option<Result<u64, MemoryError>> {
         let (instr, vaddr) = single_page(rec)?;
-        Some(match self.tlb.l1_missed(instr, vaddr) {
+        let hit = self.tlb.l1_missed(instr, vaddr);
+        Some(self.hit_or_walk(instr, vaddr, hit, alloc))
+    }
+
+    /// The physical address of `vaddr` from a TLB's answer `hit`, walking
+    /// the page table (fresh walk loads) when the TLBs missed.
+    #[inline(always)]
+    fn hit_or_walk<A: FrameAllocator + ?Sized>(
+        &mut self,
+        instr: bool,
+        vaddr: u64,
+        hit: Option<u64>,
+        alloc: &mut A,
+    ) -> Result<u64, MemoryError> {
+        match hit {
             Some(p) => Ok(self.physical_of(p)),
             None => {
                 self.walk_loads.clear();
                 self.walk(instr, vaddr, alloc).map(|p| self.physical_of(p))
             }
-        })
+        }
     }
 
     /// Translates one record (mapping pages as needed); escape records
