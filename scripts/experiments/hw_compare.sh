@@ -16,6 +16,9 @@
 #   BASE_CPI, MLP   the alone runs' timing [1.0, 1.0: from-trace's defaults]
 #   PREFETCHERS the simulated prefetchers, off|platform|WORD [platform: the
 #               measured machine ran with its prefetchers on]
+#   PLATFORM    the simulated machine [xeon-gold-6138; xeon-gold-6138-ooo
+#               derives memory-level parallelism from the trace with the
+#               out-of-order window, and then MLP must stay 1.0]
 #   TAG         suffix of the output files (ablations) [none]
 #   OUT         where the tables go [docs/experiments]
 #   SKIP_CAPTURE=1  reuse the traces in WORKDIR
@@ -38,6 +41,7 @@ MEASURE=${MEASURE:-150000000}
 BASE_CPI=${BASE_CPI:-1.0}
 MLP=${MLP:-1.0}
 PREFETCHERS=${PREFETCHERS:-platform}
+PLATFORM=${PLATFORM:-xeon-gold-6138}
 TAG=${TAG:-}
 OUT=${OUT:-docs/experiments}
 if [ -z "${CACHEPART:-}" ]; then
@@ -82,7 +86,7 @@ capture xalan 3000000000 Xalan -o /dev/null xalan-in.xml xalan.xsl
 
 cd "$ROOT"
 sim=$OUT/hw-compare-sim$TAG.csv
-"$CACHEPART" profile from-trace -q --platform xeon-gold-6138 --seed 1 \
+"$CACHEPART" profile from-trace -q --platform "$PLATFORM" --seed 1 \
   --base-cpi "$BASE_CPI" --mlp "$MLP" --prefetchers "$PREFETCHERS" \
   --warmup "$WARMUP" --instructions "$MEASURE" \
   "$WORK"/{bzip2,gcc,perl,hmmer,gnugo,povray,xalan}.cpt -o "$sim"
