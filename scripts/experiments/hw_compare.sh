@@ -19,6 +19,10 @@
 #   PLATFORM    the simulated machine [xeon-gold-6138; xeon-gold-6138-ooo
 #               derives memory-level parallelism from the trace with the
 #               out-of-order window, and then MLP must stay 1.0]
+#   TOOL        the capture route, qemu|cpgrind [qemu; cpgrind is valgrind
+#               with cachepart's own tool, which can mark dependent loads]
+#   DEP_WINDOW  with TOOL=cpgrind: `--dep-window` (0: no dependency hints)
+#               [256]
 #   TAG         suffix of the output files (ablations) [none]
 #   OUT         where the tables go [docs/experiments]
 #   SKIP_CAPTURE=1  reuse the traces in WORKDIR
@@ -31,7 +35,8 @@
 # windows gave). The traces (GBs) stay in WORKDIR.
 #
 # Needs the Debian packages bzip2, gcc, perl, hmmer, gnugo, povray,
-# povray-examples, xalan and qemu-user (installed here when missing).
+# povray-examples, xalan and qemu-user, or valgrind for TOOL=cpgrind
+# (installed here when missing).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -42,6 +47,8 @@ BASE_CPI=${BASE_CPI:-1.0}
 MLP=${MLP:-1.0}
 PREFETCHERS=${PREFETCHERS:-platform}
 PLATFORM=${PLATFORM:-xeon-gold-6138}
+TOOL=${TOOL:-qemu}
+DEP_WINDOW=${DEP_WINDOW:-256}
 TAG=${TAG:-}
 OUT=${OUT:-docs/experiments}
 if [ -z "${CACHEPART:-}" ]; then
@@ -51,7 +58,7 @@ fi
 
 need=()
 for p in bzip2:bzip2 gcc:gcc perl:perl hmmsearch:hmmer /usr/games/gnugo:gnugo povray:povray \
-  Xalan:xalan qemu-x86_64:qemu-user; do
+  Xalan:xalan qemu-x86_64:qemu-user valgrind:valgrind; do
   command -v "${p%%:*}" >/dev/null || need+=("${p#*:}")
 done
 [ -f /usr/share/doc/povray/examples/advanced/chess2.pov ] || need+=(povray-examples)
@@ -71,7 +78,9 @@ capture() { # NAME SKIP CMD...
   shift 2
   if [ -n "${SKIP_CAPTURE:-}" ] && [ -f "$name.cpt" ]; then return; fi
   echo "capture $name (skip $skip): $*" >&2
-  "$CACHEPART" trace capture -q --tool qemu --skip "$skip" --instructions "$WINDOW" \
+  local tool=(--tool "$TOOL")
+  if [ "$TOOL" = cpgrind ]; then tool+=(--dep-window "$DEP_WINDOW"); fi
+  "$CACHEPART" trace capture -q "${tool[@]}" --skip "$skip" --instructions "$WINDOW" \
     -o "$name.cpt" -- "$@" > /dev/null < /dev/null
 }
 
