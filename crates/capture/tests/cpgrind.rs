@@ -85,7 +85,11 @@ fn text(bytes: usize) -> String {
         for i in 0..len {
             s.push((b'a' + ((x >> (8 + 5 * i)) % 26) as u8) as char);
         }
-        s.push(if (x >> 40).is_multiple_of(12) { '\n' } else { ' ' });
+        s.push(if (x >> 40).is_multiple_of(12) {
+            '\n'
+        } else {
+            ' '
+        });
     }
     s.truncate(bytes);
     s
