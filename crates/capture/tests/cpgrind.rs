@@ -2,8 +2,9 @@
 //! valgrind or gcc is absent): with `ifetch` it records lackey's trace of
 //! a real program (`gzip -1` of generated text), without it the same data
 //! accesses with instruction gaps, and its dependency hints mark a pointer
-//! chase's loads and not an array sum's (small C programs built here with
-//! gcc).
+//! chase's loads and not an array sum's, and a gather's `a[b[i]]` only
+//! when the index was loaded within the window (small C programs built
+//! here with gcc).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -197,6 +198,32 @@ int main(void) {
 }
 "#;
 
+/// `s += a[b[i]]`, the index used at once or, given an argument, after a
+/// register-only delay loop of about 400 instructions (past the window).
+const GATHER: &str = r#"
+#include <stdio.h>
+#define N 16384
+long a[N];
+unsigned b[N];
+int main(int argc, char **argv) {
+    int delay = argc > 1;
+    unsigned long x = 88172645463325252UL;
+    for (unsigned i = 0; i < N; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        b[i] = x % N; a[i] = i;
+    }
+    long s = 0;
+    for (unsigned i = 0; i < N; i++) {
+        unsigned idx = b[i];
+        if (delay)
+            for (int k = 0; k < 200; k++) __asm__ volatile("");
+        s += a[idx];
+    }
+    printf("%p %p %ld\n", (void *)a, (void *)(a + N), s);
+    return 0;
+}
+"#;
+
 /// Builds `src` as `d/name` (not PIE: its arrays have fixed addresses) and
 /// returns the program and the address range it prints (its array's).
 fn build(d: &Path, name: &str, src: &str) -> (PathBuf, u64, u64) {
@@ -271,5 +298,28 @@ fn a_pointer_chase_is_marked_dependent_and_an_array_sum_is_not() {
     eprintln!("array sum: {n} loads of the array, {:.4} dependent", f);
     assert_eq!(n, 4 << 18);
     assert!(f < 0.001, "{f}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn an_index_loaded_beyond_the_window_is_no_dependency() {
+    if !have_tools() {
+        return;
+    }
+    let d = tmpdir("cpgrind-gather");
+    let (gather, lo, hi) = build(&d, "gather", GATHER);
+    let exe = gather.to_str().unwrap();
+    let mut fractions = Vec::new();
+    for (name, cmd) in [("at once", vec![exe]), ("delayed", vec![exe, "delay"])] {
+        let cpt = d.join("gather.cpt");
+        let s = capture_cpgrind(&words(&cmd), &cpt, &opts()).unwrap();
+        assert!(s.success());
+        let (n, f) = dependent_fraction(&records(&cpt), lo, hi);
+        eprintln!("a[b[i]], index used {name}: {n} loads of a, {f:.4} dependent");
+        assert_eq!(n, 1 << 14);
+        fractions.push(f);
+    }
+    assert!(fractions[0] > 0.99, "{fractions:?}");
+    assert!(fractions[1] < 0.01, "{fractions:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
