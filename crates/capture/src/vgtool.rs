@@ -2,8 +2,8 @@
 //! files it is built against live, and building it once into a cache
 //! directory that valgrind can load it from.
 //!
-//! The source (`crates/capture/valgrind-tool/cpgrind.c`) is compiled into
-//! this crate and written out, then compiled with gcc against valgrind's
+//! The source (`crates/capture/valgrind-tool/cpgrind.c` and the three
+//! `cpgrind_*.h` it includes) is compiled into this crate and written out, then compiled with gcc against valgrind's
 //! tool headers and linked statically with valgrind's core, VEX and gcc
 //! support libraries, the way valgrind's `Makefile.tool.am` links its own
 //! tools (`-static -nodefaultlibs -nostartfiles -u _start
@@ -28,8 +28,22 @@ use crate::error::{CaptureError, CaptureResult};
 use crate::plugin::{cache_dir, fnv1a64};
 use crate::process::tie;
 
-/// The tool's C source.
-pub(crate) const SOURCE: &str = include_str!("../valgrind-tool/cpgrind.c");
+/// The tool's C source: `cpgrind.c` and the files it includes, by name.
+pub(crate) const SOURCES: [(&str, &str); 4] = [
+    ("cpgrind.c", include_str!("../valgrind-tool/cpgrind.c")),
+    (
+        "cpgrind_events.h",
+        include_str!("../valgrind-tool/cpgrind_events.h"),
+    ),
+    (
+        "cpgrind_shadow.h",
+        include_str!("../valgrind-tool/cpgrind_shadow.h"),
+    ),
+    (
+        "cpgrind_instrument.h",
+        include_str!("../valgrind-tool/cpgrind_instrument.h"),
+    ),
+];
 
 /// The tool's name, as given to `valgrind --tool=`.
 pub(crate) const TOOL: &str = "cpgrind";
@@ -139,10 +153,15 @@ pub(crate) fn find_valgrind_files(valgrind: &Path) -> CaptureResult<ValgrindFile
 }
 
 /// The name of the build of cpgrind for `valgrind_version`:
-/// `cpgrind-HASH`, HASH the FNV-1a of the source and the version.
+/// `cpgrind-HASH`, HASH the FNV-1a of the source files and the version.
 pub(crate) fn build_name(valgrind_version: &str) -> String {
-    let mut bytes = SOURCE.as_bytes().to_vec();
-    bytes.push(0);
+    let mut bytes = Vec::new();
+    for (name, text) in SOURCES {
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(0);
+    }
     bytes.extend_from_slice(valgrind_version.as_bytes());
     format!("{TOOL}-{:016x}", fnv1a64(&bytes))
 }
@@ -175,10 +194,13 @@ pub(crate) fn ensure_tool(
                 dir.display()
             ))
         })?;
-    let src = tmp.path().join(format!("{TOOL}.c"));
-    std::fs::File::create(&src)
-        .and_then(|mut f| f.write_all(SOURCE.as_bytes()))
-        .map_err(|e| fail(format!("writing {}: {e}", src.display())))?;
+    for (name, text) in SOURCES {
+        let f = tmp.path().join(name);
+        std::fs::File::create(&f)
+            .and_then(|mut out| out.write_all(text.as_bytes()))
+            .map_err(|e| fail(format!("writing {}: {e}", f.display())))?;
+    }
+    let src = tmp.path().join(SOURCES[0].0);
     let obj = tmp.path().join(format!("{TOOL}.o"));
     let mut include = std::ffi::OsString::from("-I");
     include.push(&files.include);
@@ -217,8 +239,12 @@ pub(crate) fn ensure_tool(
         .args(LIBS.iter().map(|l| files.libs.join(l)))
         .arg("-lgcc");
     run_cc(cc, &mut link, &fail)?;
-    for f in [&src, &obj] {
-        std::fs::remove_file(f).map_err(|e| fail(format!("removing {}: {e}", f.display())))?;
+    let built = SOURCES
+        .iter()
+        .map(|(name, _)| tmp.path().join(name))
+        .chain([obj]);
+    for f in built {
+        std::fs::remove_file(&f).map_err(|e| fail(format!("removing {}: {e}", f.display())))?;
     }
     link_valgrind_lib(&files.libexec, tmp.path()).map_err(fail)?;
     let tmp_path = tmp.keep();
