@@ -323,3 +323,19 @@ fn an_index_loaded_beyond_the_window_is_no_dependency() {
     assert!(fractions[1] < 0.01, "{fractions:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn the_records_before_an_exec_are_kept() {
+    if !have_tools() {
+        return;
+    }
+    let d = tmpdir("cpgrind-exec");
+    let cpt = d.join("sh.cpt");
+    // valgrind runs the exec'ed program natively, and the tool's exit
+    // never comes: the buffer is written before the execve
+    let s = capture_cpgrind(&words(&["sh", "-c", "exec /bin/true"]), &cpt, &opts()).unwrap();
+    assert!(s.success());
+    assert!(s.accesses() > 10_000, "{s:?}");
+    assert_eq!(records(&cpt).len() as u64, s.records());
+    std::fs::remove_dir_all(&d).unwrap();
+}

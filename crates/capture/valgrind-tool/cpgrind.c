@@ -75,6 +75,7 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
 #include "pub_tool_threadstate.h"
+#include "pub_tool_vkiscnums.h"
 #include "libvex_guest_amd64.h"
 
 typedef IRExpr IRAtom;
@@ -245,6 +246,24 @@ static void cp_atfork_child(ThreadId tid)
     buf_len = 0;
 }
 
+/* An exec replaces the process (valgrind runs an exec'ed program natively
+ * or under a new valgrind, without this tool's fini): the records so far
+ * are written before it; a failed exec loses nothing. */
+static void cp_pre_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs)
+{
+    (void)tid, (void)args, (void)nArgs;
+    if (syscallno == __NR_execve || syscallno == __NR_execveat) {
+        account_gap();
+        flush_buf();
+    }
+}
+
+static void cp_post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs,
+                            SysRes res)
+{
+    (void)tid, (void)syscallno, (void)args, (void)nArgs, (void)res;
+}
+
 static Bool cp_process_cmd_line_option(const HChar *arg)
 {
     if VG_STR_CLO (arg, "--cp-out", clo_out) {
@@ -308,6 +327,7 @@ static void cp_pre_clo_init(void)
     VG_(needs_command_line_options)(cp_process_cmd_line_option, cp_print_usage,
                                     cp_print_debug_usage);
     VG_(track_start_client_code)(cp_start_client_code);
+    VG_(needs_syscall_wrapper)(cp_pre_syscall, cp_post_syscall);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(cp_pre_clo_init)
