@@ -1,4 +1,4 @@
-//! Benchmark (d): capture speed of both `trace capture` routes on the same
+//! Benchmark (d): capture speed of the `trace capture` routes on the same
 //! real program, beside the program's bare run time.
 //!
 //! ```text
@@ -6,6 +6,8 @@
 //!   --kib N        size of the generated text input (default 256)
 //!   --level N      xz preset (default 1)
 //!   --no-lackey    skip the lackey route (about 2 M accesses/s)
+//!   --no-qemu      skip the qemu route
+//!   --no-cpgrind   skip the cpgrind route
 //!   --zstd N       zstd level of the written traces (default 3)
 //!   --qemu-kib N   also run the qemu route alone on an input this big
 //!                  (default 4096, 0 to skip), with the bare run beside it
@@ -23,8 +25,24 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use cachepart_capture::{
-    capture_lackey, capture_qemu, qemu_plugin, CaptureOptions, CaptureSummary,
+    capture_cpgrind, capture_lackey, capture_qemu, cpgrind_lib, qemu_plugin, CaptureOptions,
+    CaptureSummary,
 };
+
+/// The routes a bench runs.
+#[derive(Clone, Copy)]
+struct Routes {
+    lackey: bool,
+    qemu: bool,
+    cpgrind: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Route {
+    Lackey,
+    Qemu,
+    Cpgrind,
+}
 
 /// splitmix64: the word and line draws of the input text.
 struct Mix(u64);
@@ -168,7 +186,7 @@ fn header() {
 }
 
 /// Runs the routes on `xz -level -c input` and prints a table.
-fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
+fn bench(dir: &Path, kib: usize, level: u32, routes: Routes, zstd: i32) {
     let input = dir.join(format!("text{kib}k.txt"));
     make_text(&input, kib << 10).expect("writing the input");
     // -k -f: write INPUT.xz beside the input (nothing on stdout)
@@ -184,12 +202,12 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
     println!("\n== xz -{level} -k -f -T1 text{kib}k.txt: bare run {b:.3} s (best of 3)");
     header();
     let out = dir.join("t.cpt");
-    let to_null = |opts: &CaptureOptions, qemu: bool| {
+    let to_null = |opts: &CaptureOptions, route: Route| {
         let c0 = cpu_seconds();
-        let r = if qemu {
-            capture_qemu(&cmd, &out, opts)
-        } else {
-            capture_lackey(&cmd, &out, opts)
+        let r = match route {
+            Route::Qemu => capture_qemu(&cmd, &out, opts),
+            Route::Lackey => capture_lackey(&cmd, &out, opts),
+            Route::Cpgrind => capture_cpgrind(&cmd, &out, opts),
         };
         let s = r.expect("capture");
         assert!(s.success(), "{:?}", s.status);
@@ -208,7 +226,8 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
         ..base.clone()
     };
     // build the plugin outside the timed runs
-    if let Err(e) = qemu_plugin(&q) {
+    if !routes.qemu {
+    } else if let Err(e) = qemu_plugin(&q) {
         println!("qemu route unavailable: {e}");
     } else {
         let q1 = CaptureOptions {
@@ -225,7 +244,7 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
             ("qemu --ifetch, 1 thread", &qi1),
             ("qemu --ifetch", &qi),
         ] {
-            let (s, cpu) = to_null(o, true);
+            let (s, cpu) = to_null(o, Route::Qemu);
             row(name, &s, cpu, b);
             let c0 = cpu_seconds();
             if let Some(t) = plugin_alone(&cmd, o) {
@@ -233,8 +252,28 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
             }
         }
     }
-    if lackey {
-        let (s, cpu) = to_null(&base, false);
+    // and the valgrind tool
+    if !routes.cpgrind {
+    } else if let Err(e) = cpgrind_lib(&base) {
+        println!("cpgrind route unavailable: {e}");
+    } else {
+        let opts = |ifetch: bool, dep_window: u64| CaptureOptions {
+            ifetch,
+            dep_window,
+            ..base.clone()
+        };
+        for (name, o) in [
+            ("cpgrind (loads, stores), hints", opts(false, 256)),
+            ("cpgrind, --dep-window 0", opts(false, 0)),
+            ("cpgrind --ifetch, hints", opts(true, 256)),
+            ("cpgrind --ifetch --dep-window 0", opts(true, 0)),
+        ] {
+            let (s, cpu) = to_null(&o, Route::Cpgrind);
+            row(name, &s, cpu, b);
+        }
+    }
+    if routes.lackey {
+        let (s, cpu) = to_null(&base, Route::Lackey);
         row("lackey", &s, cpu, b);
     }
     let _ = std::fs::remove_file(&out);
@@ -243,7 +282,11 @@ fn bench(dir: &Path, kib: usize, level: u32, lackey: bool, zstd: i32) {
 fn main() {
     let mut kib = 256usize;
     let mut level = 1u32;
-    let mut lackey = true;
+    let mut routes = Routes {
+        lackey: true,
+        qemu: true,
+        cpgrind: true,
+    };
     let mut qemu_kib = 4096usize;
     let mut zstd = cachepart_trace::DEFAULT_LEVEL;
     let mut args = std::env::args().skip(1);
@@ -258,7 +301,9 @@ fn main() {
             "--level" => level = num("--level") as u32,
             "--qemu-kib" => qemu_kib = num("--qemu-kib"),
             "--zstd" => zstd = num("--zstd") as i32,
-            "--no-lackey" => lackey = false,
+            "--no-lackey" => routes.lackey = false,
+            "--no-qemu" => routes.qemu = false,
+            "--no-cpgrind" => routes.cpgrind = false,
             _ => panic!("unknown argument {a} (see the example's documentation)"),
         }
     }
@@ -268,9 +313,14 @@ fn main() {
         "capture speed (benchmark d); zstd level {zstd}; machine load: {}",
         load()
     );
-    bench(&dir, kib, level, lackey, zstd);
-    if qemu_kib > 0 {
-        bench(&dir, qemu_kib, level, false, zstd);
+    bench(&dir, kib, level, routes, zstd);
+    if qemu_kib > 0 && routes.qemu {
+        let qemu_only = Routes {
+            lackey: false,
+            qemu: true,
+            cpgrind: false,
+        };
+        bench(&dir, qemu_kib, level, qemu_only, zstd);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

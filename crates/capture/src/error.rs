@@ -10,8 +10,9 @@ use std::process::ExitStatus;
 use cachepart_trace::TraceError;
 use thiserror::Error;
 
-/// Errors of [`capture_lackey`](crate::capture_lackey) and
-/// [`capture_qemu`](crate::capture_qemu). After any of them no output file
+/// Errors of [`capture_lackey`](crate::capture_lackey),
+/// [`capture_qemu`](crate::capture_qemu) and
+/// [`capture_cpgrind`](crate::capture_cpgrind). After any of them no output file
 /// exists.
 #[derive(Debug, Error)]
 pub enum CaptureError {
@@ -46,6 +47,29 @@ pub enum CaptureError {
     #[error("building the qemu plugin {} failed: {reason}", path.display())]
     PluginBuild {
         /// The plugin being built.
+        path: PathBuf,
+        /// The compiler's message, or what else went wrong.
+        reason: String,
+    },
+    /// The C compiler that builds the valgrind tool cpgrind cannot be run.
+    #[error("C compiler not found ({}: {source}): install the Debian package `gcc` (apt-get install gcc) to build the valgrind tool cpgrind", program.display())]
+    ToolCompilerMissing {
+        /// The compiler that was tried.
+        program: PathBuf,
+        /// Why it could not be run.
+        source: io::Error,
+    },
+    /// What building the valgrind tool cpgrind needs from valgrind (its
+    /// tool headers, static libraries, library directory) is missing.
+    #[error("cannot build the valgrind tool cpgrind: {what} not found: install the Debian package `valgrind` (apt-get install valgrind), which ships them")]
+    ValgrindDev {
+        /// What is missing, and where it was looked for.
+        what: String,
+    },
+    /// The valgrind tool cpgrind did not compile or link.
+    #[error("building the valgrind tool cpgrind {} failed: {reason}", path.display())]
+    ToolBuild {
+        /// The tool's directory being built.
         path: PathBuf,
         /// The compiler's message, or what else went wrong.
         reason: String,
@@ -110,10 +134,12 @@ pub enum CaptureError {
     /// the line (counted from the start of valgrind's log).
     #[error("malformed lackey output: {0}")]
     Malformed(#[source] TraceError),
-    /// The qemu plugin wrote a word that is not a record, or stopped inside
-    /// a record.
-    #[error("malformed qemu plugin output at byte offset {offset}: {reason}")]
+    /// The qemu plugin or cpgrind wrote a word that is not a record, or
+    /// stopped inside a record.
+    #[error("malformed {source_name} output at byte offset {offset}: {reason}")]
     MalformedStream {
+        /// What wrote the stream: `qemu plugin` or `cpgrind`.
+        source_name: &'static str,
         /// Byte offset in the plugin's stream.
         offset: u64,
         /// What is wrong.

@@ -141,7 +141,7 @@ fn stream(input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<C
 }
 
 /// `valgrind --version`, or [`CaptureError::ValgrindMissing`].
-fn valgrind_version(valgrind: &Path) -> CaptureResult<String> {
+pub(crate) fn valgrind_version(valgrind: &Path) -> CaptureResult<String> {
     let text = version_output(valgrind, |source| CaptureError::ValgrindMissing {
         program: valgrind.to_path_buf(),
         source,

@@ -11,14 +11,18 @@
 //! * [`capture_qemu`] (`qemu.rs`, `qemu_stream.rs`): the program under
 //!   qemu-user with cachepart's own TCG plugin, whose C source and gcc
 //!   build are in `plugin.rs` ([`qemu_plugin`], [`default_plugin_dir`]).
-//! * What both share: the route runner (`route.rs`), the FIFO in a private
+//! * [`capture_cpgrind`] (`cpgrind.rs`, `vgtool.rs`): the program under
+//!   valgrind with cachepart's own tool cpgrind, built with gcc against
+//!   Debian's valgrind package ([`cpgrind_lib`], [`default_tool_dir`]); it
+//!   writes the qemu plugin's raw records, with dependency hints.
+//! * What the routes share: the route runner (`route.rs`), the FIFO in a private
 //!   temporary directory (`fifo.rs`), the temporary output renamed on
 //!   success (`output.rs`), the command's lookup and quoting
 //!   (`command.rs`), and the child processes' lifetime (`process.rs`).
 //! * [`CaptureOptions`], [`CaptureSummary`] and the typed [`CaptureError`];
 //!   [`CaptureProgress`], the live figures a caller may display.
 //!
-//! Guarantees of both routes:
+//! Guarantees of every route:
 //!
 //! * A successful capture renames a complete trace into place; a program
 //!   that exits non-zero or dies of a signal still yields the trace of
@@ -44,6 +48,7 @@
 #![deny(missing_docs)]
 
 mod command;
+mod cpgrind;
 mod error;
 mod fifo;
 mod lackey;
@@ -55,11 +60,16 @@ mod progress;
 mod qemu;
 mod qemu_stream;
 mod route;
+mod vgtool;
 mod window;
 
+pub use cpgrind::{capture_cpgrind, cpgrind_lib, stream_cpgrind};
 pub use error::{CaptureError, CaptureResult};
 pub use lackey::{capture_lackey, stream_lackey};
-pub use options::{CaptureOptions, CaptureSummary, StreamSummary, FAST_SKIP_MARGIN};
+pub use options::{
+    CaptureOptions, CaptureSummary, StreamSummary, DEFAULT_DEP_WINDOW, FAST_SKIP_MARGIN,
+};
 pub use plugin::default_plugin_dir;
 pub use progress::CaptureProgress;
 pub use qemu::{capture_qemu, qemu_plugin, QemuPlugin};
+pub use vgtool::default_tool_dir;

@@ -1,4 +1,4 @@
-//! What a capture is asked to do ([`CaptureOptions`], shared by both
+//! What a capture is asked to do ([`CaptureOptions`], shared by the
 //! routes) and what it reports ([`CaptureSummary`], or [`StreamSummary`]
 //! for a capture streamed to the caller without a trace file).
 
@@ -24,9 +24,17 @@ pub struct CaptureOptions {
     /// Where the built qemu plugin is cached (default: see
     /// [`crate::default_plugin_dir`]).
     pub plugin_dir: Option<PathBuf>,
-    /// qemu route: also record an instruction fetch per executed
-    /// instruction (lackey always does).
+    /// Where the built valgrind tool cpgrind is cached (default: see
+    /// [`crate::default_tool_dir`]).
+    pub tool_dir: Option<PathBuf>,
+    /// qemu and cpgrind routes: also record an instruction fetch per
+    /// executed instruction (lackey always does).
     pub ifetch: bool,
+    /// cpgrind route: mark a load dependent ([`cachepart_trace::Kind::DepLoad`])
+    /// when its address was computed from the data of a load that executed
+    /// at most this many instructions earlier; 0: no hints (default
+    /// [`DEFAULT_DEP_WINDOW`]).
+    pub dep_window: u64,
     /// The header to start from (frame size, page size hint, extra
     /// metadata); the capture adds `source-format`, `tool`, `command` and
     /// the tool's version.
@@ -61,6 +69,10 @@ pub struct CaptureOptions {
     pub progress: Option<Arc<CaptureProgress>>,
 }
 
+/// The default dependency window of the cpgrind route
+/// ([`CaptureOptions::dep_window`]): about a reorder buffer's reach.
+pub const DEFAULT_DEP_WINDOW: u64 = 256;
+
 /// Instructions before the window that a fast skip
 /// ([`CaptureOptions::fast_skip`]) still records: the plugin switches to
 /// recording a few blocks after it has counted `skip - FAST_SKIP_MARGIN`,
@@ -94,7 +106,9 @@ impl Default for CaptureOptions {
             qemu: PathBuf::from(format!("qemu-{}", std::env::consts::ARCH)),
             cc: PathBuf::from("gcc"),
             plugin_dir: None,
+            tool_dir: None,
             ifetch: false,
+            dep_window: DEFAULT_DEP_WINDOW,
             header: Header::default(),
             level: DEFAULT_LEVEL,
             compress_threads: 0,

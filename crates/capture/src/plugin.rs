@@ -30,20 +30,25 @@ pub(crate) const SOURCE: &str = include_str!("../qemu-plugin/cachepart_plugin.c"
 /// `$HOME/.cache/cachepart/qemu-plugin`, else `cachepart-qemu-plugin` in
 /// the system temporary directory.
 pub fn default_plugin_dir() -> PathBuf {
+    cache_dir("qemu-plugin")
+}
+
+/// `NAME` in cachepart's cache directory: `$CACHEPART_CACHE_DIR/NAME`,
+/// else `$XDG_CACHE_HOME/cachepart/NAME`, else
+/// `$HOME/.cache/cachepart/NAME`, else `cachepart-NAME` in the system
+/// temporary directory.
+pub(crate) fn cache_dir(name: &str) -> PathBuf {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     if let Some(d) = var("CACHEPART_CACHE_DIR") {
-        return PathBuf::from(d).join("qemu-plugin");
+        return PathBuf::from(d).join(name);
     }
     if let Some(d) = var("XDG_CACHE_HOME") {
-        return PathBuf::from(d).join("cachepart").join("qemu-plugin");
+        return PathBuf::from(d).join("cachepart").join(name);
     }
     if let Some(h) = var("HOME") {
-        return PathBuf::from(h)
-            .join(".cache")
-            .join("cachepart")
-            .join("qemu-plugin");
+        return PathBuf::from(h).join(".cache").join("cachepart").join(name);
     }
-    std::env::temp_dir().join("cachepart-qemu-plugin")
+    std::env::temp_dir().join(format!("cachepart-{name}"))
 }
 
 /// The `major.minor` of a `qemu-x86_64 --version` first line, e.g.
@@ -68,7 +73,7 @@ pub(crate) fn plugin_api(release: (u32, u32)) -> u32 {
 }
 
 /// FNV-1a, 64 bits: names the plugin after its source.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -171,7 +171,7 @@ impl Route for Qemu<'_> {
     }
 
     fn decode(&self, input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts> {
-        decode_raw(input, sink)
+        decode_raw(input, sink, "qemu plugin")
     }
 }
 

@@ -28,6 +28,7 @@ const QUEUE: usize = 64;
 pub(crate) fn decode_raw(
     input: &mut (dyn Read + Send),
     sink: &mut Sink<'_>,
+    source_name: &'static str,
 ) -> CaptureResult<Counts> {
     let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(QUEUE);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
@@ -42,6 +43,7 @@ pub(crate) fn decode_raw(
                     bytes.copy_from_slice(word);
                     let r = Record::from_raw(u64::from_le_bytes(bytes)).map_err(|e| {
                         CaptureError::MalformedStream {
+                            source_name,
                             offset: offset + 8 * i as u64,
                             reason: e.to_string(),
                         }
@@ -60,7 +62,7 @@ pub(crate) fn decode_raw(
     let offset = consumed?;
     let leftover = read
         .map_err(|_| CaptureError::Io {
-            what: "reading the qemu plugin's output through",
+            what: "reading the capture tool's output through",
             path: PathBuf::from("the FIFO"),
             source: io::Error::other("the reader thread panicked"),
         })?
@@ -71,6 +73,7 @@ pub(crate) fn decode_raw(
         })?;
     if leftover != 0 {
         return Err(CaptureError::MalformedStream {
+            source_name,
             offset,
             reason: format!("the stream ends {leftover} bytes into a record"),
         });
@@ -131,13 +134,16 @@ mod tests {
                 Ok(n)
             }
         }
-        let counts = decode_raw(&mut Drip(bytes), &mut |r| {
-            got.push(r);
-            Ok(())
-        })?;
+        let counts = decode_raw(
+            &mut Drip(bytes),
+            &mut |r| {
+                got.push(r);
+                Ok(())
+            },
+            "qemu plugin",
+        )?;
         Ok((counts, got))
     }
-
     fn raw(records: &[Record]) -> Vec<u8> {
         records.iter().flat_map(|r| r.raw().to_le_bytes()).collect()
     }

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use cachepart_capture::{
-    capture_lackey, capture_qemu, CaptureError, CaptureOptions, CaptureProgress, CaptureSummary,
+    capture_cpgrind, capture_lackey, capture_qemu, CaptureError, CaptureOptions, CaptureProgress,
+    CaptureSummary, DEFAULT_DEP_WINDOW,
 };
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -19,10 +20,13 @@ use crate::common_args::QuietArg;
 use crate::trace_cmd::CaptureTool;
 
 /// What `trace capture` records of the program: instruction fetches
-/// (qemu route), and its instruction window.
+/// (qemu and cpgrind routes), dependency hints (cpgrind) and its
+/// instruction window.
 pub struct Window {
     /// `--ifetch`.
     pub ifetch: bool,
+    /// `--dep-window`.
+    pub dep_window: Option<u64>,
     /// `--skip`.
     pub skip: u64,
     /// `--instructions`.
@@ -39,7 +43,10 @@ pub fn capture(
     quiet: &QuietArg,
 ) -> Result<()> {
     if matches!(tool, CaptureTool::Lackey) && w.ifetch {
-        bail!("--ifetch is for --tool qemu: lackey always records instruction fetches");
+        bail!("--ifetch is for --tool qemu or cpgrind: lackey always records instruction fetches");
+    }
+    if w.dep_window.is_some() && !matches!(tool, CaptureTool::Cpgrind) {
+        bail!("--dep-window is for --tool cpgrind: lackey and qemu cannot see the data a load reads, so their traces have no dependency hints");
     }
     if w.instructions == Some(0) {
         bail!("--instructions 0: expected a positive count (or leave it out to record to the end)");
@@ -47,6 +54,7 @@ pub fn capture(
     let interrupt = Interrupt::register()?;
     let opts = CaptureOptions {
         ifetch: w.ifetch,
+        dep_window: w.dep_window.unwrap_or(DEFAULT_DEP_WINDOW),
         skip: w.skip,
         instructions: w.instructions,
         cancel: Some(Arc::clone(&interrupt.cancel)),
@@ -57,6 +65,7 @@ pub fn capture(
     let captured = match tool {
         CaptureTool::Lackey => capture_lackey(command, output, &opts),
         CaptureTool::Qemu => capture_qemu(command, output, &opts),
+        CaptureTool::Cpgrind => capture_cpgrind(command, output, &opts),
     };
     drop(spinner);
     let s = match captured {

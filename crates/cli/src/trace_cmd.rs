@@ -77,10 +77,19 @@ pub enum TraceCommand {
     /// `--ifetch`. Much faster than lackey; x86 read-modify-write
     /// instructions give a load and a store instead of lackey's modify.
     ///
+    /// `--tool cpgrind` runs the program under valgrind with cachepart's
+    /// own valgrind tool, built with gcc on first use against the headers
+    /// and libraries of Debian's `valgrind` package into
+    /// ~/.cache/cachepart/valgrind-tool: lackey's records (with `--ifetch`
+    /// the same trace as lackey's), many times faster, and with dependency
+    /// hints: a load whose address was computed from the data of a load at
+    /// most `--dep-window` instructions earlier is marked dependent
+    /// (pointer chasing).
+    ///
     /// A program that exits with a non-zero status still yields its trace:
     /// cachepart warns and then exits with the program's status (128 + N
-    /// for a program killed by signal N). Errors (valgrind, qemu-user or gcc
-    /// missing, command not found, malformed tool output) exit with status 1
+    /// for a program killed by signal N). Errors (valgrind, its tool
+    /// headers, qemu-user or gcc missing, command not found, malformed tool output) exit with status 1
     /// and leave no output file. SIGINT (Ctrl-C) or SIGTERM stops the
     /// program, removes every temporary and exits with 130 or 143, without
     /// an output file. On a terminal a spinner shows the instructions seen
@@ -92,10 +101,15 @@ pub enum TraceCommand {
         /// Output binary trace.
         #[arg(short, long)]
         output: PathBuf,
-        /// `--tool qemu`: also record an instruction fetch per executed
-        /// instruction (lackey always records them).
+        /// `--tool qemu` or `cpgrind`: also record an instruction fetch per
+        /// executed instruction (lackey always records them).
         #[arg(long)]
         ifetch: bool,
+        /// `--tool cpgrind`: mark a load dependent when its address comes
+        /// from the data of a load at most N instructions earlier (0: no
+        /// hints; default 256).
+        #[arg(long, value_name = "N")]
+        dep_window: Option<u64>,
         /// Leave out the program's first N instructions (its start-up):
         /// recording starts at the first record past them.
         #[arg(long, value_name = "N", default_value_t = 0)]
@@ -139,6 +153,8 @@ pub enum CaptureTool {
     Lackey,
     /// qemu-user with cachepart's TCG plugin: fast, from Debian's `qemu-user` and `gcc`.
     Qemu,
+    /// valgrind with cachepart's own tool: lackey's records with dependency hints, from Debian's `valgrind` and `gcc`.
+    Cpgrind,
 }
 
 /// Input formats of `trace convert`, in the order `--help` lists them.
@@ -296,6 +312,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             tool,
             output,
             ifetch,
+            dep_window,
             command,
             skip,
             instructions,
@@ -305,6 +322,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             &output,
             crate::capture_cmd::Window {
                 ifetch,
+                dep_window,
                 skip,
                 instructions,
             },
