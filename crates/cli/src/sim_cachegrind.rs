@@ -1,8 +1,9 @@
 //! `cachepart sim cachegrind`: the simulator's cachegrind-compatible mode
 //! with cachegrind's options (`--I1/--D1/--LL SIZE,WAYS,LINE`, refused in
 //! cachegrind's words), on a binary trace or on a program captured and
-//! simulated in one pass (`-- CMD ARGS`, under valgrind lackey, no trace
-//! file written); prints cachegrind's summary or its nine totals as JSON.
+//! simulated in one pass (`-- CMD ARGS`, under valgrind lackey or
+//! cachepart's own valgrind tool cpgrind, no trace file written); prints
+//! cachegrind's summary or its nine totals as JSON.
 //!
 //! The one-pass route owns its interruption like `trace capture`: SIGINT
 //! and SIGTERM raise the capture's cancellation flag, the capture library
@@ -14,9 +15,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use cachepart::run::cachegrind;
-use cachepart_capture::{stream_lackey, CaptureError, CaptureOptions};
+use cachepart_capture::{stream_cpgrind, stream_lackey, CaptureError, CaptureOptions};
 use cachepart_sim::{parse_cache_opt, CacheConfig, CachegrindSim};
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::capture_cmd::Interrupt;
 use crate::common_args::{Format, FormatArg, OutputArg};
@@ -26,8 +27,13 @@ use crate::common_args::{Format, FormatArg, OutputArg};
 pub struct CachegrindArgs {
     /// The binary trace (.cpt) to simulate (`-`: standard input, a pipe is
     /// fine). Give none and put a command after `--` to capture it under
-    /// valgrind lackey and simulate it in one pass.
+    /// valgrind (`--tool`) and simulate it in one pass.
     pub trace: Option<PathBuf>,
+    /// The valgrind tool that captures a command given after `--`:
+    /// `lackey`, or `cpgrind` (cachepart's own valgrind tool, built with gcc
+    /// on first use: the same records, many times faster).
+    #[arg(long, value_enum, default_value_t = OnePassTool::Lackey)]
+    pub tool: OnePassTool,
     /// The I1 cache, as cachegrind's option: size in bytes, ways, line
     /// size in bytes (default: the platform's L1I, else 65536,2,64).
     #[arg(long = "I1", value_name = "SIZE,WAYS,LINE", value_parser = cache_opt)]
@@ -62,6 +68,28 @@ pub struct CachegrindArgs {
     /// The program and its arguments, after `--` (instead of a trace).
     #[arg(last = true)]
     pub command: Vec<OsString>,
+}
+
+/// Capture routes of the one-pass `sim cachegrind -- CMD`: both run the
+/// program under valgrind and record one instruction fetch per
+/// instruction, as cachegrind counts them.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnePassTool {
+    /// valgrind lackey (Debian's `valgrind`).
+    Lackey,
+    /// cachepart's own valgrind tool, cpgrind (Debian's `valgrind` and
+    /// `gcc`); no dependency hints (cachegrind's counts have no use for
+    /// them).
+    Cpgrind,
+}
+
+impl OnePassTool {
+    fn name(self) -> &'static str {
+        match self {
+            OnePassTool::Lackey => "lackey",
+            OnePassTool::Cpgrind => "cpgrind",
+        }
+    }
 }
 
 impl CachegrindArgs {
@@ -105,6 +133,12 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
             bail!("give a trace (.cpt) to simulate, or a command after `--` to capture")
         }
         (Some(trace), true) => {
+            if a.tool != OnePassTool::Lackey {
+                bail!(
+                    "--tool {}: the capture tool is for a command after `--`, not a trace file",
+                    a.tool.name()
+                );
+            }
             output.check_not_input([trace.as_path()])?;
             let on = match a.threads {
                 1 => String::new(),
@@ -124,16 +158,18 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
             if a.threads > 1 {
                 eprintln!(
                     "note: --threads {} applies to a trace file; a captured command is \
-                     simulated on one thread, as fast as lackey records it",
-                    a.threads
+                     simulated on one thread, as fast as {} records it",
+                    a.threads,
+                    a.tool.name()
                 );
             }
             eprintln!(
-                "capturing and simulating {} with {}",
+                "capturing ({}) and simulating {} with {}",
+                a.tool.name(),
                 a.command[0].to_string_lossy(),
                 cachegrind::describe(&cfg)
             );
-            let (s, status) = capture_and_simulate(&a.command, &cfg)?;
+            let (s, status) = capture_and_simulate(&a.command, &cfg, a.tool)?;
             (s, Some(status))
         }
     };
@@ -159,18 +195,27 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs `command` under lackey and simulates its records as they come.
+/// Runs `command` under `tool` and simulates its records as they come.
 fn capture_and_simulate(
     command: &[OsString],
     cfg: &cachepart_sim::CachegrindConfig,
+    tool: OnePassTool,
 ) -> Result<(cachepart_sim::CachegrindSummary, std::process::ExitStatus)> {
     let interrupt = Interrupt::register()?;
     let opts = CaptureOptions {
         cancel: Some(interrupt.cancel()),
+        // cpgrind: one fetch per instruction, as lackey's trace and
+        // cachegrind's I refs; no hints.
+        ifetch: true,
+        dep_window: 0,
         ..CaptureOptions::default()
     };
     let mut sim = CachegrindSim::new(cfg)?;
-    match stream_lackey(command, &opts, &mut |r| sim.access(r)) {
+    let streamed = match tool {
+        OnePassTool::Lackey => stream_lackey(command, &opts, &mut |r| sim.access(r)),
+        OnePassTool::Cpgrind => stream_cpgrind(command, &opts, &mut |r| sim.access(r)),
+    };
+    match streamed {
         Err(e @ CaptureError::Interrupted { .. }) => {
             eprintln!("error: {e}");
             std::process::exit(interrupt.exit_code());

@@ -297,6 +297,77 @@ fn valgrind_summary(log: &str) -> String {
         .collect()
 }
 
+/// A small deterministic program for the one-pass comparisons: `xz -0`
+/// of a generated file in `d` (or `ls -la /usr/lib` without xz).
+fn test_program(d: &Path) -> Vec<String> {
+    let input = d.join("input.txt");
+    let text: String = (0..400)
+        .map(|i| format!("line {i} {}\n", "xyz".repeat(i % 5)))
+        .collect();
+    std::fs::write(&input, text).unwrap();
+    if Path::new("/usr/bin/xz").exists() {
+        ["xz", "-0", "-T1", "-c", input.to_str().unwrap()]
+            .map(String::from)
+            .to_vec()
+    } else {
+        ["ls", "-la", "/usr/lib"].map(String::from).to_vec()
+    }
+}
+
+/// Runs `sim cachegrind [tool_args] GEOMETRY -- program` and valgrind
+/// cachegrind on the same program, both in `fixed` environments plus
+/// `env`; returns a failure message if the summaries differ.
+fn one_pass_against_cachegrind(
+    d: &Path,
+    program: &[String],
+    geometry: [&str; 3],
+    tool_args: &[&str],
+    env: &[(&str, &Path)],
+) -> Option<String> {
+    // the program's output is on stdout too: the summary goes to -o
+    let summary = d.join("summary.txt");
+    let mut ours = fixed(Command::new(env!("CARGO_BIN_EXE_cachepart")), d);
+    ours.args(["sim", "cachegrind"])
+        .args(tool_args)
+        .args(geometry)
+        .arg("-o")
+        .arg(&summary)
+        .arg("--")
+        .args(program)
+        .stdout(Stdio::null());
+    let mut cg = fixed(Command::new("valgrind"), d);
+    cg.args([
+        "--tool=cachegrind",
+        "--cache-sim=yes",
+        "--cachegrind-out-file=/dev/null",
+    ])
+    .args(geometry)
+    .args(program)
+    .stdout(Stdio::null());
+    for (k, v) in env {
+        ours.env(k, v);
+        cg.env(k, v);
+    }
+    let o = ours.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = std::fs::read_to_string(&summary).unwrap();
+    let o = cg.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let theirs = valgrind_summary(&stderr(&o));
+    println!(
+        "{} with {} {}:\n{theirs}",
+        program.join(" "),
+        tool_args.join(" "),
+        geometry.join(" ")
+    );
+    assert!(
+        theirs.starts_with("I   refs:") && theirs.contains("LL miss rate:"),
+        "{theirs}"
+    );
+    (ours != theirs)
+        .then(|| format!("{tool_args:?} {geometry:?}:\nours:\n{ours}\ncachegrind:\n{theirs}"))
+}
+
 #[test]
 fn one_pass_summary_equals_valgrind_cachegrinds() {
     if !cachepart_testkit::have_valgrind() {
@@ -304,65 +375,74 @@ fn one_pass_summary_equals_valgrind_cachegrinds() {
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let input = d.join("input.txt");
-    let text: String = (0..400)
-        .map(|i| format!("line {i} {}\n", "xyz".repeat(i % 5)))
-        .collect();
-    std::fs::write(&input, text).unwrap();
-    let program: Vec<String> = if Path::new("/usr/bin/xz").exists() {
-        ["xz", "-0", "-T1", "-c", input.to_str().unwrap()]
-            .map(String::from)
-            .to_vec()
-    } else {
-        ["ls", "-la", "/usr/lib"].map(String::from).to_vec()
-    };
-    let mut failures = Vec::new();
-    for geometry in [
+    let program = test_program(d);
+    let failures: Vec<String> = [
         ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=2097152,16,64"],
         ["--I1=8192,1,64", "--D1=16384,2,32", "--LL=262144,4,128"],
-    ] {
-        // the program's output is on stdout too: the summary goes to -o
-        let summary = d.join("summary.txt");
-        let mut ours = fixed(Command::new(env!("CARGO_BIN_EXE_cachepart")), d);
-        ours.args(["sim", "cachegrind"])
-            .args(geometry)
-            .arg("-o")
-            .arg(&summary)
-            .arg("--")
-            .args(&program)
-            .stdout(Stdio::null());
-        let o = ours.output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        let ours = std::fs::read_to_string(&summary).unwrap();
-
-        let mut cg = fixed(Command::new("valgrind"), d);
-        cg.args([
-            "--tool=cachegrind",
-            "--cache-sim=yes",
-            "--cachegrind-out-file=/dev/null",
-        ])
-        .args(geometry)
-        .args(&program)
-        .stdout(Stdio::null());
-        let o = cg.output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        let theirs = valgrind_summary(&stderr(&o));
-        println!(
-            "{} with {}:\n{theirs}",
-            program.join(" "),
-            geometry.join(" ")
-        );
-        assert!(
-            theirs.starts_with("I   refs:") && theirs.contains("LL miss rate:"),
-            "{theirs}"
-        );
-        if ours != theirs {
-            failures.push(format!(
-                "{geometry:?}:\nours:\n{ours}\ncachegrind:\n{theirs}"
-            ));
-        }
-    }
+    ]
+    .into_iter()
+    .filter_map(|g| one_pass_against_cachegrind(d, &program, g, &[], &[]))
+    .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `--tool cpgrind`: cachepart's own valgrind tool gives cachegrind's
+/// summary too. cachepart runs valgrind with `VALGRIND_LIB` set to the
+/// tool's directory, which the program sees in its environment (and so on
+/// its stack): cachegrind runs with the same value, and both with the
+/// same cache directory.
+#[test]
+fn one_pass_summary_with_cpgrind_equals_valgrind_cachegrinds() {
+    if !cachepart_testkit::have_valgrind() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = d.join("cache");
+    let opts = cachepart_capture::CaptureOptions {
+        tool_dir: Some(cache.join("valgrind-tool")),
+        ..Default::default()
+    };
+    let lib = match cachepart_capture::cpgrind_lib(&opts) {
+        Ok(lib) => lib,
+        Err(e) => {
+            eprintln!("skipped: cpgrind cannot be built here: {e}");
+            return;
+        }
+    };
+    let program = test_program(d);
+    let env = [
+        ("CACHEPART_CACHE_DIR", cache.as_path()),
+        ("VALGRIND_LIB", lib.as_path()),
+    ];
+    let failures: Vec<String> = [
+        ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=2097152,16,64"],
+        ["--I1=8192,1,64", "--D1=16384,2,32", "--LL=262144,4,128"],
+    ]
+    .into_iter()
+    .filter_map(|g| one_pass_against_cachegrind(d, &program, g, &["--tool", "cpgrind"], &env))
+    .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_capture_tool_with_a_trace_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.cpt");
+    write_trace(&t, &records());
+    let o = cachepart(&[
+        "sim",
+        "cachegrind",
+        t.to_str().unwrap(),
+        "--tool",
+        "cpgrind",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--tool cpgrind: the capture tool is for a command after `--`"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Every entry of `dir` (the capture's `$TMPDIR`).
