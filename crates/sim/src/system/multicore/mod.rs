@@ -196,6 +196,21 @@ impl System {
         })?;
         llc.set_owner_tracking(apps.len());
         llc.set_victim(platform.l3_victim_cache()?);
+        // Zeroing skips frames that cannot hold lines (paging.rs); a line
+        // larger than a frame would bring in lines of neighbouring frames.
+        let c = &platform.core;
+        if [
+            Some(&c.l1i),
+            Some(&c.l1d),
+            c.l2.as_ref(),
+            Some(&platform.llc),
+        ]
+        .into_iter()
+        .flatten()
+        .all(|l| u64::from(l.line_bytes) <= FRAME_BYTES)
+        {
+            llc.keep_frame_marks();
+        }
         let mut layout = ColorLayout::new(llc.geometry(), FRAME_BYTES)
             .map_err(|source| SystemError::Memory { app: None, source })?;
         if let Some(s) = swap {
