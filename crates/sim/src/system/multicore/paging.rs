@@ -17,9 +17,12 @@
 //! cycles are not modelled (the kernel's `clear_page` of 4 KiB costs
 //! about 64 stores, small next to the fault's cost in
 //! [`PagingCosts`](crate::memory::PagingCosts)); frames never used before
-//! hold no lines, so runs without frame reuse are unchanged. Under SWAP
-//! the frames are pseudo-physical: their lines are found through the
-//! core's swap map.
+//! hold no lines, so runs without frame reuse are unchanged. Only frames
+//! the LLC's [`FrameMarks`](crate::cache::FrameMarks) marked (handed to
+//! an app before, or reached by a prefetch across a page boundary) are
+//! looked up: an unmarked frame has no line in any level. Under SWAP the
+//! frames are pseudo-physical: their lines are found through the core's
+//! swap map.
 
 use super::{App, System};
 use crate::cache::Cache;
