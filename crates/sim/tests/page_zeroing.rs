@@ -74,7 +74,8 @@ mod skipping {
     //! app, never reached by a prefetch): checked against looking up every
     //! frame, over random small machines where frames are reused (apps
     //! that finish, page-outs), with prefetchers that cross page
-    //! boundaries, superpages and SWAP's pseudo-physical frames.
+    //! boundaries, superpages, SWAP's pseudo-physical frames and a victim
+    //! cache below the LLC.
 
     use super::*;
     use cachepart_sim::memory::{HugePages, SwapConfig, SwapMode, SwapPosition};
@@ -88,6 +89,7 @@ mod skipping {
         aged: bool,
         prefetch: bool,
         swap: bool,
+        victim: bool,
         apps: Vec<AppShape>,
     }
 
@@ -148,6 +150,15 @@ mod skipping {
                 run_word: Some(0),
                 ..Default::default()
             };
+        }
+        if m.victim {
+            p.l3_victim = Some(cachepart_sim::VictimConfig {
+                size_bytes: 512 << 10,
+                ways: 8,
+                line_bytes: 128,
+                slices: 1,
+                cycles: 90,
+            });
         }
         if m.swap {
             p.swap = Some(SwapConfig {
@@ -215,16 +226,20 @@ mod skipping {
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
             prop::collection::vec(app, 2..5),
         )
-            .prop_map(|(cores, memory_mib, aged, prefetch, swap, apps)| Machine {
-                cores,
-                memory_mib,
-                aged,
-                prefetch,
-                swap,
-                apps,
-            })
+            .prop_map(
+                |(cores, memory_mib, aged, prefetch, swap, victim, apps)| Machine {
+                    cores,
+                    memory_mib,
+                    aged,
+                    prefetch,
+                    swap,
+                    victim,
+                    apps,
+                },
+            )
     }
 
     proptest! {
@@ -255,6 +270,7 @@ mod skipping {
             aged: false,
             prefetch: true,
             swap: false,
+            victim: true,
             apps: vec![app(1, 0), app(2, 0), app(3, 0)],
         };
         let (skipped, zeroed) = run(&m, false);
