@@ -46,9 +46,12 @@ const INVALID: u64 = u64::MAX;
 
 /// Owner of a line filled before owner tracking began.
 pub const NO_OWNER: u16 = u16::MAX;
+mod frame_marks;
 mod lines;
 mod owners;
 mod set;
+
+pub use frame_marks::{line_frames, FrameMarks};
 
 use set::{find_way, SetState};
 
@@ -93,6 +96,9 @@ pub struct Cache<R = PolicyState> {
     owner: u16,
     /// The victim cache below this one, if any.
     victim: Option<Box<VictimCache>>,
+    /// The frames that may have lines in the hierarchy this cache is the
+    /// last level of, if its owner keeps them ([`Cache::keep_frame_marks`]).
+    frames: Option<Box<FrameMarks>>,
 }
 
 impl Cache<PolicyState> {
@@ -123,6 +129,7 @@ impl<R: Replacement> Cache<R> {
             owner_lines: Vec::new(),
             owner: NO_OWNER,
             victim: None,
+            frames: None,
         }
     }
 
@@ -130,6 +137,25 @@ impl<R: Replacement> Cache<R> {
     /// one it replaces.
     pub fn set_victim(&mut self, v: Option<VictimCache>) -> Option<VictimCache> {
         std::mem::replace(&mut self.victim, v.map(Box::new)).map(|b| *b)
+    }
+
+    /// Keeps (from now on) the marks of the frames that may have lines in
+    /// the hierarchy this cache is the last level of (see
+    /// [`FrameMarks`]); off by default.
+    pub fn keep_frame_marks(&mut self) {
+        self.frames.get_or_insert_with(Box::default);
+    }
+
+    /// The frame marks, if kept ([`Cache::keep_frame_marks`]).
+    #[inline(always)]
+    pub fn frame_marks(&self) -> Option<&FrameMarks> {
+        self.frames.as_deref()
+    }
+
+    /// The frame marks, if kept, to mark frames.
+    #[inline(always)]
+    pub fn frame_marks_mut(&mut self) -> Option<&mut FrameMarks> {
+        self.frames.as_deref_mut()
     }
 
     /// The victim cache below this one.

@@ -68,3 +68,214 @@ fn reused_frames_hold_no_previous_data_unaged() {
         ..MemoryConfig::aged(64 << 20, 5)
     });
 }
+
+mod skipping {
+    //! Zeroing skips the frames that cannot hold lines (never handed to an
+    //! app, never reached by a prefetch): checked against looking up every
+    //! frame, over random small machines where frames are reused (apps
+    //! that finish, page-outs), with prefetchers that cross page
+    //! boundaries, superpages, SWAP's pseudo-physical frames and a victim
+    //! cache below the LLC.
+
+    use super::*;
+    use cachepart_sim::memory::{HugePages, SwapConfig, SwapMode, SwapPosition};
+    use cachepart_sim::prefetch::PrefetchPlatform;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    struct Machine {
+        cores: u32,
+        memory_mib: u64,
+        aged: bool,
+        prefetch: bool,
+        swap: bool,
+        victim: bool,
+        apps: Vec<AppShape>,
+    }
+
+    #[derive(Clone, Debug)]
+    struct AppShape {
+        seed: u64,
+        footprint_pages: u64,
+        accesses: usize,
+        huge: bool,
+        core: u32,
+    }
+
+    /// Runs of sequential lines (prefetchers follow them across pages),
+    /// random jumps, stores and a few instruction fetches (the IP stride
+    /// prefetcher's instruction pointers) over `pages` 4 KiB pages.
+    fn trace(a: &AppShape) -> Arc<RecordsSource> {
+        let mut x = a.seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let bytes = a.footprint_pages * 4096;
+        let mut recs = Vec::with_capacity(a.accesses);
+        let mut addr = 0u64;
+        while recs.len() < a.accesses {
+            let r = next();
+            if r % 8 == 0 {
+                addr = (next() % bytes) & !63;
+            }
+            if r % 5 == 0 {
+                recs.push(Record::access(Kind::Ifetch, 0x40_0000 + (r % 4) * 64, 4, 1).unwrap());
+            }
+            let kind = if r % 3 == 0 { Kind::Store } else { Kind::Load };
+            recs.push(Record::access(kind, addr, 8, 1).unwrap());
+            addr = (addr + 64 * (1 + (r >> 20) % 3)) % bytes;
+        }
+        Arc::new(RecordsSource::new(recs))
+    }
+
+    fn build(m: &Machine) -> System {
+        let memory = MemoryConfig {
+            aging: if m.aged {
+                MemoryConfig::aged(m.memory_mib << 20, 3).aging
+            } else {
+                None
+            },
+            ..MemoryConfig::aged(m.memory_mib << 20, 3)
+        };
+        let mut p = platform(memory);
+        p.cores = m.cores;
+        if m.prefetch {
+            p.prefetchers = PrefetchPlatform {
+                available: ["l2-streamer", "l2-adjacent", "l1-next-line", "l1-ip-stride"]
+                    .map(String::from)
+                    .to_vec(),
+                run_word: Some(0),
+                ..Default::default()
+            };
+        }
+        if m.victim {
+            p.l3_victim = Some(cachepart_sim::VictimConfig {
+                size_bytes: 512 << 10,
+                ways: 8,
+                line_bytes: 128,
+                slices: 1,
+                cycles: 90,
+            });
+        }
+        if m.swap {
+            p.swap = Some(SwapConfig {
+                superpage_bits: vec![21],
+                candidate_bits: vec![14],
+                position: SwapPosition::BeforeLlc,
+                mode: SwapMode::Static,
+                enabled: true,
+            });
+        }
+        let apps = m
+            .apps
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut s = AppSpec::new(format!("app{i}"), trace(a));
+                s.core = a.core % m.cores;
+                s.huge_pages = if a.huge {
+                    HugePages::Always
+                } else {
+                    HugePages::Never
+                };
+                s
+            })
+            .collect();
+        System::new(&p, apps, 7).unwrap()
+    }
+
+    /// Every total and sample of `m`'s run (and its error: an app whose
+    /// co-runners hold every frame runs out of memory), and the lines
+    /// zeroed.
+    fn run(m: &Machine, every_frame: bool) -> (String, u64) {
+        let mut sys = build(m);
+        if every_frame {
+            sys.zero_every_frame();
+        }
+        let mut out = String::new();
+        let r = sys.run_to_end(20_000, |s| out.push_str(&format!("{s:?}\n")));
+        out.push_str(&format!("{r:?}\n"));
+        out.push_str(&format!("{:?}\n{:?}\n", sys.totals(), sys.llc().stats()));
+        for c in 0..m.cores as usize {
+            out.push_str(&format!("{:?}\n", sys.core_stats(c)));
+        }
+        (out, sys.lines_zeroed())
+    }
+
+    fn machine() -> impl Strategy<Value = Machine> {
+        let app = (
+            any::<u64>(),
+            16u64..600,
+            500usize..4000,
+            any::<bool>(),
+            0u32..2,
+        )
+            .prop_map(|(seed, footprint_pages, accesses, huge, core)| AppShape {
+                seed,
+                footprint_pages,
+                accesses,
+                huge,
+                core,
+            });
+        (
+            1u32..=2,
+            prop_oneof![Just(4u64), Just(8), Just(16)],
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            prop::collection::vec(app, 2..5),
+        )
+            .prop_map(
+                |(cores, memory_mib, aged, prefetch, swap, victim, apps)| Machine {
+                    cores,
+                    memory_mib,
+                    aged,
+                    prefetch,
+                    swap,
+                    victim,
+                    apps,
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn skipping_unmarked_frames_changes_nothing(m in machine()) {
+            let (skipped, zeroed) = run(&m, false);
+            let (every, zeroed_every) = run(&m, true);
+            prop_assert_eq!(zeroed, zeroed_every);
+            prop_assert!(skipped == every, "results differ");
+        }
+    }
+
+    /// A machine whose apps reuse each other's frames, with prefetchers:
+    /// lines are dropped (so the check above has something to compare).
+    #[test]
+    fn reused_frames_drop_lines_and_fresh_ones_are_skipped() {
+        let app = |seed, core| AppShape {
+            seed,
+            footprint_pages: 600,
+            accesses: 6000,
+            huge: false,
+            core,
+        };
+        let m = Machine {
+            cores: 1,
+            memory_mib: 4,
+            aged: false,
+            prefetch: true,
+            swap: false,
+            victim: true,
+            apps: vec![app(1, 0), app(2, 0), app(3, 0)],
+        };
+        let (skipped, zeroed) = run(&m, false);
+        let (every, zeroed_every) = run(&m, true);
+        assert!(zeroed > 0, "no line was dropped");
+        assert_eq!((skipped, zeroed), (every, zeroed_every));
+    }
+}

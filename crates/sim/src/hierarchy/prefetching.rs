@@ -4,7 +4,7 @@
 //! at every level they reach). [`crate::prefetch`] decides what to fetch;
 //! this decides where it goes.
 
-use crate::cache::{Cache, LineOutcome};
+use crate::cache::{line_frames, Cache, LineOutcome};
 use crate::prefetch::{Kind as PrefetchKind, Target};
 
 use super::Hierarchy;
@@ -56,7 +56,9 @@ impl Hierarchy {
         };
         let mut want = p.take_buffer();
         p.l1_access(ip, addr, block, hit, &mut want);
+        let line_bits = self.l1d.geometry().line_bits();
         for &(b, k) in &want {
+            note_crossing(llc, block, b, line_bits);
             self.prefetch_into_l1(llc, b, k);
         }
         if let Some(p) = self.prefetch.as_deref_mut() {
@@ -92,7 +94,12 @@ impl Hierarchy {
         };
         let mut want = p.take_buffer();
         p.l2_access(block, hit, &mut want);
+        let line_bits = match &self.l2 {
+            Some(l2) => l2.geometry().line_bits(),
+            None => llc.geometry().line_bits(),
+        };
         for &(b, k) in &want {
+            note_crossing(llc, block, b, line_bits);
             let present = match &self.l2 {
                 Some(l2) => l2.contains(b),
                 None => llc.contains(b),
@@ -159,6 +166,20 @@ impl Hierarchy {
                 }
             }
             _ => self.mem.reads += 1,
+        }
+    }
+}
+
+/// Marks in `llc`'s frame marks (if kept) the frames of prefetched line
+/// `b` when they are not those of `trigger`, the demand line that caused
+/// the prefetch (whose frame its owner marked when it handed the frame
+/// out): a prefetch across a page boundary may bring in a line of a frame
+/// no application was handed (see [`crate::cache::FrameMarks`]).
+#[inline(always)]
+fn note_crossing(llc: &mut Cache, trigger: u64, b: u64, line_bits: u32) {
+    if let Some(m) = llc.frame_marks_mut() {
+        if line_frames(b, line_bits) != line_frames(trigger, line_bits) {
+            m.mark_line(b, line_bits);
         }
     }
 }

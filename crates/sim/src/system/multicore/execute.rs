@@ -125,6 +125,32 @@ fn step(
     })
 }
 
+/// [`step`] on a record loop's locals ([`run_records`],
+/// [`run_records_window`]: the core, the LLC, the allocator, the record,
+/// the app, its stall table, ticks per nanosecond and the loop's paging,
+/// uncore and memory stall sums), leaving the loop with the error when it
+/// fails (the record is retried later).
+macro_rules! step_or_break {
+    ($pc:ident, $llc:ident, $alloc:ident, $rec:ident, $app:ident, $stalls:ident,
+     $ticks_per_ns:ident, $paging:ident, $beyond_private:ident, $mem_stall:ident) => {
+        match step(
+            $pc,
+            $llc,
+            $alloc,
+            $rec,
+            &$stalls,
+            &mut $app.stall_ns,
+            $ticks_per_ns,
+            &mut $paging,
+            &mut $beyond_private,
+            &mut $mem_stall,
+        ) {
+            Ok(s) => s,
+            Err(e) => break Err(e),
+        }
+    };
+}
+
 /// Runs `app`'s buffered records on `pc` until the clock reaches `stop`,
 /// the buffer is empty or the app reaches its instruction limit: the flat
 /// model (each access stalls the core for its level's latency, LLC and
@@ -166,21 +192,18 @@ pub(super) fn run_records(
                 served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall),
             ),
             None => {
-                let s = match step(
+                let s = step_or_break!(
                     pc,
                     llc,
                     alloc,
                     rec,
-                    &stalls,
-                    &mut app.stall_ns,
+                    app,
+                    stalls,
                     ticks_per_ns,
-                    &mut paging,
-                    &mut beyond_private,
-                    &mut mem_stall,
-                ) {
-                    Ok(s) => s,
-                    Err(e) => break Err(e),
-                };
+                    paging,
+                    beyond_private,
+                    mem_stall
+                );
                 let mut stall = s.walk;
                 for &served in &s.served[..s.parts] {
                     stall +=
@@ -260,21 +283,18 @@ pub(super) fn run_records_window(
                 served: [served, Served::L1],
                 parts: 1,
             },
-            None => match step(
+            None => step_or_break!(
                 pc,
                 llc,
                 alloc,
                 rec,
-                &stalls,
-                &mut app.stall_ns,
+                app,
+                stalls,
                 ticks_per_ns,
-                &mut paging,
-                &mut beyond_private,
-                &mut mem_stall,
-            ) {
-                Ok(s) => s,
-                Err(e) => break Err(e),
-            },
+                paging,
+                beyond_private,
+                mem_stall
+            ),
         };
         pos += 1;
         let kind = rec.kind();

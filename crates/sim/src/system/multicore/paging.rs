@@ -17,13 +17,16 @@
 //! cycles are not modelled (the kernel's `clear_page` of 4 KiB costs
 //! about 64 stores, small next to the fault's cost in
 //! [`PagingCosts`](crate::memory::PagingCosts)); frames never used before
-//! hold no lines, so runs without frame reuse are unchanged. Under SWAP
-//! the frames are pseudo-physical: their lines are found through the
-//! core's swap map.
+//! hold no lines, so runs without frame reuse are unchanged. Only frames
+//! the LLC's [`FrameMarks`](crate::cache::FrameMarks) marked (handed to
+//! an app before, or reached by a prefetch across a page boundary) are
+//! looked up: an unmarked frame has no line in any level. Under SWAP the
+//! frames are pseudo-physical: their lines are found through the core's
+//! swap map.
 
-use super::App;
+use super::{App, System};
 use crate::cache::Cache;
-use crate::hierarchy::{Hierarchy, Served};
+use crate::hierarchy::Served;
 use crate::memory::{Frame, PhysicalCore, FRAME_BYTES};
 use crate::system::timing::StallTable;
 
@@ -128,35 +131,52 @@ impl App {
 
 /// Drops the cached lines of the frames `pc`'s address space was handed
 /// since the last call (see the module docs), in `pc`'s levels and `llc`.
+/// Frames `llc`'s [`FrameMarks`](crate::cache::FrameMarks) has not marked
+/// cannot have lines in any level and are skipped; each frame handed out
+/// is marked. Under SWAP the frames are pseudo-physical: each 4 KiB piece
+/// is one physical frame, a pseudo-superpage's pieces scattered over 2^k
+/// physical superpages.
 #[cold]
 #[inline(never)]
 pub(super) fn zero_fresh(pc: &mut PhysicalCore, llc: &mut Cache) {
     let mut frames = Vec::new();
     pc.address_space_mut().take_fresh_frames(&mut frames);
-    match pc.swap().copied() {
-        None => {
-            discard_frames(pc.hierarchy_mut(), llc, &frames);
-        }
-        Some(swap) => {
-            // Pseudo-physical frames: each 4 KiB piece is one physical
-            // frame, a pseudo-superpage's pieces scattered over 2^k
-            // physical superpages.
-            let h = pc.hierarchy_mut();
-            for &(f, order) in &frames {
-                for i in 0..1u64 << order {
-                    let p = swap.frame(Frame(f.0 + i));
-                    h.discard_range(llc, p.addr(), FRAME_BYTES);
-                }
+    let swap = pc.swap().copied();
+    let h = pc.hierarchy_mut();
+    let mut dropped = 0;
+    for &(f, order) in &frames {
+        let mut piece = |p: Frame| {
+            let marked = llc.frame_marks_mut().is_none_or(|m| m.mark(p.0));
+            if marked {
+                dropped += h.discard_range(llc, p.addr(), FRAME_BYTES);
             }
+        };
+        for i in 0..1u64 << order {
+            let p = Frame(f.0 + i);
+            piece(swap.map_or(p, |s| s.frame(p)));
         }
+    }
+    if let Some(m) = llc.frame_marks_mut() {
+        m.count_dropped(dropped);
     }
 }
 
-/// Drops the lines of `frames` (frame, buddy order) from `h`'s levels and
-/// `llc`; returns the lines dropped.
-fn discard_frames(h: &mut Hierarchy, llc: &mut Cache, frames: &[(Frame, u32)]) -> u64 {
-    frames
-        .iter()
-        .map(|&(f, order)| h.discard_range(llc, f.addr(), FRAME_BYTES << order))
-        .sum()
+impl System {
+    /// Lines dropped from the caches so far because the frame holding
+    /// them was handed to an app (the kernel zeroes a page before mapping
+    /// it); 0 while the LLC keeps no frame marks (lines larger than a
+    /// frame).
+    pub fn lines_zeroed(&self) -> u64 {
+        self.llc.frame_marks().map_or(0, |m| m.dropped())
+    }
+
+    /// From now on, looks up the lines of every frame handed to an app
+    /// instead of skipping the frames that cannot hold any: the reference
+    /// the skipping is checked against (every result stays the same, only
+    /// slower).
+    pub fn zero_every_frame(&mut self) {
+        if let Some(m) = self.llc.frame_marks_mut() {
+            m.mark_all();
+        }
+    }
 }
