@@ -21,7 +21,7 @@ use cachepart_trace::{Counts, Header, Record};
 
 use crate::command::{resolve_command, shell_words};
 use crate::error::{CaptureError, CaptureResult};
-use crate::lackey::valgrind_version;
+use crate::lackey::{valgrind_start_error, valgrind_version};
 use crate::options::{CaptureOptions, CaptureSummary, StreamSummary};
 use crate::qemu_stream::decode_raw;
 use crate::route::{run_route, run_stream, Route, Sink};
@@ -151,11 +151,7 @@ impl Route for Cpgrind<'_> {
     }
 
     fn start_error(&self, command: String, status: ExitStatus) -> CaptureError {
-        if status.code() == Some(127) {
-            CaptureError::CommandNotFound { command }
-        } else {
-            CaptureError::ValgrindFailed { command, status }
-        }
+        valgrind_start_error(command, status)
     }
 
     fn decode(&self, input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts> {

@@ -110,15 +110,21 @@ impl Route for Lackey<'_> {
     }
 
     fn start_error(&self, command: String, status: ExitStatus) -> CaptureError {
-        if status.code() == Some(127) {
-            CaptureError::CommandNotFound { command }
-        } else {
-            CaptureError::ValgrindFailed { command, status }
-        }
+        valgrind_start_error(command, status)
     }
 
     fn decode(&self, input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts> {
         stream(input, sink)
+    }
+}
+
+/// The error of a valgrind (lackey or cpgrind) that wrote nothing and
+/// exited with `status`: 127 is valgrind's "command not found".
+pub(crate) fn valgrind_start_error(command: String, status: ExitStatus) -> CaptureError {
+    if status.code() == Some(127) {
+        CaptureError::CommandNotFound { command }
+    } else {
+        CaptureError::ValgrindFailed { command, status }
     }
 }
 
