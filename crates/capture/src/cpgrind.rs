@@ -38,13 +38,7 @@ pub fn capture_cpgrind(
     opts: &CaptureOptions,
 ) -> CaptureResult<CaptureSummary> {
     let (program, version, header, lib) = prepare(command, opts)?;
-    let route = Cpgrind {
-        valgrind: &opts.valgrind,
-        lib: &lib,
-        ifetch: opts.ifetch,
-        dep_window: opts.dep_window,
-        command,
-    };
+    let route = Cpgrind::new(opts, &lib, command);
     run_route(&route, program, output, &header, opts, version)
 }
 
@@ -57,13 +51,7 @@ pub fn stream_cpgrind(
     consume: &mut dyn FnMut(Record),
 ) -> CaptureResult<StreamSummary> {
     let (program, version, _, lib) = prepare(command, opts)?;
-    let route = Cpgrind {
-        valgrind: &opts.valgrind,
-        lib: &lib,
-        ifetch: opts.ifetch,
-        dep_window: opts.dep_window,
-        command,
-    };
+    let route = Cpgrind::new(opts, &lib, command);
     run_stream(&route, program, opts, version, &mut |r| {
         consume(r);
         Ok(())
@@ -121,6 +109,20 @@ struct Cpgrind<'a> {
     ifetch: bool,
     dep_window: u64,
     command: &'a [OsString],
+}
+
+impl<'a> Cpgrind<'a> {
+    /// The route of `command` under valgrind with the tool built in `lib`,
+    /// with `opts`'s fetches and dependency window.
+    fn new(opts: &'a CaptureOptions, lib: &'a Path, command: &'a [OsString]) -> Cpgrind<'a> {
+        Cpgrind {
+            valgrind: &opts.valgrind,
+            lib,
+            ifetch: opts.ifetch,
+            dep_window: opts.dep_window,
+            command,
+        }
+    }
 }
 
 impl Route for Cpgrind<'_> {

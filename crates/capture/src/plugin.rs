@@ -119,19 +119,41 @@ pub(crate) fn ensure_plugin(cc: &Path, dir: &Path, api: u32) -> CaptureResult<Pa
         .into_temp_path();
     let mut define = OsString::from("-DCP_PLUGIN_API=");
     define.push(api.to_string());
-    let out = tie(&mut Command::new(cc))
+    let mut compile = Command::new(cc);
+    compile
         .args(["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall"])
         .arg(define)
         .arg("-o")
         .arg(&tmp_so)
         .arg(&src)
-        .arg("-lpthread")
+        .arg("-lpthread");
+    run_cc(
+        cc,
+        &mut compile,
+        |program, source| CaptureError::CompilerMissing { program, source },
+        &fail,
+    )?;
+    let tmp_name = tmp_so.to_path_buf();
+    tmp_so
+        .persist(&so)
+        .map_err(|e| fail(format!("renaming {}: {}", tmp_name.display(), e.error)))?;
+    Ok(so)
+}
+
+/// Runs one step of `cc` (the qemu plugin's build, or a compile or link
+/// of the valgrind tool) with no input: `missing` makes the error when
+/// `cc` cannot be started, `fail` the one carrying the compiler's message
+/// when it exits non-zero.
+pub(crate) fn run_cc(
+    cc: &Path,
+    cmd: &mut Command,
+    missing: impl FnOnce(PathBuf, std::io::Error) -> CaptureError,
+    fail: &dyn Fn(String) -> CaptureError,
+) -> CaptureResult<()> {
+    let out = tie(cmd)
         .stdin(Stdio::null())
         .output()
-        .map_err(|source| CaptureError::CompilerMissing {
-            program: cc.to_path_buf(),
-            source,
-        })?;
+        .map_err(|source| missing(cc.to_path_buf(), source))?;
     if !out.status.success() {
         return Err(fail(format!(
             "{} exited with {}: {}",
@@ -140,11 +162,7 @@ pub(crate) fn ensure_plugin(cc: &Path, dir: &Path, api: u32) -> CaptureResult<Pa
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let tmp_name = tmp_so.to_path_buf();
-    tmp_so
-        .persist(&so)
-        .map_err(|e| fail(format!("renaming {}: {}", tmp_name.display(), e.error)))?;
-    Ok(so)
+    Ok(())
 }
 
 #[cfg(test)]

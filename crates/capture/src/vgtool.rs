@@ -22,11 +22,10 @@
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::error::{CaptureError, CaptureResult};
-use crate::plugin::{cache_dir, fnv1a64};
-use crate::process::tie;
+use crate::plugin::{cache_dir, fnv1a64, run_cc};
 
 /// The tool's C source: `cpgrind.c` and the files it includes, by name.
 pub(crate) const SOURCES: [(&str, &str); 4] = [
@@ -183,6 +182,7 @@ pub(crate) fn ensure_tool(
         path: lib.clone(),
         reason,
     };
+    let missing = |program, source| CaptureError::ToolCompilerMissing { program, source };
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("creating {}: {e}", dir.display())))?;
     // removed on drop, whatever happens, unless renamed into place
     let tmp = tempfile::Builder::new()
@@ -221,7 +221,7 @@ pub(crate) fn ensure_tool(
         .arg("-o")
         .arg(&obj)
         .arg(&src);
-    run_cc(cc, &mut compile, &fail)?;
+    run_cc(cc, &mut compile, missing, &fail)?;
     let exe = tmp.path().join(format!("{TOOL}-{PLATFORM}"));
     let mut link = Command::new(cc);
     link.arg("-o")
@@ -238,7 +238,7 @@ pub(crate) fn ensure_tool(
         ])
         .args(LIBS.iter().map(|l| files.libs.join(l)))
         .arg("-lgcc");
-    run_cc(cc, &mut link, &fail)?;
+    run_cc(cc, &mut link, missing, &fail)?;
     let built = SOURCES
         .iter()
         .map(|(name, _)| tmp.path().join(name))
@@ -260,29 +260,6 @@ pub(crate) fn ensure_tool(
             Err(fail(format!("renaming {}: {e}", tmp_path.display())))
         }
     }
-}
-
-/// Runs one compiler step; its failure carries the compiler's message.
-fn run_cc(
-    cc: &Path,
-    cmd: &mut Command,
-    fail: &dyn Fn(String) -> CaptureError,
-) -> CaptureResult<()> {
-    let out = tie(cmd).stdin(Stdio::null()).output().map_err(|source| {
-        CaptureError::ToolCompilerMissing {
-            program: cc.to_path_buf(),
-            source,
-        }
-    })?;
-    if !out.status.success() {
-        return Err(fail(format!(
-            "{} exited with {}: {}",
-            cc.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(())
 }
 
 /// Symlinks every entry of valgrind's library directory `libexec` into
