@@ -4,24 +4,11 @@
 //! a platform with an out-of-order window than the same program captured
 //! with `--dep-window 0`, and `--dep-window` is refused with another tool.
 
-use std::path::Path;
+mod support;
+
 use std::process::{Command, Output};
 
-fn have(p: &str) -> bool {
-    Command::new(p)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn run(d: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cachepart"))
-        .args(args)
-        .current_dir(d)
-        .env("CACHEPART_CACHE_DIR", d.join("cache"))
-        .output()
-        .expect("run cachepart")
-}
+use support::{cachepart_cached as run, program_runs as have};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -4,10 +4,13 @@
 //! no output; a SIGKILLed capture's tool dies with it (PR_SET_PDEATHSIG).
 //! Each test is skipped with a `SKIPPED` line when its tool is missing.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use support::program_runs as runs;
 use tempfile::TempDir;
 
 /// One process seen in /proc: its pid and its start time (so a recycled
@@ -58,15 +61,6 @@ fn alive(p: Proc, zombie_is_dead: bool) -> bool {
         Some((state, _, start)) if start == p.start => !(zombie_is_dead && state == 'Z'),
         _ => false,
     }
-}
-
-fn runs(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Whether `tool`'s route can run here (prints `SKIPPED` when not).

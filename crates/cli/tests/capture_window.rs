@@ -5,26 +5,13 @@
 //! capture succeeds although it stopped the program, and a skip past the
 //! program's end is refused with no file left.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+
+use support::{cachepart_cached as run, program_runs as have};
 
 use cachepart::trace::{Record, TraceFile};
-
-fn have(p: &str) -> bool {
-    Command::new(p)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn run(d: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cachepart"))
-        .args(args)
-        .current_dir(d)
-        .env("CACHEPART_CACHE_DIR", d.join("cache"))
-        .output()
-        .expect("run cachepart")
-}
 
 fn records(p: &Path) -> Vec<Record> {
     TraceFile::open(p).unwrap().read_all_parallel().unwrap()

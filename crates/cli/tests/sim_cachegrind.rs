@@ -297,6 +297,14 @@ fn valgrind_summary(log: &str) -> String {
         .collect()
 }
 
+/// The geometries the one-pass summaries are compared with cachegrind's
+/// at: a Skylake-like one, and one with a direct-mapped I1 and three line
+/// sizes.
+const GEOMETRIES: [[&str; 3]; 2] = [
+    ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=2097152,16,64"],
+    ["--I1=8192,1,64", "--D1=16384,2,32", "--LL=262144,4,128"],
+];
+
 /// A small deterministic program for the one-pass comparisons: `xz -0`
 /// of a generated file in `d` (or `ls -la /usr/lib` without xz).
 fn test_program(d: &Path) -> Vec<String> {
@@ -376,13 +384,10 @@ fn one_pass_summary_equals_valgrind_cachegrinds() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let program = test_program(d);
-    let failures: Vec<String> = [
-        ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=2097152,16,64"],
-        ["--I1=8192,1,64", "--D1=16384,2,32", "--LL=262144,4,128"],
-    ]
-    .into_iter()
-    .filter_map(|g| one_pass_against_cachegrind(d, &program, g, &[], &[]))
-    .collect();
+    let failures: Vec<String> = GEOMETRIES
+        .into_iter()
+        .filter_map(|g| one_pass_against_cachegrind(d, &program, g, &[], &[]))
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -415,13 +420,10 @@ fn one_pass_summary_with_cpgrind_equals_valgrind_cachegrinds() {
         ("CACHEPART_CACHE_DIR", cache.as_path()),
         ("VALGRIND_LIB", lib.as_path()),
     ];
-    let failures: Vec<String> = [
-        ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=2097152,16,64"],
-        ["--I1=8192,1,64", "--D1=16384,2,32", "--LL=262144,4,128"],
-    ]
-    .into_iter()
-    .filter_map(|g| one_pass_against_cachegrind(d, &program, g, &["--tool", "cpgrind"], &env))
-    .collect();
+    let failures: Vec<String> = GEOMETRIES
+        .into_iter()
+        .filter_map(|g| one_pass_against_cachegrind(d, &program, g, &["--tool", "cpgrind"], &env))
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

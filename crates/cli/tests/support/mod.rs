@@ -1,6 +1,7 @@
-//! Shared by the bad-input suites (`bad_input.rs`, `bad_input_tables.rs`)
-//! and the interruption tests (`interrupt.rs`): running the binary in a
-//! directory, making small traces, a small experiment file, and the check
+//! Shared by the bad-input suites (`bad_input.rs`, `bad_input_tables.rs`),
+//! the interruption tests (`interrupt.rs`) and the capture tests
+//! (`capture_*.rs`): running the binary in a directory (with or without a
+//! build cache there), whether a tool the test needs is installed, making small traces, a small experiment file, and the check
 //! every bad input must pass ([`refused_cleanly`]); and, for the Linux
 //! tests, an emulated resctrl mount ([`emulated`]).
 #![allow(dead_code)] // each test crate uses its own subset
@@ -18,6 +19,27 @@ pub fn cachepart(dir: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("the cachepart binary runs")
+}
+
+/// Runs the binary with `args` in `dir`, with its build caches (the qemu
+/// plugin, the cpgrind tool) in `dir/cache`.
+pub fn cachepart_cached(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(args)
+        .current_dir(dir)
+        .env("CACHEPART_CACHE_DIR", dir.join("cache"))
+        .output()
+        .expect("run cachepart")
+}
+
+/// Whether `program --version` runs and exits 0 (a tool a test needs).
+pub fn program_runs(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Writes a streaming trace of `accesses` accesses into `dir/NAME.cpt`.
