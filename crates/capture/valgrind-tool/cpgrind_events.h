@@ -100,8 +100,8 @@ static void addEvent_Dw(IRSB *sb, IRAtom *daddr, Int dsize, IRAtom *guard,
     /* lackey: merge with the preceding read of the same address by the
      * same instruction (with fetches recorded, lackey's Ir event of the
      * next instruction stands between them otherwise) */
-    Event *last = &events[events_used - 1];
-    if (guard == NULL && events_used > 0 && last->ekind == Event_Dr &&
+    Event *last = events_used > 0 ? &events[events_used - 1] : NULL;
+    if (guard == NULL && last != NULL && last->ekind == Event_Dr &&
         last->size == dsize && last->guard == NULL &&
         eqIRAtom(last->addr, daddr) && eqIRAtom(last->now, now)) {
         last->ekind = Event_Dm;
