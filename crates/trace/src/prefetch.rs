@@ -8,7 +8,8 @@
 //! source yields them, in order; an error comes out at the record position
 //! where the source gave it (the records before it first), unchanged, so a
 //! reader's error still names its byte offset. Memory stays bounded: at
-//! most `depth` chunks wait in the channel, plus the one being filled and
+//! most `depth` chunks wait in the channel (for a reader, that many
+//! chunks' records rounded up to whole frames), plus the one being filled and
 //! the one being consumed (chunks are handed back to the thread and
 //! reused, so steady state allocates nothing). A reader's frame of at
 //! least a chunk's records travels whole, as one chunk, without being
@@ -86,9 +87,12 @@ impl Sink {
     /// (`frame` then gets a recycled buffer); else as [`Sink::extend`].
     fn extend_frame(&mut self, frame: &mut Vec<Record>) -> bool {
         if self.chunk.is_empty() && frame.len() >= self.chunk_records {
-            let next = self.fresh();
-            let full = std::mem::replace(frame, next);
-            return self.tx.send(Msg::Records(full)).is_ok();
+            // Sent first: once the send returns, the consumer has taken an
+            // earlier chunk and handed its last one back, which `fresh`
+            // reuses instead of allocating.
+            let sent = self.tx.send(Msg::Records(std::mem::take(frame))).is_ok();
+            *frame = self.fresh();
+            return sent;
         }
         self.extend(frame)
     }
@@ -123,12 +127,26 @@ impl Prefetch {
     }
 
     /// [`Prefetch::reader`] with `chunk_records` records per chunk and
-    /// `depth` chunks ahead (both at least 1).
+    /// about `depth` chunks' worth of records ahead (both at least 1).
+    ///
+    /// Frames of at least a chunk's records travel whole, so the bound is
+    /// counted in the file's frames: `depth * chunk_records` records
+    /// rounded up to whole frames (at least one). With the writer's
+    /// default frames (1 Mi records) and the default chunks that is one
+    /// frame waiting, beside the one being decoded and the one being
+    /// consumed, instead of four: each frame waiting is a buffer of 8 MiB,
+    /// page-faulted in on first use.
     pub fn reader_with<R: Read + Send + 'static>(
         mut reader: Reader<R>,
         chunk_records: usize,
         depth: usize,
     ) -> Result<Prefetch> {
+        let frame = reader.header().frame_records.max(1) as usize;
+        let depth = if frame >= chunk_records.max(1) {
+            (depth.max(1) * chunk_records.max(1)).div_ceil(frame)
+        } else {
+            depth
+        };
         Prefetch::spawn(chunk_records, depth, move |sink| {
             let mut frame = Vec::new();
             loop {
@@ -382,6 +400,55 @@ mod tests {
             let got: Vec<Record> = p.map(|r| r.unwrap()).collect();
             assert_eq!(got, all, "chunk {chunk} depth {depth}");
         }
+    }
+
+    /// A `Read` that counts the bytes taken from it.
+    struct Counted {
+        inner: std::io::Cursor<Vec<u8>>,
+        taken: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Read for Counted {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.taken.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+            Ok(n)
+        }
+    }
+
+    /// Frames larger than the chunks count whole against the depth: with
+    /// 4 chunks' records fitting in one frame, a consumer that stops after
+    /// its first frame lets the thread read at most three frames (the one
+    /// consumed, one waiting, one decoded and held), not six.
+    #[test]
+    fn whole_frames_read_ahead_at_most_one_waiting() {
+        let frame = 4096u32;
+        let all = recs(u64::from(frame) * 12);
+        let bytes = trace(&all, frame);
+        let frame_bytes = (bytes.len() - 1) / 12;
+        let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Counted {
+            inner: std::io::Cursor::new(bytes),
+            taken: taken.clone(),
+        };
+        // 4 chunks of 256 records: 1,024 records, a quarter of a frame
+        let mut p = Prefetch::reader_with(Reader::new(counted).unwrap(), 256, 4).unwrap();
+        let first = p.take_chunk().unwrap().unwrap().to_vec();
+        assert_eq!(first[..], all[..frame as usize]);
+        // let the thread run as far ahead as it may
+        let mut last = 0;
+        for _ in 0..50 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let now = taken.load(std::sync::atomic::Ordering::SeqCst);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        let frames_read = taken.load(std::sync::atomic::Ordering::SeqCst) / frame_bytes;
+        assert!(frames_read <= 3, "read {frames_read} frames ahead");
+        let rest: Vec<Record> = p.map(|r| r.unwrap()).collect();
+        assert_eq!(rest[..], all[frame as usize..]);
     }
 
     #[test]

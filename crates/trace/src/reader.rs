@@ -55,42 +55,47 @@ impl<R: Read> Reader<R> {
     /// Decodes the next frame; `None` after the index has been read and
     /// checked.
     pub fn next_frame(&mut self) -> Result<Option<&[Record]>> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.advance(&mut buf);
+        self.buf = buf;
+        self.pos = 0;
+        Ok(r?.then_some(&self.buf[..]))
+    }
+
+    /// [`Reader::next_frame`] that hands the frame's records over in `out`
+    /// instead of lending them: the frame is decoded straight into `out`
+    /// (its old contents dropped, its allocation reused). `Ok(false)` at
+    /// the end (after the index has been read and checked). For a consumer
+    /// that keeps whole frames (a read-ahead thread), this saves copying
+    /// them, and the reader holds no frame buffer of its own.
+    pub fn swap_frame(&mut self, out: &mut Vec<Record>) -> Result<bool> {
+        self.advance(out)
+    }
+
+    /// Decodes the next frame into `out`; `Ok(false)` (and `out` empty) at
+    /// the end. After the first error, or the end, every call gives
+    /// `Ok(false)`.
+    fn advance(&mut self, out: &mut Vec<Record>) -> Result<bool> {
         if self.done {
-            return Ok(None);
+            out.clear();
+            return Ok(false);
         }
-        let r = self.read_frame();
-        match r {
-            Ok(true) => Ok(Some(&self.buf)),
+        match self.read_frame(out) {
+            Ok(true) => Ok(true),
             Ok(false) => {
                 self.done = true;
-                Ok(None)
+                out.clear();
+                Ok(false)
             }
             Err(e) => {
                 self.done = true;
-                self.buf.clear();
-                self.pos = 0;
+                out.clear();
                 Err(e)
             }
         }
     }
 
-    /// [`Reader::next_frame`] that hands the frame's records over in `out`
-    /// instead of lending them: `out`'s old contents are dropped and its
-    /// allocation is kept for a later frame. `Ok(false)` at the end (after
-    /// the index has been read and checked). For a consumer that keeps
-    /// whole frames (a read-ahead thread), this saves copying them.
-    pub fn swap_frame(&mut self, out: &mut Vec<Record>) -> Result<bool> {
-        if self.next_frame()?.is_none() {
-            out.clear();
-            return Ok(false);
-        }
-        std::mem::swap(&mut self.buf, out);
-        self.buf.clear();
-        self.pos = 0;
-        Ok(true)
-    }
-
-    fn read_frame(&mut self) -> Result<bool> {
+    fn read_frame(&mut self, out: &mut Vec<Record>) -> Result<bool> {
         let at = self.offset;
         let mut hb = [0u8; FRAME_HEADER];
         let n = read_full(&mut self.inner, &mut hb[..4])?;
@@ -127,8 +132,7 @@ impl<R: Read> Reader<R> {
                 offset: at,
             });
         }
-        self.dec
-            .decode(h, &self.body, at, self.next_record, &mut self.buf)?;
+        self.dec.decode(h, &self.body, at, self.next_record, out)?;
         self.frames.push(FrameInfo {
             offset: at,
             first_record: self.next_record,
@@ -136,7 +140,6 @@ impl<R: Read> Reader<R> {
         });
         self.offset += (FRAME_HEADER + self.body.len()) as u64;
         self.next_record += u64::from(h.records);
-        self.pos = 0;
         Ok(true)
     }
 
