@@ -14,7 +14,10 @@ cachepart that is reading and decompressing the `.cpt` and printing the
 totals; for natsim, mapping its raw file (already in the page cache) and
 its loop. The nine totals of both are checked equal before timing. Prints
 one row per run, then the medians and the ratio (cachepart's references
-per second over natsim's; the target is at least 1.0).
+per second over natsim's; the target is at least 1.0), and each process's
+CPU seconds (user + system over all its threads: cachepart's decoding
+thread included), which other jobs on the machine disturb less than wall
+time.
 
     scripts/bench/cachegrind_natsim.py [--reps N] [--mb SIZE] [--work DIR]
 
@@ -31,6 +34,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -98,10 +102,17 @@ def natsim_totals(text: str) -> dict[str, int]:
     }
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
+def timed(cmd: list[str]) -> tuple[float, str, float]:
+    """Wall seconds, standard output and CPU seconds (user + system, all its
+    threads) of one run; the CPU time is the growth of this process's
+    reaped-children usage, so runs must not overlap."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return time.perf_counter() - t0, out
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, out, cpu
 
 
 def main() -> int:
@@ -122,8 +133,8 @@ def main() -> int:
     cp_cmd = [cachepart, "sim", "cachegrind", str(cpt), *(f"--{k}={v}" for k, v in GEOMETRY.items()), "--format", "json"]
     ns_cmd = [str(a.work / "bin" / "natsim"), "-c", GEOMETRY["D1"], "-l", GEOMETRY["LL"], str(raw)]
     # warm the page cache and check the counts once
-    _, cp_out = timed(cp_cmd)
-    _, ns_out = timed(ns_cmd)
+    _, cp_out, _ = timed(cp_cmd)
+    _, ns_out, _ = timed(ns_cmd)
     cp = json.loads(cp_out)
     ns = natsim_totals(ns_out)
     got = {
@@ -141,18 +152,23 @@ def main() -> int:
     refs = cp["Ir"] + cp["Dr"] + cp["Dw"]
     print(f"trace: gzip -9 on {a.mb} MB, {refs:,} references ({cpt.stat().st_size / refs:.3f} bytes/ref in the .cpt,"
           f" 8 in natsim's file); I1 = D1 = {GEOMETRY['D1']}, LL = {GEOMETRY['LL']}; counts equal")
-    print("| run | cachepart sim cachegrind (s) | M refs/s | natsim (s) | M refs/s | ratio |")
-    print("|---|---|---|---|---|---|")
-    cps, nss = [], []
+    print("| run | cachepart sim cachegrind (s) | M refs/s | natsim (s) | M refs/s | ratio | cachepart CPU (s) | natsim CPU (s) |")
+    print("|---|---|---|---|---|---|---|---|")
+    cps, nss, cpc, nsc = [], [], [], []
     for i in range(a.reps):
         order = [("cp", cp_cmd), ("ns", ns_cmd)] if i % 2 == 0 else [("ns", ns_cmd), ("cp", cp_cmd)]
-        t = {name: timed(cmd)[0] for name, cmd in order}
+        t, c = {}, {}
+        for name, cmd in order:
+            t[name], _, c[name] = timed(cmd)
         cps.append(t["cp"])
         nss.append(t["ns"])
+        cpc.append(c["cp"])
+        nsc.append(c["ns"])
         print(f"| {i + 1} | {t['cp']:.3f} | {refs / t['cp'] / 1e6:.1f} | {t['ns']:.3f} | {refs / t['ns'] / 1e6:.1f} |"
-              f" {t['ns'] / t['cp']:.2f} |")
+              f" {t['ns'] / t['cp']:.2f} | {c['cp']:.3f} | {c['ns']:.3f} |")
     mc, mn = statistics.median(cps), statistics.median(nss)
-    print(f"| median | {mc:.3f} | {refs / mc / 1e6:.1f} | {mn:.3f} | {refs / mn / 1e6:.1f} | **{mn / mc:.2f}** |")
+    print(f"| median | {mc:.3f} | {refs / mc / 1e6:.1f} | {mn:.3f} | {refs / mn / 1e6:.1f} | **{mn / mc:.2f}** |"
+          f" {statistics.median(cpc):.3f} | {statistics.median(nsc):.3f} |")
     return 0
 
 

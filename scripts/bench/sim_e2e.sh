@@ -106,6 +106,7 @@ printf '%-58s %s\n' "trace" "gzip -9 on $MB MB, $refs references"
 printf '%-58s %s\n' "cachepart sim cachegrind, 1 thread, end to end" "$(field 3) s, $(field 4) M refs/s"
 printf '%-58s %s\n' "natsim (gcc -O3 -march=native), end to end" "$(field 5) s, $(field 6) M refs/s"
 printf '%-58s %s\n' "cachepart / natsim speed (target >= 1.0)" "$(field 7)x"
+printf '%-58s %s\n' "CPU seconds, all threads: cachepart / natsim" "$(field 8) s / $(field 9) s"
 # (cachegrind_threads.sh has stopped with an error if the totals differ)
 while read -r n wall rate speedup; do
     [[ $n =~ ^[0-9]+$ ]] || continue
