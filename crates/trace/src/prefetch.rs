@@ -109,13 +109,23 @@ impl Sink {
     }
 }
 
-/// Records of a stream decoded ahead on a background thread.
+/// Records of a stream decoded ahead on background threads: one for a
+/// reader or an iterator, one or more for an indexed file
+/// ([`Prefetch::file`]).
 pub struct Prefetch {
-    rx: Option<Receiver<Msg>>,
-    back: Sender<Vec<Record>>,
+    /// One channel per producing thread; with several, message `k` comes
+    /// from channel `k % n` (each a whole frame). Empty once the stream
+    /// has ended.
+    rx: Vec<Receiver<Msg>>,
+    /// Where each thread takes its recycled buffers from.
+    back: Vec<Sender<Vec<Record>>>,
+    /// The next message's turn.
+    turn: usize,
+    /// The thread that sent `cur`.
+    cur_from: usize,
     cur: Vec<Record>,
     pos: usize,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl Prefetch {
@@ -217,43 +227,115 @@ impl Prefetch {
             .name("cachepart-prefetch".into())
             .spawn(move || body(&mut sink))?;
         Ok(Prefetch {
-            rx: Some(rx),
-            back: back_tx,
+            rx: vec![rx],
+            back: vec![back_tx],
+            turn: 0,
+            cur_from: 0,
             cur: Vec::new(),
             pos: 0,
-            thread: Some(thread),
+            threads: vec![thread],
         })
+    }
+
+    /// Decodes the frames of an indexed trace file ahead on `decoders`
+    /// threads (at least 1): frame `i` on thread `i % decoders`, each
+    /// thread at most one decoded frame ahead of the consumer, and the
+    /// frames come out whole and in order. For a consumer that outruns one
+    /// decoding thread on a machine with cores to spare.
+    ///
+    /// The records are the file's, as [`Prefetch::reader`] gives them. An
+    /// error in a frame (read through the index: see [`TraceFile`]) comes
+    /// out after the records of the frames before it, none of its own, and
+    /// ends the stream.
+    ///
+    /// [`TraceFile`]: crate::TraceFile
+    pub fn file(file: std::sync::Arc<crate::TraceFile>, decoders: usize) -> Result<Prefetch> {
+        let decoders = decoders.max(1);
+        let frames = file.frames().len();
+        let mut p = Prefetch {
+            rx: Vec::with_capacity(decoders),
+            back: Vec::with_capacity(decoders),
+            turn: 0,
+            cur_from: 0,
+            cur: Vec::new(),
+            pos: 0,
+            threads: Vec::with_capacity(decoders),
+        };
+        for first in 0..decoders {
+            let (tx, rx) = mpsc::sync_channel(1);
+            let (back_tx, back_rx) = mpsc::channel::<Vec<Record>>();
+            let file = file.clone();
+            let thread = std::thread::Builder::new()
+                .name("cachepart-prefetch".into())
+                .spawn(move || {
+                    let mut scratch = match crate::FrameScratch::new() {
+                        Ok(scratch) => scratch,
+                        Err(e) => {
+                            let _ = tx.send(Msg::Error(e));
+                            return;
+                        }
+                    };
+                    for i in (first..frames).step_by(decoders) {
+                        let mut buf = back_rx.try_recv().unwrap_or_default();
+                        buf.clear();
+                        let msg = match file.decode_frame(i, &mut scratch, &mut buf) {
+                            Ok(()) => Msg::Records(buf),
+                            Err(e) => Msg::Error(e),
+                        };
+                        let stop = matches!(msg, Msg::Error(_));
+                        // the consumer is gone once it has stopped reading
+                        if tx.send(msg).is_err() || stop {
+                            return;
+                        }
+                    }
+                })?;
+            p.rx.push(rx);
+            p.back.push(back_tx);
+            p.threads.push(thread);
+        }
+        Ok(p)
     }
 
     /// Makes the next chunk current; `Ok(false)` at the end of the stream.
     fn advance(&mut self) -> Result<bool> {
-        let msg = match &self.rx {
-            Some(rx) => rx.recv().ok(),
-            None => None,
+        let n = self.rx.len();
+        let from = match n {
+            0 => 0,
+            _ => self.turn % n,
         };
+        let msg = self.rx.get(from).and_then(|rx| rx.recv().ok());
         match msg {
             Some(Msg::Records(v)) => {
+                self.turn += 1;
                 let old = std::mem::replace(&mut self.cur, v);
                 self.pos = 0;
                 if old.capacity() > 0 {
                     // The thread may be gone already: then nobody reuses it.
-                    let _ = self.back.send(old);
+                    let _ = self.back[self.cur_from].send(old);
                 }
+                self.cur_from = from;
                 Ok(true)
             }
-            Some(Msg::Error(e)) => Err(e),
+            Some(Msg::Error(e)) => {
+                if n > 1 {
+                    // A file's stream ends at its first error; the other
+                    // threads stop at their next hand-over.
+                    self.rx.clear();
+                }
+                Err(e)
+            }
             None => {
-                self.rx = None;
+                self.rx.clear();
                 self.join();
                 Ok(false)
             }
         }
     }
 
-    /// Waits for the thread; re-raises its panic, if it had one (a bug,
+    /// Waits for the threads; re-raises a panic, if one had one (a bug,
     /// never bad input: the stream would otherwise end early unnoticed).
     fn join(&mut self) {
-        if let Some(t) = self.thread.take() {
+        for t in self.threads.drain(..) {
             if let Err(p) = t.join() {
                 std::panic::resume_unwind(p);
             }
@@ -323,8 +405,8 @@ impl Drop for Prefetch {
     fn drop(&mut self) {
         // Closing the channel makes the thread's next send fail, and it
         // returns; a panic of the thread is not re-raised while dropping.
-        self.rx = None;
-        if let Some(t) = self.thread.take() {
+        self.rx.clear();
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
@@ -334,7 +416,7 @@ impl std::fmt::Debug for Prefetch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prefetch")
             .field("buffered", &(self.cur.len() - self.pos))
-            .field("running", &self.thread.is_some())
+            .field("threads", &self.threads.len())
             .finish()
     }
 }
