@@ -185,6 +185,7 @@ def cachegrind(
     ll: CacheSpec | None = None,
     platform: str | None = None,
     threads: int = 1,
+    decoders: int | None = None,
 ) -> dict[str, int]:
     """cachegrind's simulation of a binary trace (``.cpt``): its nine
     totals ``Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw``, in that order, as
@@ -201,6 +202,9 @@ def cachegrind(
     ``threads`` (a power of two) splits the simulation as ``cachepart sim
     cachegrind --threads`` does, with the same totals for any count; a
     count the geometry cannot be split by raises ``cachepart.UsageError``.
+    ``decoders`` decodes the trace file's frames on that many threads
+    (default: as many as ``threads``; 1 to 256), as ``--decoders`` does,
+    again with the same totals.
     """
     pairs = call(
         _core.sim_cachegrind,
@@ -210,5 +214,6 @@ def cachegrind(
         ll=_cache_opt(ll, "ll"),
         platform=platform,
         threads=threads,
+        decoders=decoders,
     )
     return dict(pairs)

@@ -215,3 +215,11 @@ def test_cachegrind_threads_give_the_same_totals(uniform_trace):
         cs.cachegrind(uniform_trace, threads=3)
     with pytest.raises(cachepart.UsageError, match="I1 has one set"):
         cs.cachegrind(uniform_trace, i1="1024,16,64", threads=2)
+
+
+def test_cachegrind_decoders_give_the_same_totals(uniform_trace):
+    one = cs.cachegrind(uniform_trace)
+    assert cs.cachegrind(uniform_trace, decoders=3) == one
+    assert cs.cachegrind(uniform_trace, threads=2, decoders=1) == one
+    with pytest.raises(cachepart.UsageError, match="decoded on 1 to 256 threads, not 0"):
+        cs.cachegrind(uniform_trace, decoders=0)

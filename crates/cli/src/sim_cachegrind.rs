@@ -54,10 +54,17 @@ pub struct CachegrindArgs {
     /// its number, bits that lie in the set index of I1, D1 and LL alike,
     /// so the threads share no set. The totals are the same for any N; N
     /// is refused when the levels' set indexes share fewer than log2(N)
-    /// bits. A trace file is also decoded on N threads. A command
-    /// captured after `--` is simulated on one thread.
+    /// bits. A trace file is also decoded on N threads (see
+    /// --decoders). A command captured after `--` is simulated on one
+    /// thread.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,
+    /// Decode a trace file on D threads, frames in parallel (default: as
+    /// many as --threads): more help where decoding, not simulating, bounds
+    /// the speed and cores are free. The totals are the same for any D.
+    /// Standard input is decoded on one thread.
+    #[arg(long, value_name = "D")]
+    pub decoders: Option<usize>,
     /// Output format: cachegrind's summary (`table`), or its nine totals
     /// `Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw` (one CSV row, one JSON
     /// object).
@@ -100,18 +107,19 @@ impl CachegrindArgs {
     }
 }
 
-/// A note when `--threads N` on a trace file asks for more busy threads
-/// (N decoding, N simulating) than the machine has CPUs: the simulating
-/// threads wait for each other at every chunk, so a descheduled one holds
-/// the others up and the run can be slower than on one thread.
-fn oversubscribed(threads: usize) -> Option<String> {
+/// A note when `--threads N` and `--decoders D` on a trace file ask for
+/// more busy threads (D decoding, N simulating) than the machine has CPUs:
+/// the simulating threads wait for each other at every chunk, so a
+/// descheduled one holds the others up and the run can be slower than on
+/// one thread.
+fn oversubscribed(threads: usize, decoders: usize) -> Option<String> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (threads > 1 && 2 * threads > cpus).then(|| {
+    (threads + decoders > 2 && threads + decoders > cpus).then(|| {
         format!(
-            "note: --threads {threads} keeps {} threads busy ({threads} decoding, {threads} \
+            "note: --threads {threads} keeps {} threads busy ({decoders} decoding, {threads} \
              simulating) and this machine has {cpus} CPUs; with fewer free CPUs than \
              that it can run slower than --threads 1 (the totals are the same)",
-            2 * threads
+            threads + decoders
         )
     })
 }
@@ -127,6 +135,9 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
     let cfg = cachegrind::config(a.platform.as_deref(), a.i1, a.d1, a.ll)?;
     cachegrind::check_threads(&cfg, a.threads)
         .map_err(|e| anyhow::anyhow!("--threads {}: {e}", a.threads))?;
+    let decoders = a.decoders.unwrap_or(a.threads);
+    cachegrind::check_decoders(decoders)
+        .map_err(|e| anyhow::anyhow!("--decoders {decoders}: {e}"))?;
     let (summary, status) = match (&a.trace, a.command.is_empty()) {
         (Some(_), false) => bail!("give a trace or a command after `--`, not both"),
         (None, true) => {
@@ -140,26 +151,31 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
                 );
             }
             output.check_not_input([trace.as_path()])?;
-            let on = match a.threads {
+            let mut on = match a.threads {
                 1 => String::new(),
                 n => format!(" on {n} threads"),
             };
+            if decoders != a.threads {
+                on += &format!(", decoding on {decoders}");
+            }
             eprintln!(
                 "simulating {} with {}{on}",
                 trace.display(),
                 cachegrind::describe(&cfg)
             );
-            if let Some(note) = oversubscribed(a.threads) {
+            if let Some(note) = oversubscribed(a.threads, decoders) {
                 eprintln!("{note}");
             }
-            (cachegrind::simulate_trace(trace, &cfg, a.threads)?, None)
+            (
+                cachegrind::simulate_trace(trace, &cfg, a.threads, a.decoders)?,
+                None,
+            )
         }
         (None, false) => {
-            if a.threads > 1 {
+            if a.threads > 1 || a.decoders.is_some() {
                 eprintln!(
-                    "note: --threads {} applies to a trace file; a captured command is \
-                     simulated on one thread, as fast as {} records it",
-                    a.threads,
+                    "note: --threads and --decoders apply to a trace file; a captured \
+                     command is simulated on one thread, as fast as {} records it",
                     a.tool.name()
                 );
             }

@@ -103,9 +103,10 @@ fn sim_platforms() -> Vec<(String, String)> {
 /// cachegrind's nine totals of a binary trace, as `(event, count)` pairs
 /// in cachegrind's order; `i1`, `d1`, `ll` are cachegrind's option values
 /// (`SIZE,WAYS,LINE`), `platform` supplies the caches not given;
-/// `threads` splits the simulation (the same totals for any count).
+/// `threads` splits the simulation and `decoders` decodes the trace file's
+/// frames in parallel (the same totals for any counts).
 #[pyfunction]
-#[pyo3(signature = (trace, i1=None, d1=None, ll=None, platform=None, threads=1))]
+#[pyo3(signature = (trace, i1=None, d1=None, ll=None, platform=None, threads=1, decoders=None))]
 fn sim_cachegrind(
     py: Python<'_>,
     trace: PathBuf,
@@ -114,6 +115,7 @@ fn sim_cachegrind(
     ll: Option<String>,
     platform: Option<String>,
     threads: usize,
+    decoders: Option<usize>,
 ) -> PyResult<Vec<(String, u64)>> {
     guarded(py, move || {
         let opt = |name: &str, v: Option<String>| {
@@ -126,7 +128,7 @@ fn sim_cachegrind(
             opt("LL", ll)?,
         )?;
         cachegrind::check_threads(&cfg, threads)?;
-        let s = cachegrind::simulate_trace(&trace, &cfg, threads)?;
+        let s = cachegrind::simulate_trace(&trace, &cfg, threads, decoders)?;
         Ok::<_, Error>(
             cachegrind::totals(&s)
                 .into_iter()

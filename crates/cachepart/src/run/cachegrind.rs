@@ -10,6 +10,7 @@
 use std::io::BufReader;
 use std::path::Path;
 use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
 
 use cachepart_sim::{
     parse_cache_opt, CacheConfig, CachegrindConfig, CachegrindSim, CachegrindSummary,
@@ -65,23 +66,60 @@ pub fn check_threads(cfg: &CachegrindConfig, threads: usize) -> Result<(), Error
         .map_err(|e| Error::Usage(e.to_string()))
 }
 
+/// The most decoding threads [`simulate_trace`] takes.
+pub const MAX_DECODERS: usize = 256;
+
+/// Checks a count of decoding threads for [`simulate_trace`]: 1 to
+/// [`MAX_DECODERS`].
+pub fn check_decoders(decoders: usize) -> Result<(), Error> {
+    if (1..=MAX_DECODERS).contains(&decoders) {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "the trace is decoded on 1 to {MAX_DECODERS} threads, not {decoders}"
+        )))
+    }
+}
+
 /// Simulates every record of the binary trace at `path` (a `.cpt` file)
 /// on empty caches of geometry `cfg`, on `threads` threads (checked as
 /// [`check_threads`] does); the totals are the same for any thread count.
-/// On more than one thread, a trace file (not standard input) is also
-/// decoded on `threads` threads, frames in parallel, each decoding thread
-/// putting its frames' records into the simulating threads' buckets as it
-/// decodes them.
+///
+/// A trace file (not standard input) is decoded on `decoders` threads
+/// (default: one per simulating thread; checked as [`check_decoders`]
+/// does), frames in parallel: on one simulating thread, the frames come
+/// to it whole and in order ([`Prefetch::file`]); on several, each
+/// decoding thread puts its frames' records into the simulating threads'
+/// buckets as it decodes them. The totals, and the error of a damaged
+/// frame, are the same for any count. Standard input, and a file without
+/// a readable index on one simulating thread, are decoded on one thread
+/// as they stream in.
 pub fn simulate_trace(
     path: &Path,
     cfg: &CachegrindConfig,
     threads: usize,
+    decoders: Option<usize>,
 ) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
     let usage = |e: cachepart_sim::SimError| Error::Usage(e.to_string());
-    if threads > 1 && path != Path::new("-") {
+    let decoders = decoders.unwrap_or(threads);
+    check_decoders(decoders)?;
+    let stdin = path == Path::new("-");
+    if threads > 1 && !stdin {
         let file = TraceFile::open(path).map_err(input)?;
-        return simulate_frames(&file, path, cfg, threads);
+        return simulate_frames(&file, path, cfg, threads, decoders);
+    }
+    if threads == 1 && decoders > 1 && !stdin {
+        // without a readable index the stream below reads the frames up to
+        // the damage and names it, as it would on one decoder
+        if let Ok(file) = TraceFile::open(path) {
+            let mut sim = CachegrindSim::new(cfg).map_err(usage)?;
+            let mut ahead = Prefetch::file(Arc::new(file), decoders).map_err(input)?;
+            while let Some(chunk) = ahead.take_chunk().map_err(input)? {
+                sim.run(chunk.iter().copied());
+            }
+            return Ok(sim.summary());
+        }
     }
     let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
@@ -111,22 +149,23 @@ pub fn simulate_trace(
 }
 
 /// [`simulate_trace`] on several threads for a trace file that can be
-/// read frame by frame: `threads` threads decode the frames (frame `i` on
-/// thread `i % threads`), each record straight into its simulating
+/// read frame by frame: `decoders` threads decode the frames (frame `i`
+/// on thread `i % decoders`), each record straight into its simulating
 /// thread's bucket, while `threads` others simulate them in order.
 fn simulate_frames(
     file: &TraceFile,
     path: &Path,
     cfg: &CachegrindConfig,
     threads: usize,
+    decoders: usize,
 ) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
     let mut sim = ParallelCachegrind::new(cfg, threads).map_err(|e| Error::Usage(e.to_string()))?;
     let scatterer = &sim.scatterer();
     let frames = file.frames().len();
     std::thread::scope(|s| {
-        let mut decoded = Vec::with_capacity(threads);
-        for first in 0..threads {
+        let mut decoded = Vec::with_capacity(decoders);
+        for first in 0..decoders {
             let (tx, rx) = sync_channel(2);
             decoded.push(rx);
             s.spawn(move || {
@@ -137,7 +176,7 @@ fn simulate_frames(
                         return;
                     }
                 };
-                for i in (first..frames).step_by(threads) {
+                for i in (first..frames).step_by(decoders) {
                     // each record goes into its bucket as it is decoded
                     let mut chunk = scatterer.chunk();
                     let frame = file
@@ -155,7 +194,7 @@ fn simulate_frames(
             if next == frames {
                 return Ok(None);
             }
-            let rx = &decoded[next % threads];
+            let rx = &decoded[next % decoders];
             next += 1;
             match rx.recv() {
                 Ok(frame) => frame.map(Some).map_err(input),
