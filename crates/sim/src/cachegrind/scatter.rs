@@ -152,6 +152,19 @@ impl RecordSink for Scattered {
         );
         self.len += 1;
     }
+
+    /// A block of records (the frame decoder hands them over so): the
+    /// chunk index kept in a register, not in `self`, across the block.
+    #[inline]
+    fn push_slice(&mut self, records: &[Record]) {
+        let clamp = self.clamp;
+        let (shift, mask) = (self.shift, self.mask);
+        let from = self.len as u32;
+        for (idx, rec) in (from..).zip(records) {
+            place(shift, mask, clamp, idx, *rec, &mut self.buckets);
+        }
+        self.len += records.len();
+    }
 }
 
 /// Scatters `records` (a slice of a chunk, its first at chunk index
