@@ -1,6 +1,7 @@
 //! The split simulation against the one-thread one: equal totals for 1, 2
 //! and 4 threads on random records (straddling, clamped, wrapping round
-//! the address space), geometries and chunkings.
+//! the address space), geometries and chunkings, and for 1 to 8 threads on
+//! runs of references in one line and across partition boundaries.
 
 use cachepart_trace::{Event, Kind, Record};
 use proptest::prelude::*;
@@ -107,6 +108,62 @@ proptest! {
                     prop_assert!(e.contains("share"), "{}", e);
                 }
             }
+        }
+    }
+}
+
+/// Runs of records as programs make them: instruction fetches marching
+/// through code (most in the line fetched last, some across a line or
+/// partition boundary), data references repeated on one line or just
+/// below a boundary, and flushes; some runs straddle nothing, some little
+/// else.
+pub(super) fn runs() -> impl Strategy<Value = Vec<Record>> {
+    let fetches = (0u64..4096, 1usize..80, 1u64..16).prop_map(|(pc, n, step)| {
+        (0..n as u64)
+            .map(|i| {
+                let size = 1 + (i * 7 + pc) % 15;
+                Record::access(Kind::Ifetch, 0x8000 + pc + i * step, size as u32, 0).unwrap()
+            })
+            .collect::<Vec<_>>()
+    });
+    let data = (0u64..512, 0u64..24, 1u32..40, 1usize..30, any::<bool>()).prop_map(
+        |(block, below, size, n, store)| {
+            let kind = if store { Kind::Store } else { Kind::Load };
+            let addr = (block * 64).wrapping_sub(below);
+            (0..n)
+                .map(|_| Record::access(kind, addr, size, 1).unwrap())
+                .collect::<Vec<_>>()
+        },
+    );
+    let flush = Just(vec![Record::event(Event::Flush, 0).unwrap()]);
+    proptest::collection::vec(prop_oneof![8 => fetches, 8 => data, 1 => flush], 0..60)
+        .prop_map(|runs| runs.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn runs_on_one_line_and_across_boundaries_split_exactly(
+        records in runs(),
+        geometry in 0usize..3,
+        chunk in prop_oneof![1 => 1usize..4, 4 => 1usize..2000],
+    ) {
+        // every geometry splits 8 ways; the last has lines of three sizes,
+        // so that a part's share of a straddle can span lines
+        let cfg = [
+            CachegrindConfig::lru((32768, 8, 64), (32768, 8, 64), (262144, 16, 64)),
+            CachegrindConfig::lru((1024, 1, 64), (2048, 2, 64), (8192, 2, 64)),
+            CachegrindConfig::lru((4096, 2, 16), (8192, 4, 32), (131072, 8, 64)),
+        ][geometry];
+        let mut one = CachegrindSim::new(&cfg).unwrap();
+        one.run(records.iter().copied());
+        let want = one.summary();
+        for threads in [1, 2, 4, 8] {
+            let got = split(&cfg, threads, &records, chunk).unwrap();
+            prop_assert_eq!(got, want, "{} threads", threads);
+            let got = scattered(&cfg, threads, &records, chunk);
+            prop_assert_eq!(got, want, "{} threads, scattered ahead", threads);
         }
     }
 }

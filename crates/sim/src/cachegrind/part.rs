@@ -337,6 +337,18 @@ fn split_misses(
     let last = addr.wrapping_add(u64::from(size) - 1);
     let (first_block, last_block) = (addr >> shift, last >> shift);
     let block_mask = u64::MAX >> shift;
+    if mask != 0 && last_block == first_block.wrapping_add(1) & block_mask {
+        // the common straddle, over one boundary: two blocks of different
+        // partitions (there are two or more), at most one of them this one
+        let boundary = last_block << shift;
+        return if first_block & mask == me {
+            Some(cache.misses(addr, boundary.wrapping_sub(addr) as u32))
+        } else if last_block & mask == me {
+            Some(cache.misses(boundary, (last.wrapping_sub(boundary) + 1) as u32))
+        } else {
+            None
+        };
+    }
     let mut b = first_block;
     let mut found = None;
     loop {

@@ -1,7 +1,8 @@
 //! The cachegrind-compatible simulator's tests: worked examples, the
-//! refusals, and a property test against the general model (one core's
+//! refusals, and property tests against the general model (one core's
 //! [`Hierarchy`] in [`Mode::Cachegrind`]) on random records and
-//! geometries.
+//! geometries, and on runs of references in one line (the lookups the
+//! tag store answers from the block it looked up last).
 
 use cachepart_trace::{Event, Kind, Record};
 use proptest::prelude::*;
@@ -97,6 +98,31 @@ proptest! {
     ) {
         let cfg = CachegrindConfig { i1, d1, ll };
         // only what both accept (LL at least one line larger, ...)
+        prop_assume!(CachegrindSim::new(&cfg).is_ok());
+        let mut sim = CachegrindSim::new(&cfg).unwrap();
+        sim.run(records.iter().copied());
+        let (want, instructions) = general(&cfg, &records);
+        prop_assert_eq!(sim.summary(), want);
+        prop_assert_eq!(sim.instructions(), instructions);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn runs_on_one_line_count_as_the_general_model_counts(
+        i1 in geometry(),
+        d1 in geometry(),
+        ll in geometry(),
+        records in super::parallel_tests::runs(),
+    ) {
+        // the general model does not wrap round the address space
+        let records: Vec<Record> = records
+            .into_iter()
+            .filter(|r| r.addr_unchecked() < 1 << 40)
+            .collect();
+        let cfg = CachegrindConfig { i1, d1, ll };
         prop_assume!(CachegrindSim::new(&cfg).is_ok());
         let mut sim = CachegrindSim::new(&cfg).unwrap();
         sim.run(records.iter().copied());
