@@ -47,6 +47,11 @@ impl MtfCache {
         }
     }
 
+    /// The line size's bit count.
+    pub(super) fn line_bits(&self) -> u32 {
+        self.line_bits
+    }
+
     /// Looks `block` up and makes it the most recent of its set; `true`
     /// on a miss. Written without a panicking index, so that the caller's
     /// counters can stay in registers across the loop.

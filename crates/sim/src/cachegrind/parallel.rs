@@ -58,13 +58,13 @@ impl ParallelCachegrind {
             geometry(&cfg.ll, "LL")?,
         );
         let clamp = i1.line().min(d1.line()).min(ll.line());
-        let parts = (0..threads)
+        let parts: Vec<Part> = (0..threads)
             .map(|me| {
                 let caches = (MtfCache::new(&i1), MtfCache::new(&d1), MtfCache::new(&ll));
                 Part::new(me, threads, partition.shift(), caches, clamp)
             })
             .collect();
-        let scatterer = Scatterer::new(partition.shift(), threads, clamp);
+        let scatterer = Scatterer::new(parts[0].rule(), threads);
         Ok(ParallelCachegrind {
             partition,
             scatterer,

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cachepart_trace::{Event, Kind, Record};
 
 use super::mtf::MtfCache;
-use super::scatter::{scatter, Bucket};
+use super::scatter::{scatter, Bucket, Rule};
 use super::CachegrindSummary;
 
 /// What kind of reference a queued entry is, and how it is queued.
@@ -190,7 +190,17 @@ impl Part {
     /// Scatters `records` (a slice of the chunk, its first at chunk index
     /// `from`) into `out`, one bucket per partition (see [`scatter`]).
     pub(super) fn scatter(&self, records: &[Record], from: u32, out: &mut [Bucket]) {
-        scatter(self.shift, self.mask, self.clamp, records, from, out);
+        scatter(self.rule(), records, from, out);
+    }
+
+    /// How this split places references into buckets.
+    pub(super) fn rule(&self) -> Rule {
+        Rule {
+            shift: self.shift,
+            mask: self.mask,
+            clamp: u64::from(self.clamp),
+            iline_bits: self.i1.line_bits(),
+        }
     }
 
     /// Pass 1 over a bucket `scatter` filled for this part: I1 and D1
@@ -200,6 +210,8 @@ impl Part {
         // the loop of `CachegrindSim::run`, but for references that
         // straddle partitions
         let mut t = self.totals;
+        // the fetches the scatter counted instead of placing: I1 hits
+        t.ir += bucket.folded;
         let (me, shift, mask, clamp) = (self.me, self.shift, self.mask, self.clamp);
         let (i1, d1) = (&mut self.i1, &mut self.d1);
         let mut splits = bucket.splits.iter().copied();

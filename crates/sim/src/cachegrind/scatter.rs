@@ -4,6 +4,16 @@
 //! threads themselves (`scatter`, a slice each), or ahead by the threads
 //! that decode a trace's frames ([`Scatterer`]), each record put into its
 //! bucket as it is decoded ([`Scattered`] is a [`RecordSink`]).
+//!
+//! An instruction fetch wholly in the I1 line of the fetch placed last in
+//! its bucket (with no straddling reference or escape placed there since)
+//! is not placed but counted in the bucket's `folded`: the line is then
+//! its I1 set's most recent block in that partition (only fetches touch
+//! I1, and other partitions' lines lie in other sets), so the fetch is a
+//! hit that changes nothing, and its thread adds one to `Ir` for it. A
+//! real program's fetches mostly repeat the line before them (95% of
+//! `gzip -9`'s), and a loop's line lands on one thread, so folding them
+//! here is what keeps that thread from doing most of the work.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,19 +21,55 @@ use cachepart_trace::{Kind, Record, RecordSink};
 
 /// The records of one slice of a chunk that one partition has a share
 /// in, in trace order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Bucket {
     pub(super) records: Vec<Record>,
     /// The chunk indexes of the references among them that straddle
     /// partitions, in order.
     pub(super) splits: Vec<u32>,
+    /// Instruction fetches counted here instead of placed: each an I1 hit
+    /// that changes nothing (see the module docs).
+    pub(super) folded: u64,
+    /// The I1 line of the last fetch placed, while it lay in one line and
+    /// nothing that may move I1's blocks came after it; else `NO_LINE`.
+    last_iline: u64,
+}
+
+/// No I1 line (line numbers are below `2^48`).
+const NO_LINE: u64 = u64::MAX;
+
+impl Default for Bucket {
+    fn default() -> Self {
+        Bucket {
+            records: Vec::new(),
+            splits: Vec::new(),
+            folded: 0,
+            last_iline: NO_LINE,
+        }
+    }
 }
 
 impl Bucket {
     pub(super) fn clear(&mut self) {
         self.records.clear();
         self.splits.clear();
+        self.folded = 0;
+        self.last_iline = NO_LINE;
     }
+}
+
+/// How references are placed: the partition bits, the data clamp and the
+/// I1 line of the fold.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Rule {
+    /// Bits `shift ..` of an address name its partition.
+    pub(super) shift: u32,
+    /// `threads - 1`.
+    pub(super) mask: u64,
+    /// Data references are clamped to this many bytes.
+    pub(super) clamp: u64,
+    /// I1's line bits.
+    pub(super) iline_bits: u32,
 }
 
 /// Emptied buckets of chunks that came scattered, handed back by the
@@ -61,21 +107,17 @@ impl BucketPool {
 /// Clones share the memory of the buckets the simulation is done with.
 #[derive(Clone, Debug)]
 pub struct Scatterer {
-    shift: u32,
+    rule: Rule,
     threads: usize,
-    clamp: u32,
     pub(super) pool: Arc<BucketPool>,
 }
 
 impl Scatterer {
-    /// The scatterer of `threads` partitions (a power of two), the
-    /// partition bits from `shift`, data references clamped to `clamp`
-    /// bytes.
-    pub(super) fn new(shift: u32, threads: usize, clamp: u32) -> Self {
+    /// The scatterer of `threads` partitions (a power of two) by `rule`.
+    pub(super) fn new(rule: Rule, threads: usize) -> Self {
         Scatterer {
-            shift,
+            rule,
             threads,
-            clamp,
             pool: Arc::default(),
         }
     }
@@ -89,9 +131,7 @@ impl Scatterer {
         Scattered {
             buckets: self.pool.take(self.threads),
             len: 0,
-            shift: self.shift,
-            mask: self.threads as u64 - 1,
-            clamp: u64::from(self.clamp),
+            rule: self.rule,
         }
     }
 
@@ -100,7 +140,7 @@ impl Scatterer {
     pub fn scatter(&self, records: &[Record]) -> Scattered {
         let mut s = self.chunk();
         s.reserve(records.len());
-        scatter(s.shift, s.mask, self.clamp, records, 0, &mut s.buckets);
+        scatter(self.rule, records, 0, &mut s.buckets);
         s.len = records.len();
         s
     }
@@ -114,9 +154,7 @@ pub struct Scattered {
     pub(super) buckets: Vec<Bucket>,
     /// Records in the chunk.
     pub(super) len: usize,
-    shift: u32,
-    mask: u64,
-    clamp: u64,
+    rule: Rule,
 }
 
 impl Scattered {
@@ -142,14 +180,7 @@ impl RecordSink for Scattered {
 
     #[inline(always)]
     fn push(&mut self, record: Record) {
-        place(
-            self.shift,
-            self.mask,
-            self.clamp,
-            self.len as u32,
-            record,
-            &mut self.buckets,
-        );
+        place(self.rule, self.len as u32, record, &mut self.buckets);
         self.len += 1;
     }
 
@@ -157,57 +188,56 @@ impl RecordSink for Scattered {
     /// chunk index kept in a register, not in `self`, across the block.
     #[inline]
     fn push_slice(&mut self, records: &[Record]) {
-        let clamp = self.clamp;
-        let (shift, mask) = (self.shift, self.mask);
+        let rule = self.rule;
         let from = self.len as u32;
         for (idx, rec) in (from..).zip(records) {
-            place(shift, mask, clamp, idx, *rec, &mut self.buckets);
+            place(rule, idx, *rec, &mut self.buckets);
         }
         self.len += records.len();
     }
 }
 
 /// Scatters `records` (a slice of a chunk, its first at chunk index
-/// `from`) into `out`, one bucket per partition of `mask + 1`, the
-/// partition bits from `shift`, data references clamped to `clamp` bytes
-/// (see [`place`]).
-pub(super) fn scatter(
-    shift: u32,
-    mask: u64,
-    clamp: u32,
-    records: &[Record],
-    from: u32,
-    out: &mut [Bucket],
-) {
-    let clamp = u64::from(clamp);
+/// `from`) into `out`, one bucket per partition, by `rule` (see
+/// [`place`]).
+pub(super) fn scatter(rule: Rule, records: &[Record], from: u32, out: &mut [Bucket]) {
     for (idx, rec) in (from..).zip(records) {
-        place(shift, mask, clamp, idx, *rec, out);
+        place(rule, idx, *rec, out);
     }
 }
 
 /// Puts `rec`, chunk index `idx`, into its buckets of `out`: a reference
-/// wholly in one partition into that one's, a reference that straddles
-/// partitions into each of theirs (its index also into the bucket's
-/// `splits`), an escape into every one.
+/// wholly in one partition into that one's (an instruction fetch that
+/// repeats the bucket's last I1 line only counted there, see the module
+/// docs), a reference that straddles partitions into each of theirs (its
+/// index also into the bucket's `splits`), an escape into every one.
 #[inline(always)]
-fn place(shift: u32, mask: u64, clamp: u64, idx: u32, rec: Record, out: &mut [Bucket]) {
+fn place(rule: Rule, idx: u32, rec: Record, out: &mut [Bucket]) {
     let code = rec.kind_code();
     let addr = rec.addr_unchecked();
     let size = rec.size_unchecked();
+    let fetch = code == Kind::Ifetch as u64;
     // data references are clamped to the smallest line
-    let size = if code == Kind::Ifetch as u64 {
-        size
-    } else {
-        size.min(clamp)
-    };
+    let size = if fetch { size } else { size.min(rule.clamp) };
     let last = addr.wrapping_add(size.max(1) - 1);
-    if (addr ^ last) >> shift == 0 && code != Kind::Escape as u64 {
-        if let Some(b) = out.get_mut(((addr >> shift) & mask) as usize) {
+    if (addr ^ last) >> rule.shift == 0 && code != Kind::Escape as u64 {
+        if let Some(b) = out.get_mut(((addr >> rule.shift) & rule.mask) as usize) {
+            if fetch {
+                let line = addr >> rule.iline_bits;
+                if (addr ^ last) >> rule.iline_bits != 0 {
+                    b.last_iline = NO_LINE;
+                } else if line == b.last_iline {
+                    b.folded += 1;
+                    return;
+                } else {
+                    b.last_iline = line;
+                }
+            }
             b.records.push(rec);
         }
         return;
     }
-    place_spread(shift, mask, idx, rec, addr, last, out);
+    place_spread(rule.shift, rule.mask, idx, rec, addr, last, out);
 }
 
 /// [`place`] for an escape or a reference that spans blocks.
@@ -222,8 +252,10 @@ fn place_spread(
     out: &mut [Bucket],
 ) {
     if rec.kind_code() == Kind::Escape as u64 {
+        // a flush empties I1: no line is known to be most recent after it
         for b in out.iter_mut() {
             b.records.push(rec);
+            b.last_iline = NO_LINE;
         }
         return;
     }
@@ -237,6 +269,8 @@ fn place_spread(
         if let Some(bucket) = out.get_mut((b & mask) as usize) {
             bucket.records.push(rec);
             bucket.splits.push(idx);
+            // a straddling fetch moves I1 blocks of this part
+            bucket.last_iline = NO_LINE;
         }
         if b == last_block {
             break;

@@ -10,25 +10,31 @@ use super::parallel_tests::{geometry, record};
 use super::scatter::Scattered;
 use super::*;
 
-/// Each bucket's records and split indexes.
-type Buckets = Vec<(Vec<Record>, Vec<u32>)>;
+/// Each bucket's records, split indexes and folded fetches.
+type Buckets = Vec<(Vec<Record>, Vec<u32>, u64)>;
 
 fn buckets(s: &Scattered) -> Buckets {
     s.buckets
         .iter()
-        .map(|b| (b.records.clone(), b.splits.clone()))
+        .map(|b| (b.records.clone(), b.splits.clone(), b.folded))
         .collect()
 }
 
 /// The rule: an escape goes to every bucket; a reference (data clamped to
 /// `clamp` bytes) to the bucket of each partition its `2^shift`-byte
-/// blocks fall in, its index also to their splits when it spans blocks.
-fn by_rule(records: &[Record], threads: usize, shift: u32, clamp: u64) -> Buckets {
-    let mut out: Buckets = vec![(Vec::new(), Vec::new()); threads];
+/// blocks fall in, its index also to their splits when it spans blocks;
+/// but an instruction fetch in one I1 line (`2^ibits` bytes), the line of
+/// the last record placed in its bucket, which was a fetch in one I1 line,
+/// is only counted there.
+fn by_rule(records: &[Record], threads: usize, shift: u32, clamp: u64, ibits: u32) -> Buckets {
+    let mut out: Buckets = vec![(Vec::new(), Vec::new(), 0); threads];
+    // per bucket: the last record placed, if a fetch in one I1 line
+    let mut last_line: Vec<Option<u64>> = vec![None; threads];
     for (idx, r) in records.iter().enumerate() {
         if r.kind() == Kind::Escape {
-            for b in &mut out {
+            for (b, l) in out.iter_mut().zip(&mut last_line) {
                 b.0.push(*r);
+                *l = None;
             }
             continue;
         }
@@ -44,10 +50,24 @@ fn by_rule(records: &[Record], threads: usize, shift: u32, clamp: u64) -> Bucket
             .collect();
         parts.sort_unstable();
         parts.dedup();
+        let (a, end) = (
+            r.addr_unchecked(),
+            r.addr_unchecked().wrapping_add(size.max(1) - 1),
+        );
+        let one_iline = r.kind() == Kind::Ifetch && blocks == 1 && a >> ibits == end >> ibits;
         for p in parts {
+            if one_iline && last_line[p] == Some(a >> ibits) {
+                out[p].2 += 1;
+                continue;
+            }
             out[p].0.push(*r);
             if blocks > 1 {
                 out[p].1.push(idx as u32);
+            }
+            // data references leave I1 alone; a fetch over two lines, or
+            // over blocks, ends the run
+            if r.kind() == Kind::Ifetch || blocks > 1 {
+                last_line[p] = one_iline.then_some(a >> ibits);
             }
         }
     }
@@ -101,7 +121,8 @@ proptest! {
                 prop_assert_eq!(after.len(), decoded.len());
                 let got = buckets(&chunk);
                 prop_assert_eq!(&got, &buckets(&after), "{} threads, frame {}", threads, i);
-                prop_assert_eq!(&got, &by_rule(&decoded, threads, shift, clamp));
+                let ibits = i1.line_bytes.trailing_zeros();
+                prop_assert_eq!(&got, &by_rule(&decoded, threads, shift, clamp, ibits));
             }
         }
         std::fs::remove_file(&path).unwrap();
