@@ -59,9 +59,11 @@ pub struct CachegrindArgs {
     /// thread.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,
-    /// Decode a trace file on D threads, frames in parallel (default: as
-    /// many as --threads): more help where decoding, not simulating, bounds
-    /// the speed and cores are free. The totals are the same for any D.
+    /// Decode a trace file on D threads, frames in parallel (default: 1
+    /// with --threads 1, else twice --threads where the machine has the
+    /// CPUs for them beside the simulating threads, never fewer than
+    /// --threads): more help where decoding, not simulating, bounds the
+    /// speed and cores are free. The totals are the same for any D.
     /// Standard input is decoded on one thread.
     #[arg(long, value_name = "D")]
     pub decoders: Option<usize>,
@@ -113,7 +115,7 @@ impl CachegrindArgs {
 /// descheduled one holds the others up and the run can be slower than on
 /// one thread.
 fn oversubscribed(threads: usize, decoders: usize) -> Option<String> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = cachegrind::cpus();
     (threads + decoders > 2 && threads + decoders > cpus).then(|| {
         format!(
             "note: --threads {threads} keeps {} threads busy ({decoders} decoding, {threads} \
@@ -135,7 +137,9 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
     let cfg = cachegrind::config(a.platform.as_deref(), a.i1, a.d1, a.ll)?;
     cachegrind::check_threads(&cfg, a.threads)
         .map_err(|e| anyhow::anyhow!("--threads {}: {e}", a.threads))?;
-    let decoders = a.decoders.unwrap_or(a.threads);
+    let decoders = a
+        .decoders
+        .unwrap_or_else(|| cachegrind::default_decoders(a.threads, cachegrind::cpus()));
     cachegrind::check_decoders(decoders)
         .map_err(|e| anyhow::anyhow!("--decoders {decoders}: {e}"))?;
     let (summary, status) = match (&a.trace, a.command.is_empty()) {
@@ -167,7 +171,7 @@ pub fn run(a: CachegrindArgs) -> Result<()> {
                 eprintln!("{note}");
             }
             (
-                cachegrind::simulate_trace(trace, &cfg, a.threads, a.decoders)?,
+                cachegrind::simulate_trace(trace, &cfg, a.threads, Some(decoders))?,
                 None,
             )
         }

@@ -81,13 +81,28 @@ pub fn check_decoders(decoders: usize) -> Result<(), Error> {
     }
 }
 
+/// The decoding threads [`simulate_trace`] uses by default for `threads`
+/// simulating threads on a machine of `cpus` CPUs: one for one simulating
+/// thread (the frames stream in); else twice `threads` where the machine
+/// has CPUs for them beside the simulating ones, fewer where it has fewer,
+/// and never fewer than `threads`. With the sorting into buckets done
+/// while decoding (and the fetches that repeat a line folded there), a
+/// decoding thread does about twice a simulating thread's work on a real
+/// program's trace (docs/sim.md, "On several threads").
+pub fn default_decoders(threads: usize, cpus: usize) -> usize {
+    match threads {
+        0 | 1 => 1,
+        n => cpus.saturating_sub(n).clamp(n, 2 * n),
+    }
+}
+
 /// Simulates every record of the binary trace at `path` (a `.cpt` file)
 /// on empty caches of geometry `cfg`, on `threads` threads (checked as
 /// [`check_threads`] does); the totals are the same for any thread count.
 ///
 /// A trace file (not standard input) is decoded on `decoders` threads
-/// (default: one per simulating thread; checked as [`check_decoders`]
-/// does), frames in parallel: on one simulating thread, the frames come
+/// (default: [`default_decoders`] for this machine; checked as
+/// [`check_decoders`] does), frames in parallel: on one simulating thread, the frames come
 /// to it whole and in order ([`Prefetch::file`]); on several, each
 /// decoding thread puts its frames' records into the simulating threads'
 /// buckets as it decodes them. The totals, and the error of a damaged
@@ -102,7 +117,7 @@ pub fn simulate_trace(
 ) -> Result<CachegrindSummary, Error> {
     let input = |e: cachepart_trace::TraceError| Error::trace(path.display(), e);
     let usage = |e: cachepart_sim::SimError| Error::Usage(e.to_string());
-    let decoders = decoders.unwrap_or(threads);
+    let decoders = decoders.unwrap_or_else(|| default_decoders(threads, cpus()));
     check_decoders(decoders)?;
     let stdin = path == Path::new("-");
     if threads > 1 && !stdin {
@@ -207,6 +222,11 @@ fn simulate_frames(
     Ok(sim.summary())
 }
 
+/// The CPUs this process may run on.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The geometry as cachegrind's options: `--I1=... --D1=... --LL=...`.
 pub fn describe(cfg: &CachegrindConfig) -> String {
     cfg.valgrind_args().join(" ")
@@ -215,6 +235,17 @@ pub fn describe(cfg: &CachegrindConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoders_default_to_twice_the_threads_where_cpus_allow() {
+        assert_eq!(default_decoders(1, 64), 1);
+        assert_eq!(default_decoders(2, 2), 2); // as many as the threads at least
+        assert_eq!(default_decoders(2, 5), 3);
+        assert_eq!(default_decoders(2, 16), 4);
+        assert_eq!(default_decoders(4, 16), 8);
+        assert_eq!(default_decoders(8, 16), 8);
+        assert_eq!(default_decoders(16, 16), 16);
+    }
 
     #[test]
     fn geometry_comes_from_options_platform_or_defaults() {
