@@ -1,11 +1,12 @@
-//! `cachepart sim cachegrind --threads N`: the same summary and JSON as
-//! one thread on a trace of several chunks, and the thread counts it
-//! refuses, named in the error.
+//! `cachepart sim cachegrind --threads N --decoders D`: the same summary
+//! and JSON as one thread and one decoder on a trace of several chunks
+//! and frames, a damaged frame's error the same for any D, and the thread
+//! and decoder counts it refuses, named in the error.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use cachepart::trace::{Header, Kind, Record, Writer};
+use cachepart::trace::{Header, Kind, Record, TraceFile, Writer};
 
 fn cachepart(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cachepart"))
@@ -18,7 +19,16 @@ fn cachepart(args: &[&str]) -> Output {
 /// counter and loads, stores and modifies of 1 to 32 bytes, many of them
 /// straddling lines: more records than one chunk of the split simulation.
 fn write_trace(path: &Path) {
-    let mut w = Writer::new(std::fs::File::create(path).unwrap(), &Header::default()).unwrap();
+    write_trace_in_frames(path, Header::default().frame_records);
+}
+
+/// [`write_trace`] in frames of `frame_records` records.
+fn write_trace_in_frames(path: &Path, frame_records: u32) {
+    let header = Header {
+        frame_records,
+        ..Header::default()
+    };
+    let mut w = Writer::new(std::fs::File::create(path).unwrap(), &header).unwrap();
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     let mut pc = 0x40_0000u64;
     for _ in 0..150_000 {
@@ -183,4 +193,104 @@ fn more_threads_than_cpus_allow_get_a_note_and_one_thread_none() {
     one.extend(GEOMETRY);
     assert!(!note(&one), "one thread gave a note");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn run(trace: &str, threads: &str, decoders: Option<&str>) -> Output {
+    let mut a = vec![
+        "sim",
+        "cachegrind",
+        trace,
+        "--format",
+        "json",
+        "--threads",
+        threads,
+    ];
+    if let Some(d) = decoders {
+        a.extend_from_slice(&["--decoders", d]);
+    }
+    a.extend_from_slice(&GEOMETRY);
+    cachepart(&a)
+}
+
+#[test]
+fn every_decoder_count_prints_the_one_decoder_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("mix.cpt");
+    write_trace_in_frames(&trace, 7_000);
+    assert!(TraceFile::open(&trace).unwrap().frames().len() > 40);
+    let t = trace.to_str().unwrap();
+    let base = run(t, "1", None);
+    assert!(
+        base.status.success(),
+        "{}",
+        String::from_utf8_lossy(&base.stderr)
+    );
+    let json = String::from_utf8(base.stdout).unwrap();
+    assert!(json.contains("\"Ir\": 150000"), "{json}");
+    for threads in ["1", "2", "4"] {
+        for decoders in ["1", "2", "3", "8"] {
+            let o = run(t, threads, Some(decoders));
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                o.status.success(),
+                "--threads {threads} --decoders {decoders}: {err}"
+            );
+            assert_eq!(
+                String::from_utf8(o.stdout).unwrap(),
+                json,
+                "--threads {threads} --decoders {decoders}"
+            );
+            // the banner says how the work is split when it differs
+            if decoders != threads {
+                assert!(err.contains(&format!("decoding on {decoders}")), "{err}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_damaged_frame_gives_the_one_decoder_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("mix.cpt");
+    write_trace_in_frames(&trace, 7_000);
+    let at = TraceFile::open(&trace).unwrap().frames()[17].offset as usize;
+    let mut bytes = std::fs::read(&trace).unwrap();
+    for b in &mut bytes[at + 30..at + 60] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(&trace, &bytes).unwrap();
+    let t = trace.to_str().unwrap();
+    let one = run(t, "1", None);
+    assert!(!one.status.success());
+    let want = String::from_utf8_lossy(&one.stderr).to_string();
+    assert!(want.contains(&format!("offset {at}")), "{want}");
+    for decoders in ["2", "5"] {
+        let o = run(t, "1", Some(decoders));
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        // the same error line, after a banner that names the decoders
+        let last = |s: &str| s.lines().last().unwrap_or_default().to_string();
+        assert_eq!(last(&err), last(&want), "--decoders {decoders}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn refused_decoder_counts_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("mix.cpt");
+    write_trace(&trace);
+    let t = trace.to_str().unwrap();
+    for bad in ["0", "257"] {
+        let o = run(t, "1", Some(bad));
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!(
+                "--decoders {bad}: the trace is decoded on 1 to 256 threads, not {bad}"
+            )),
+            "{err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
 }

@@ -86,6 +86,22 @@ fn record() -> impl Strategy<Value = Record> {
     ]
 }
 
+/// `CachegrindSim`'s totals and instruction count on `records` equal the
+/// general model's, where both accept the geometry (LL at least one line
+/// larger, ...).
+fn same_as_the_general_model(
+    cfg: CachegrindConfig,
+    records: &[Record],
+) -> Result<(), TestCaseError> {
+    prop_assume!(CachegrindSim::new(&cfg).is_ok());
+    let mut sim = CachegrindSim::new(&cfg).unwrap();
+    sim.run(records.iter().copied());
+    let (want, instructions) = general(&cfg, records);
+    prop_assert_eq!(sim.summary(), want);
+    prop_assert_eq!(sim.instructions(), instructions);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -96,14 +112,7 @@ proptest! {
         ll in geometry(),
         records in proptest::collection::vec(record(), 0..2000),
     ) {
-        let cfg = CachegrindConfig { i1, d1, ll };
-        // only what both accept (LL at least one line larger, ...)
-        prop_assume!(CachegrindSim::new(&cfg).is_ok());
-        let mut sim = CachegrindSim::new(&cfg).unwrap();
-        sim.run(records.iter().copied());
-        let (want, instructions) = general(&cfg, &records);
-        prop_assert_eq!(sim.summary(), want);
-        prop_assert_eq!(sim.instructions(), instructions);
+        same_as_the_general_model(CachegrindConfig { i1, d1, ll }, &records)?;
     }
 }
 
@@ -122,13 +131,7 @@ proptest! {
             .into_iter()
             .filter(|r| r.addr_unchecked() < 1 << 40)
             .collect();
-        let cfg = CachegrindConfig { i1, d1, ll };
-        prop_assume!(CachegrindSim::new(&cfg).is_ok());
-        let mut sim = CachegrindSim::new(&cfg).unwrap();
-        sim.run(records.iter().copied());
-        let (want, instructions) = general(&cfg, &records);
-        prop_assert_eq!(sim.summary(), want);
-        prop_assert_eq!(sim.instructions(), instructions);
+        same_as_the_general_model(CachegrindConfig { i1, d1, ll }, &records)?;
     }
 }
 
