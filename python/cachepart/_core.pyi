@@ -127,4 +127,5 @@ def sim_cachegrind(
     ll: str | None = None,
     platform: str | None = None,
     threads: int = 1,
+    decoders: int | None = None,
 ) -> list[tuple[str, int]]: ...
