@@ -97,11 +97,9 @@ proptest! {
     ) {
         let cfg = CachegrindConfig { i1, d1, ll };
         prop_assume!(CachegrindSim::new(&cfg).is_ok());
-        let path = std::env::temp_dir().join(format!(
-            "cachepart-scatter-{}-{frame}-{}.cpt",
-            std::process::id(),
-            records.len()
-        ));
+        // removed when the case ends, failed or not
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scatter.cpt");
         write(&path, &records, frame);
         let file = TraceFile::open(&path).unwrap();
         let clamp = u64::from(i1.line_bytes.min(d1.line_bytes).min(ll.line_bytes));
@@ -125,6 +123,5 @@ proptest! {
                 prop_assert_eq!(&got, &by_rule(&decoded, threads, shift, clamp, ibits));
             }
         }
-        std::fs::remove_file(&path).unwrap();
     }
 }
