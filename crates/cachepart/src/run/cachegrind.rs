@@ -102,10 +102,10 @@ pub fn default_decoders(threads: usize, cpus: usize) -> usize {
 ///
 /// A trace file (not standard input) is decoded on `decoders` threads
 /// (default: [`default_decoders`] for this machine; checked as
-/// [`check_decoders`] does), frames in parallel: on one simulating thread, the frames come
-/// to it whole and in order ([`Prefetch::file`]); on several, each
-/// decoding thread puts its frames' records into the simulating threads'
-/// buckets as it decodes them. The totals, and the error of a damaged
+/// [`check_decoders`] does), frames in parallel: on one simulating
+/// thread, the frames come to it whole and in order ([`Prefetch::file`]);
+/// on several, each decoding thread puts its frames' records into the
+/// simulating threads' buckets as it decodes them. The totals, and the error of a damaged
 /// frame, are the same for any count. Standard input, and a file without
 /// a readable index on one simulating thread, are decoded on one thread
 /// as they stream in.
@@ -124,35 +124,33 @@ pub fn simulate_trace(
         let file = TraceFile::open(path).map_err(input)?;
         return simulate_frames(&file, path, cfg, threads, decoders);
     }
-    if threads == 1 && decoders > 1 && !stdin {
-        // without a readable index the stream below reads the frames up to
-        // the damage and names it, as it would on one decoder
-        if let Ok(file) = TraceFile::open(path) {
-            let mut sim = CachegrindSim::new(cfg).map_err(usage)?;
-            let mut ahead = Prefetch::file(Arc::new(file), decoders).map_err(input)?;
-            while let Some(chunk) = ahead.take_chunk().map_err(input)? {
-                sim.run(chunk.iter().copied());
-            }
-            return Ok(sim.summary());
+    // One simulating thread with several decoders takes the frames through
+    // the index; without a readable index the streaming reader reads the
+    // frames up to the damage and names it, as it would on one decoder.
+    let indexed = (threads == 1 && decoders > 1 && !stdin)
+        .then(|| TraceFile::open(path).ok())
+        .flatten();
+    // Frames are decompressed and decoded on other threads while this one
+    // simulates; a reader's error still comes out with its byte offset.
+    let mut ahead = match indexed {
+        Some(file) => Prefetch::file(Arc::new(file), decoders),
+        None => {
+            let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })?;
+            Prefetch::reader(Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(input)?)
         }
     }
-    let file = cachepart_trace::open_stream(path).map_err(|e| Error::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
-    let reader = Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(input)?;
-    // Frames are decompressed and decoded on another thread while this one
-    // simulates; a reader's error still comes out with its byte offset.
+    .map_err(input)?;
     if threads == 1 {
         let mut sim = CachegrindSim::new(cfg).map_err(usage)?;
-        let mut ahead = Prefetch::reader(reader).map_err(input)?;
         while let Some(chunk) = ahead.take_chunk().map_err(input)? {
             sim.run(chunk.iter().copied());
         }
         return Ok(sim.summary());
     }
     let mut sim = ParallelCachegrind::new(cfg, threads).map_err(usage)?;
-    let mut ahead = Prefetch::reader(reader).map_err(input)?;
     // each chunk is decoded once and shared by the simulating threads
     sim.run(|mut buf| {
         let n = ahead
