@@ -163,26 +163,9 @@ fn with_ifetch_it_records_lackeys_trace() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-const CHASE: &str = r#"
-#include <stdio.h>
-#define N 65536
-struct node { struct node *next; long pad[7]; };
-struct node nodes[N];
-unsigned perm[N];
-int main(void) {
-    unsigned long x = 88172645463325252UL;
-    for (unsigned i = 0; i < N; i++) perm[i] = i;
-    for (unsigned i = N - 1; i > 0; i--) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        unsigned j = x % (i + 1), t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-    }
-    for (unsigned i = 0; i < N; i++) nodes[perm[i]].next = &nodes[perm[(i + 1) % N]];
-    struct node *p = &nodes[perm[0]];
-    for (long k = 0; k < 4L * N; k++) p = p->next;
-    printf("%p %p\n", (void *)nodes, (void *)(nodes + N));
-    return p == NULL;
-}
-"#;
+/// A pointer chase in random order over `N` nodes of 64 bytes, `LAPS`
+/// times round (65,536 and 4 unless defined); prints the nodes' range.
+const CHASE: &str = include_str!("common/chase.c");
 
 const SUM: &str = r#"
 #include <stdio.h>

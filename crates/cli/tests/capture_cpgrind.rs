@@ -14,25 +14,8 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-const CHASE: &str = r#"
-#include <stdio.h>
-#define N 32768
-struct node { struct node *next; long pad[7]; };
-struct node nodes[N];
-unsigned perm[N];
-int main(void) {
-    unsigned long x = 88172645463325252UL;
-    for (unsigned i = 0; i < N; i++) perm[i] = i;
-    for (unsigned i = N - 1; i > 0; i--) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        unsigned j = x % (i + 1), t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-    }
-    for (unsigned i = 0; i < N; i++) nodes[perm[i]].next = &nodes[perm[(i + 1) % N]];
-    struct node *p = &nodes[perm[0]];
-    for (long k = 0; k < 2L * N; k++) p = p->next;
-    return p == NULL;
-}
-"#;
+/// The capture crate's pointer chase, built here with `-DN=32768 -DLAPS=2`.
+const CHASE: &str = include_str!("../../capture/tests/common/chase.c");
 
 /// Stall cycles per LLC miss of the 1-way row of `bench` in a metrics
 /// table: `stalls_l3_miss` (a fraction of the cycles) times cycles per
@@ -59,7 +42,7 @@ fn hints_make_a_pointer_chase_stall_longer_per_miss() {
     let d = dir.path();
     std::fs::write(d.join("chase.c"), CHASE).unwrap();
     let st = Command::new("gcc")
-        .args(["-O2", "-o", "chase", "chase.c"])
+        .args(["-O2", "-DN=32768", "-DLAPS=2", "-o", "chase", "chase.c"])
         .current_dir(d)
         .status()
         .unwrap();
