@@ -8,6 +8,8 @@
 #   ./scripts/bench.sh sim        only the cachegrind-mode simulator vs a reference loop
 #   ./scripts/bench.sh sim-e2e    only the end-to-end figures on one real trace: sim cachegrind vs
 #                                 natsim, --threads 1 vs 2, benchmark (b) on both mixes (~3 minutes)
+#   ./scripts/bench.sh sim-instr  only benchmark (b)'s host instructions and host cache misses per simulated
+#                                 access under callgrind (deterministic; needs valgrind, ~2 minutes)
 #   ./scripts/bench.sh curves     only exact and SHARDS miss curves vs a reference loop and a bare scan
 #   ./scripts/bench.sh capture    only trace capture speed, qemu and lackey routes (several minutes)
 #   ./scripts/bench.sh online     only a 16-app simulator run under each online controller vs stock
@@ -35,6 +37,20 @@ fi
 if [[ $what == all || $what == sim-e2e ]]; then
   echo "== simulator end to end on one real trace: sim cachegrind vs natsim, --threads, benchmark (b)"
   scripts/bench/sim_e2e.sh
+fi
+if [[ $what == all || $what == sim-instr ]]; then
+  echo "== benchmark (b), host instructions and host cache misses per simulated access (callgrind)"
+  if ! command -v valgrind >/dev/null; then
+    if [[ $(id -u) == 0 ]]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+    else
+      echo "sim-instr: error: valgrind missing (apt-get install valgrind, as root)" >&2
+      exit 1
+    fi
+  fi
+  cargo build -q --release -p cachepart-sim --example bench_system
+  python3 scripts/bench/sim_instr.py --accesses "${INSTR_ACCESSES:-1e7}" target/release/examples/bench_system
+  python3 scripts/bench/sim_instr.py --accesses "${INSTR_ACCESSES:-1e7}" --mix walk target/release/examples/bench_system
 fi
 if [[ $what == all || $what == curves ]]; then
   echo "== miss-rate curves: exact vs a plain Fenwick loop, SHARDS 0.01 (with and without the reference sample) and a bare scan vs exact, SHARDS error"
