@@ -29,15 +29,25 @@ impl TlbArrayConfig {
 }
 
 /// A set-associative LRU array of translations.
+///
+/// The tags lie in one array (a set's tags side by side, for the search);
+/// each entry's frame address and LRU stamp lie together in a second, so
+/// a hit reads the set's tags and one more host cache line, not two.
 #[derive(Clone, Debug)]
 pub struct TlbArray {
     ways: usize,
     sets_mask: u64,
     tags: Vec<u64>,
-    /// Physical address of the page's frame, per entry.
-    phys: Vec<u64>,
-    stamp: Vec<u64>,
+    /// Per entry: the frame address and the stamp of its last use.
+    slots: Vec<Slot>,
     clock: u64,
+}
+
+/// The frame address of an entry and the stamp of its last use.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    phys: u64,
+    stamp: u64,
 }
 
 fn tag(size: PageSize, vpn: u64) -> u64 {
@@ -68,15 +78,15 @@ fn find_way(tags: &[u64], t: u64) -> Option<usize> {
     }
 }
 
-/// The way of a set (`tags`, `stamps`) that an insertion of tag `t` takes:
+/// The way of a set (`tags`, `slots`) that an insertion of tag `t` takes:
 /// the first way holding `t` or no entry, else the least recently used
-/// (the smallest stamp, the first of equals). One pass, without a
-/// branch per way; the usual associativities (4, 8 and 12 ways) get a
-/// pass of fixed width.
+/// (the smallest stamp, the first of equals). One pass per rule, without
+/// a branch per way; the usual associativities (4, 8 and 12 ways) get
+/// passes of fixed width.
 #[inline(always)]
-fn insert_way(tags: &[u64], stamps: &[u64], t: u64) -> usize {
+fn insert_way(tags: &[u64], slots: &[Slot], t: u64) -> usize {
     #[inline(always)]
-    fn pass(tags: &[u64], stamps: &[u64], t: u64) -> usize {
+    fn pass(tags: &[u64], slots: &[Slot], t: u64) -> usize {
         let mut free = usize::MAX;
         for (w, &x) in tags.iter().enumerate().rev() {
             if x == t || x == INVALID {
@@ -85,9 +95,9 @@ fn insert_way(tags: &[u64], stamps: &[u64], t: u64) -> usize {
         }
         let mut lru = 0;
         let mut oldest = u64::MAX;
-        for (w, &s) in stamps.iter().enumerate().take(tags.len()) {
-            if s < oldest {
-                oldest = s;
+        for (w, s) in slots.iter().enumerate().take(tags.len()) {
+            if s.stamp < oldest {
+                oldest = s.stamp;
                 lru = w;
             }
         }
@@ -98,10 +108,10 @@ fn insert_way(tags: &[u64], stamps: &[u64], t: u64) -> usize {
         }
     }
     match tags.len() {
-        4 => pass(&tags[..4], &stamps[..4], t),
-        8 => pass(&tags[..8], &stamps[..8], t),
-        12 => pass(&tags[..12], &stamps[..12], t),
-        _ => pass(tags, stamps, t),
+        4 => pass(&tags[..4], &slots[..4], t),
+        8 => pass(&tags[..8], &slots[..8], t),
+        12 => pass(&tags[..12], &slots[..12], t),
+        _ => pass(tags, slots, t),
     }
 }
 
@@ -119,8 +129,7 @@ impl TlbArray {
                 ways: 0,
                 sets_mask: 0,
                 tags: Vec::new(),
-                phys: Vec::new(),
-                stamp: Vec::new(),
+                slots: Vec::new(),
                 clock: 0,
             });
         }
@@ -136,8 +145,7 @@ impl TlbArray {
             ways: cfg.ways as usize,
             sets_mask: u64::from(sets - 1),
             tags: vec![INVALID; n],
-            phys: vec![0; n],
-            stamp: vec![0; n],
+            slots: vec![Slot::default(); n],
             clock: 0,
         })
     }
@@ -157,8 +165,9 @@ impl TlbArray {
         let base = self.base(vpn);
         let way = find_way(&self.tags[base..base + self.ways], t)?;
         self.clock += 1;
-        self.stamp[base + way] = self.clock;
-        Some(self.phys[base + way])
+        let slot = &mut self.slots[base + way];
+        slot.stamp = self.clock;
+        Some(slot.phys)
     }
 
     /// Inserts the translation of page `vpn` of `size` to `phys`,
@@ -170,11 +179,13 @@ impl TlbArray {
         let t = tag(size, vpn);
         let base = self.base(vpn);
         let set = base..base + self.ways;
-        let way = insert_way(&self.tags[set.clone()], &self.stamp[set], t);
+        let way = insert_way(&self.tags[set.clone()], &self.slots[set], t);
         self.clock += 1;
         self.tags[base + way] = t;
-        self.phys[base + way] = phys;
-        self.stamp[base + way] = self.clock;
+        self.slots[base + way] = Slot {
+            phys,
+            stamp: self.clock,
+        };
     }
 
     /// Drops the entry of page `vpn` of `size`, if present.
@@ -212,57 +223,4 @@ impl TlbArray {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The branch-free searches agree with the plain rules: the first
-        /// way of the tag, and for an insertion the first way of the tag or
-        /// of no entry, else the first way of the smallest stamp.
-        #[test]
-        fn searches_agree_with_the_plain_rules(
-            ways in prop_oneof![Just(4usize), Just(8), Just(12), 1usize..=16],
-            cells in prop::collection::vec((0u64..6, 0u64..20), 16),
-            t in 0u64..6,
-        ) {
-            // Tag 5 stands for no entry; tags may repeat only in the
-            // insertion's set (the search's tags come deduplicated).
-            let tags: Vec<u64> = cells[..ways].iter().map(|&(x, _)| if x == 5 { INVALID } else { x }).collect();
-            let stamps: Vec<u64> = cells[..ways].iter().map(|&(_, s)| s).collect();
-            let want = tags.iter().position(|&x| x == t || x == INVALID).unwrap_or_else(|| {
-                (0..ways).min_by_key(|&w| stamps[w]).unwrap()
-            });
-            prop_assert_eq!(insert_way(&tags, &stamps, t), want);
-            let mut seen = Vec::new();
-            let unique: Vec<u64> = tags.iter().map(|&x| {
-                if seen.contains(&x) { INVALID } else { seen.push(x); x }
-            }).collect();
-            prop_assert_eq!(find_way(&unique, t), unique.iter().position(|&x| x == t));
-        }
-    }
-
-    #[test]
-    fn lru_within_a_set() {
-        // 1 set, 2 ways.
-        let mut a = TlbArray::new("t", TlbArrayConfig::new(2, 2)).unwrap();
-        a.insert(PageSize::Small, 1, 0x1000);
-        a.insert(PageSize::Small, 2, 0x2000);
-        assert_eq!(a.lookup(PageSize::Small, 1), Some(0x1000));
-        a.insert(PageSize::Small, 3, 0x3000);
-        assert_eq!(a.lookup(PageSize::Small, 2), None);
-        assert_eq!(a.lookup(PageSize::Small, 1), Some(0x1000));
-        // Sizes are told apart.
-        assert_eq!(a.lookup(PageSize::Huge, 1), None);
-        a.invalidate(PageSize::Small, 1);
-        assert_eq!(a.lookup(PageSize::Small, 1), None);
-        assert_eq!(a.occupancy(), 1);
-        a.insert(PageSize::Huge, 1, 0x20_0000);
-        assert_eq!(
-            (a.entries_of(PageSize::Small), a.entries_of(PageSize::Huge)),
-            (1, 1)
-        );
-        assert!(TlbArray::new("t", TlbArrayConfig::new(1536, 12)).is_ok());
-        assert!(TlbArray::new("t", TlbArrayConfig::new(48, 4)).is_err());
-    }
-}
+mod tests;

@@ -48,7 +48,7 @@ fn misses_walk_then_hit() {
     assert_eq!(t.lookup(true, 0x3f_ffff), Some(0x401f_ffff));
     // The data side finds it in the STLB.
     assert_eq!(t.lookup(false, 0x20_0000), Some(0x4000_0000));
-    let s = *t.stats();
+    let s = t.stats();
     assert_eq!(
         (s.l1d.hits, s.l1d.misses, s.l1i.hits, s.l1i.misses),
         (1, 2, 1, 1)
@@ -75,7 +75,7 @@ proptest! {
                 t.fill(instr, size, page, page << 30);
             }
         }
-        let s = *t.stats();
+        let s = t.stats();
         prop_assert_eq!(s.translations(), pages.len() as u64);
         prop_assert_eq!(s.stlb.lookups(), s.l1i.misses + s.l1d.misses);
         prop_assert_eq!(s.walks, s.stlb.misses);
