@@ -171,7 +171,9 @@ impl TlbArray {
     }
 
     /// Inserts the translation of page `vpn` of `size` to `phys`,
-    /// replacing an invalid entry or the least recently used one.
+    /// replacing an invalid entry or the least recently used one (inline:
+    /// only the STLB hit's refill and the walk's fill insert).
+    #[inline(always)]
     pub fn insert(&mut self, size: PageSize, vpn: u64, phys: u64) {
         if self.ways == 0 {
             return;
