@@ -26,9 +26,11 @@ use super::page_walk::{PagingStructureCaches, StlbPageSizes, WalkMode};
 use super::tlb_array::TlbArray;
 
 mod config;
+mod side;
 
 use config::is_default;
 pub use config::TlbConfig;
+use side::{LastPage, Side, NO_PAGE};
 
 /// Lookups of one TLB level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,49 +79,6 @@ impl TlbStats {
     pub fn walk_loads_total(&self) -> u64 {
         self.walk_loads.iter().sum()
     }
-}
-
-/// The page of the last first-level hit of one kind: virtual base,
-/// offset mask and physical base. [`NO_PAGE`] matches no address.
-#[derive(Clone, Copy, Debug)]
-struct LastPage {
-    vbase: u64,
-    mask: u64,
-    pbase: u64,
-}
-
-/// No page: `vaddr & !0 == u64::MAX` holds for no 48-bit address.
-const NO_PAGE: LastPage = LastPage {
-    vbase: u64::MAX,
-    mask: 0,
-    pbase: 0,
-};
-
-impl LastPage {
-    fn of(size: PageSize, vaddr: u64, frame: u64) -> LastPage {
-        let mask = size.bytes() - 1;
-        LastPage {
-            vbase: vaddr & !mask,
-            mask,
-            pbase: frame,
-        }
-    }
-}
-
-/// The first level of one kind (data or instruction): its arrays (4 KiB,
-/// 2 MiB), its counters and the page of its last hit, together so that a
-/// lookup reads one neighbourhood of the host's memory.
-#[derive(Clone, Debug)]
-struct Side {
-    /// The page of the last first-level hit: looking the same page up
-    /// again is a first-level hit that changes no LRU order (the page is
-    /// already the most recent of its set), so it is answered here
-    /// without searching the arrays. Set by every first-level hit and
-    /// insertion (the page inserted is the most recent of its set);
-    /// cleared by every invalidation and flush.
-    last: LastPage,
-    stats: TlbLevelStats,
-    arrays: [TlbArray; 2],
 }
 
 /// One core's TLBs.

@@ -29,25 +29,15 @@ impl TlbArrayConfig {
 }
 
 /// A set-associative LRU array of translations.
-///
-/// The tags lie in one array (a set's tags side by side, for the search);
-/// each entry's frame address and LRU stamp lie together in a second, so
-/// a hit reads the set's tags and one more host cache line, not two.
 #[derive(Clone, Debug)]
 pub struct TlbArray {
     ways: usize,
     sets_mask: u64,
     tags: Vec<u64>,
-    /// Per entry: the frame address and the stamp of its last use.
-    slots: Vec<Slot>,
+    /// Physical address of the page's frame, per entry.
+    phys: Vec<u64>,
+    stamp: Vec<u64>,
     clock: u64,
-}
-
-/// The frame address of an entry and the stamp of its last use.
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot {
-    phys: u64,
-    stamp: u64,
 }
 
 fn tag(size: PageSize, vpn: u64) -> u64 {
@@ -78,15 +68,15 @@ fn find_way(tags: &[u64], t: u64) -> Option<usize> {
     }
 }
 
-/// The way of a set (`tags`, `slots`) that an insertion of tag `t` takes:
+/// The way of a set (`tags`, `stamps`) that an insertion of tag `t` takes:
 /// the first way holding `t` or no entry, else the least recently used
-/// (the smallest stamp, the first of equals). One pass per rule, without
-/// a branch per way; the usual associativities (4, 8 and 12 ways) get
-/// passes of fixed width.
+/// (the smallest stamp, the first of equals). One pass, without a
+/// branch per way; the usual associativities (4, 8 and 12 ways) get a
+/// pass of fixed width.
 #[inline(always)]
-fn insert_way(tags: &[u64], slots: &[Slot], t: u64) -> usize {
+fn insert_way(tags: &[u64], stamps: &[u64], t: u64) -> usize {
     #[inline(always)]
-    fn pass(tags: &[u64], slots: &[Slot], t: u64) -> usize {
+    fn pass(tags: &[u64], stamps: &[u64], t: u64) -> usize {
         let mut free = usize::MAX;
         for (w, &x) in tags.iter().enumerate().rev() {
             if x == t || x == INVALID {
@@ -95,9 +85,9 @@ fn insert_way(tags: &[u64], slots: &[Slot], t: u64) -> usize {
         }
         let mut lru = 0;
         let mut oldest = u64::MAX;
-        for (w, s) in slots.iter().enumerate().take(tags.len()) {
-            if s.stamp < oldest {
-                oldest = s.stamp;
+        for (w, &s) in stamps.iter().enumerate().take(tags.len()) {
+            if s < oldest {
+                oldest = s;
                 lru = w;
             }
         }
@@ -108,10 +98,10 @@ fn insert_way(tags: &[u64], slots: &[Slot], t: u64) -> usize {
         }
     }
     match tags.len() {
-        4 => pass(&tags[..4], &slots[..4], t),
-        8 => pass(&tags[..8], &slots[..8], t),
-        12 => pass(&tags[..12], &slots[..12], t),
-        _ => pass(tags, slots, t),
+        4 => pass(&tags[..4], &stamps[..4], t),
+        8 => pass(&tags[..8], &stamps[..8], t),
+        12 => pass(&tags[..12], &stamps[..12], t),
+        _ => pass(tags, stamps, t),
     }
 }
 
@@ -129,7 +119,8 @@ impl TlbArray {
                 ways: 0,
                 sets_mask: 0,
                 tags: Vec::new(),
-                slots: Vec::new(),
+                phys: Vec::new(),
+                stamp: Vec::new(),
                 clock: 0,
             });
         }
@@ -145,7 +136,8 @@ impl TlbArray {
             ways: cfg.ways as usize,
             sets_mask: u64::from(sets - 1),
             tags: vec![INVALID; n],
-            slots: vec![Slot::default(); n],
+            phys: vec![0; n],
+            stamp: vec![0; n],
             clock: 0,
         })
     }
@@ -165,9 +157,8 @@ impl TlbArray {
         let base = self.base(vpn);
         let way = find_way(&self.tags[base..base + self.ways], t)?;
         self.clock += 1;
-        let slot = &mut self.slots[base + way];
-        slot.stamp = self.clock;
-        Some(slot.phys)
+        self.stamp[base + way] = self.clock;
+        Some(self.phys[base + way])
     }
 
     /// Inserts the translation of page `vpn` of `size` to `phys`,
@@ -181,13 +172,11 @@ impl TlbArray {
         let t = tag(size, vpn);
         let base = self.base(vpn);
         let set = base..base + self.ways;
-        let way = insert_way(&self.tags[set.clone()], &self.slots[set], t);
+        let way = insert_way(&self.tags[set.clone()], &self.stamp[set], t);
         self.clock += 1;
         self.tags[base + way] = t;
-        self.slots[base + way] = Slot {
-            phys,
-            stamp: self.clock,
-        };
+        self.phys[base + way] = phys;
+        self.stamp[base + way] = self.clock;
     }
 
     /// Drops the entry of page `vpn` of `size`, if present.

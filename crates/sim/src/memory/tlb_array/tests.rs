@@ -115,11 +115,10 @@ proptest! {
         // insertion's set (the search's tags come deduplicated).
         let tags: Vec<u64> = cells[..ways].iter().map(|&(x, _)| if x == 5 { INVALID } else { x }).collect();
         let stamps: Vec<u64> = cells[..ways].iter().map(|&(_, s)| s).collect();
-        let slots: Vec<Slot> = stamps.iter().map(|&stamp| Slot { phys: 0, stamp }).collect();
         let want = tags.iter().position(|&x| x == t || x == INVALID).unwrap_or_else(|| {
             (0..ways).min_by_key(|&w| stamps[w]).unwrap()
         });
-        prop_assert_eq!(insert_way(&tags, &slots, t), want);
+        prop_assert_eq!(insert_way(&tags, &stamps, t), want);
         let mut seen = Vec::new();
         let unique: Vec<u64> = tags.iter().map(|&x| {
             if seen.contains(&x) { INVALID } else { seen.push(x); x }
