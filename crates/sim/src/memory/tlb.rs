@@ -244,7 +244,7 @@ impl Tlb {
     /// [`Self::lookup`] after both first-level arrays missed
     /// ([`Self::lookup_l1`] gave `None`): the STLB, else a walk is
     /// counted. An STLB hit goes into the first level, as the page of its
-    /// last hit.
+    /// last hit (unless that array has 0 entries).
     #[inline(never)]
     pub fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
         let asid = self.asid;
@@ -261,8 +261,14 @@ impl Tlb {
         match hit {
             Some((size, vpn, frame)) => {
                 self.stats.stlb.hits += 1;
-                side.arrays[idx(size)].insert(size, vpn, frame);
-                side.last = LastPage::of(size, vaddr, frame);
+                let array = &mut side.arrays[idx(size)];
+                array.insert(size, vpn, frame);
+                // An array of 0 entries holds nothing: no last page then.
+                side.last = if array.has_entries() {
+                    LastPage::of(size, vaddr, frame)
+                } else {
+                    NO_PAGE
+                };
                 Some(frame | (vaddr & (size.bytes() - 1)))
             }
             None => {
@@ -277,7 +283,7 @@ impl Tlb {
 
     /// Installs the walked translation of page `vpn` of `size` (frame at
     /// physical address `frame_addr`) in the STLB and the first level
-    /// (as the page of its last hit).
+    /// (as the page of its last hit, unless that array has 0 entries).
     pub fn fill(&mut self, instr: bool, size: PageSize, vpn: u64, frame_addr: u64) {
         self.forget_last();
         self.any_huge |= size == PageSize::Huge;
@@ -286,8 +292,11 @@ impl Tlb {
             self.stlb.insert(size, tagged, frame_addr);
         }
         let side = &mut self.sides[usize::from(instr)];
-        side.arrays[idx(size)].insert(size, tagged, frame_addr);
-        side.last = LastPage::of(size, vpn << size.bits(), frame_addr);
+        let array = &mut side.arrays[idx(size)];
+        array.insert(size, tagged, frame_addr);
+        if array.has_entries() {
+            side.last = LastPage::of(size, vpn << size.bits(), frame_addr);
+        }
     }
 
     /// Drops the translation of page `vpn` of `size` everywhere.

@@ -142,6 +142,13 @@ impl TlbArray {
         })
     }
 
+    /// Whether the array holds any entry at all (0 entries: it never
+    /// hits, and insertions do nothing).
+    #[inline(always)]
+    pub fn has_entries(&self) -> bool {
+        self.ways != 0
+    }
+
     fn base(&self, vpn: u64) -> usize {
         (vpn & self.sets_mask) as usize * self.ways
     }
