@@ -117,7 +117,7 @@ proptest! {
             }
             prop_assert_eq!(t.stlb_entries(PageSize::Huge), 0);
         }
-        let s = *t.stats();
+        let s = t.stats();
         prop_assert_eq!(s.stlb.lookups(), s.l1i.misses + s.l1d.misses);
         prop_assert_eq!(s.walks, s.stlb.misses);
     }

@@ -155,6 +155,13 @@ impl AddressSpace {
         std::mem::take(&mut self.invalidations)
     }
 
+    /// Whether page-outs removed translations since the last
+    /// [`AddressSpace::take_invalidations`].
+    #[inline]
+    pub fn has_invalidations(&self) -> bool {
+        !self.invalidations.is_empty()
+    }
+
     /// Keeps a log of the frames handed to this space from now on, for
     /// [`AddressSpace::take_fresh_frames`] (off by default: a caller that
     /// never drains it does not grow it).
@@ -252,8 +259,11 @@ impl AddressSpace {
         alloc: &mut A,
     ) -> Result<(PageSize, u64, Frame), MemoryError> {
         let hv = PageSize::Huge.page_of(vaddr);
-        if let Some(&f) = self.large.get(&hv) {
-            return Ok((PageSize::Huge, hv, f));
+        // Without superpages (4 KiB pages only) the walk skips their map.
+        if !self.large.is_empty() {
+            if let Some(&f) = self.large.get(&hv) {
+                return Ok((PageSize::Huge, hv, f));
+            }
         }
         let sv = PageSize::Small.page_of(vaddr);
         if let Some((frame, flags)) = self.small.update_flags(sv, |f| f | ACCESSED) {

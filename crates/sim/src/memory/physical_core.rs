@@ -174,7 +174,7 @@ impl PhysicalCore {
         hierarchy.instructions -= self.split_fetches;
         PhysicalStats {
             hierarchy,
-            tlb: *self.tlb.stats(),
+            tlb: self.tlb.stats(),
             paging: *self.space.stats(),
             split_accesses: self.split_accesses,
         }
@@ -206,8 +206,10 @@ impl PhysicalCore {
         alloc: &mut A,
     ) -> Result<u64, MemoryError> {
         let (size, vpn, frame) = self.space.touch(vaddr, alloc)?;
-        for (s, v) in self.space.take_invalidations() {
-            self.tlb.invalidate(s, v); // pages paged out to make room
+        if self.space.has_invalidations() {
+            for (s, v) in self.space.take_invalidations() {
+                self.tlb.invalidate(s, v); // pages paged out to make room
+            }
         }
         self.tlb.fill(instr, size, vpn, frame.addr());
         if let Some(levels) = self.tlb.walk_levels(vaddr, size) {

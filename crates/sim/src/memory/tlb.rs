@@ -26,9 +26,11 @@ use super::page_walk::{PagingStructureCaches, StlbPageSizes, WalkMode};
 use super::tlb_array::TlbArray;
 
 mod config;
+mod side;
 
 use config::is_default;
 pub use config::TlbConfig;
+use side::{LastPage, Side, NO_PAGE};
 
 /// Lookups of one TLB level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,22 +84,17 @@ impl TlbStats {
 /// One core's TLBs.
 #[derive(Clone, Debug)]
 pub struct Tlb {
-    l1d: [TlbArray; 2],
-    l1i: [TlbArray; 2],
+    /// First levels: data (0), instruction (1).
+    sides: [Side; 2],
     stlb: TlbArray,
     /// The STLB holds 4 KiB translations only.
     stlb_small_only: bool,
     /// The paging-structure caches, for walks through the caches.
     psc: Option<PagingStructureCaches>,
     walk_cycles: u64,
+    /// The counters of the STLB and the walks (the first levels' are in
+    /// `sides`).
     stats: TlbStats,
-    /// The page of the last first-level hit, per kind (data, instruction):
-    /// virtual base, offset mask, physical base. Looking the same page up
-    /// again is a first-level hit that changes no LRU order (the page is
-    /// already the most recent of its set), so it is answered here
-    /// without searching the arrays. Cleared by every fill, invalidation
-    /// and flush.
-    last: [Option<(u64, u64, u64)>; 2],
     /// Address-space id mixed into every virtual page number (tagged
     /// TLBs: entries of several apps coexist, as with PCIDs).
     asid: u64,
@@ -118,14 +115,21 @@ fn idx(size: PageSize) -> usize {
 impl Tlb {
     /// Empty TLBs as configured.
     pub fn new(cfg: &TlbConfig) -> Result<Tlb, MemoryError> {
+        let side =
+            |small: (&'static str, _), huge: (&'static str, _)| -> Result<Side, MemoryError> {
+                Ok(Side {
+                    last: NO_PAGE,
+                    stats: TlbLevelStats::default(),
+                    arrays: [
+                        TlbArray::new(small.0, small.1)?,
+                        TlbArray::new(huge.0, huge.1)?,
+                    ],
+                })
+            };
         Ok(Tlb {
-            l1d: [
-                TlbArray::new("l1d-4k", cfg.l1d_4k)?,
-                TlbArray::new("l1d-2m", cfg.l1d_2m)?,
-            ],
-            l1i: [
-                TlbArray::new("l1i-4k", cfg.l1i_4k)?,
-                TlbArray::new("l1i-2m", cfg.l1i_2m)?,
+            sides: [
+                side(("l1d-4k", cfg.l1d_4k), ("l1d-2m", cfg.l1d_2m))?,
+                side(("l1i-4k", cfg.l1i_4k), ("l1i-2m", cfg.l1i_2m))?,
             ],
             stlb: TlbArray::new("stlb", cfg.stlb)?,
             stlb_small_only: cfg.stlb_page_sizes == StlbPageSizes::Small,
@@ -135,10 +139,16 @@ impl Tlb {
             },
             walk_cycles: u64::from(cfg.walk_cycles),
             stats: TlbStats::default(),
-            last: [None; 2],
             asid: 0,
             any_huge: false,
         })
+    }
+
+    /// Forgets the page of the last first-level hit of both kinds.
+    fn forget_last(&mut self) {
+        for side in &mut self.sides {
+            side.last = NO_PAGE;
+        }
     }
 
     /// Tags the translations looked up, filled and invalidated from now
@@ -146,12 +156,28 @@ impl Tlb {
     /// PCIDs: the other spaces' entries stay, but never match).
     pub fn set_asid(&mut self, asid: u32) {
         self.asid = (u64::from(asid) & 0xffff) << ASID_SHIFT;
-        self.last = [None; 2];
+        self.forget_last();
     }
 
     /// The counters.
-    pub fn stats(&self) -> &TlbStats {
-        &self.stats
+    pub fn stats(&self) -> TlbStats {
+        TlbStats {
+            l1d: self.sides[0].stats,
+            l1i: self.sides[1].stats,
+            ..self.stats
+        }
+    }
+
+    /// Page walks so far (`stats().walks`).
+    #[inline(always)]
+    pub fn walks(&self) -> u64 {
+        self.stats.walks
+    }
+
+    /// STLB hits so far (`stats().stlb.hits`).
+    #[inline(always)]
+    pub fn stlb_hits(&self) -> u64 {
+        self.stats.stlb.hits
     }
 
     /// The physical address of `vaddr` if it lies in the page of the last
@@ -160,16 +186,13 @@ impl Tlb {
     /// (nothing counted) otherwise.
     #[inline(always)]
     pub fn lookup_last(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
-        let (vbase, mask, pbase) = self.last[usize::from(instr)]?;
-        if vaddr & !mask != vbase {
+        let side = &mut self.sides[usize::from(instr)];
+        let last = side.last;
+        if vaddr & !last.mask != last.vbase {
             return None;
         }
-        if instr {
-            self.stats.l1i.hits += 1;
-        } else {
-            self.stats.l1d.hits += 1;
-        }
-        Some(pbase | (vaddr & mask))
+        side.stats.hits += 1;
+        Some(last.pbase | (vaddr & last.mask))
     }
 
     /// The physical address of `vaddr` if the TLBs hold its page (an
@@ -190,36 +213,29 @@ impl Tlb {
     /// loop's path for accesses that leave the last page.
     #[inline(always)]
     pub fn lookup_l1(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
-        let (l1, st) = if instr {
-            (&mut self.l1i, &mut self.stats.l1i)
-        } else {
-            (&mut self.l1d, &mut self.stats.l1d)
-        };
-        let last = &mut self.last[usize::from(instr)];
-        if let Some((vbase, mask, pbase)) = *last {
-            if vaddr & !mask == vbase {
-                st.hits += 1;
-                return Some(pbase | (vaddr & mask));
-            }
-        }
+        let any_huge = self.any_huge;
         let asid = self.asid;
+        let side = &mut self.sides[usize::from(instr)];
+        let last = side.last;
+        if vaddr & !last.mask == last.vbase {
+            side.stats.hits += 1;
+            return Some(last.pbase | (vaddr & last.mask));
+        }
         // The 4 KiB array, then (once there are 2 MiB translations) the
         // 2 MiB one, written out: this runs on every access that leaves
         // the last page.
         let small = PageSize::Small;
-        if let Some(frame) = l1[0].lookup(small, small.page_of(vaddr) | asid) {
-            st.hits += 1;
-            let mask = small.bytes() - 1;
-            *last = Some((vaddr & !mask, mask, frame));
-            return Some(frame | (vaddr & mask));
+        if let Some(frame) = side.arrays[0].lookup(small, small.page_of(vaddr) | asid) {
+            side.stats.hits += 1;
+            side.last = LastPage::of(small, vaddr, frame);
+            return Some(frame | (vaddr & (small.bytes() - 1)));
         }
         let huge = PageSize::Huge;
-        if self.any_huge {
-            if let Some(frame) = l1[1].lookup(huge, huge.page_of(vaddr) | asid) {
-                st.hits += 1;
-                let mask = huge.bytes() - 1;
-                *last = Some((vaddr & !mask, mask, frame));
-                return Some(frame | (vaddr & mask));
+        if any_huge {
+            if let Some(frame) = side.arrays[1].lookup(huge, huge.page_of(vaddr) | asid) {
+                side.stats.hits += 1;
+                side.last = LastPage::of(huge, vaddr, frame);
+                return Some(frame | (vaddr & (huge.bytes() - 1)));
             }
         }
         None
@@ -227,58 +243,70 @@ impl Tlb {
 
     /// [`Self::lookup`] after both first-level arrays missed
     /// ([`Self::lookup_l1`] gave `None`): the STLB, else a walk is
-    /// counted.
+    /// counted. An STLB hit goes into the first level, as the page of its
+    /// last hit (unless that array has 0 entries).
     #[inline(never)]
     pub fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
-        let (l1, st) = if instr {
-            (&mut self.l1i, &mut self.stats.l1i)
-        } else {
-            (&mut self.l1d, &mut self.stats.l1d)
-        };
         let asid = self.asid;
-        self.last[usize::from(instr)] = None;
-        st.misses += 1;
-        let sizes: &[PageSize] = if self.any_huge {
-            &[PageSize::Small, PageSize::Huge]
-        } else {
-            &[PageSize::Small]
-        };
-        for &size in sizes {
-            if size == PageSize::Huge && self.stlb_small_only {
-                break;
-            }
-            let vpn = size.page_of(vaddr) | asid;
-            if let Some(frame) = self.stlb.lookup(size, vpn) {
+        let side = &mut self.sides[usize::from(instr)];
+        side.stats.misses += 1;
+        let small = PageSize::Small;
+        let vpn = small.page_of(vaddr) | asid;
+        let mut hit = self.stlb.lookup(small, vpn).map(|f| (small, vpn, f));
+        if hit.is_none() && self.any_huge && !self.stlb_small_only {
+            let huge = PageSize::Huge;
+            let vpn = huge.page_of(vaddr) | asid;
+            hit = self.stlb.lookup(huge, vpn).map(|f| (huge, vpn, f));
+        }
+        match hit {
+            Some((size, vpn, frame)) => {
                 self.stats.stlb.hits += 1;
-                l1[idx(size)].insert(size, vpn, frame);
-                return Some(frame | (vaddr & (size.bytes() - 1)));
+                let array = &mut side.arrays[idx(size)];
+                array.insert(size, vpn, frame);
+                // An array of 0 entries holds nothing: no last page then.
+                side.last = if array.has_entries() {
+                    LastPage::of(size, vaddr, frame)
+                } else {
+                    NO_PAGE
+                };
+                Some(frame | (vaddr & (size.bytes() - 1)))
+            }
+            None => {
+                side.last = NO_PAGE;
+                self.stats.stlb.misses += 1;
+                self.stats.walks += 1;
+                self.stats.walk_cycles += self.walk_cycles;
+                None
             }
         }
-        self.stats.stlb.misses += 1;
-        self.stats.walks += 1;
-        self.stats.walk_cycles += self.walk_cycles;
-        None
     }
 
     /// Installs the walked translation of page `vpn` of `size` (frame at
-    /// physical address `frame_addr`) in the STLB and the first level.
+    /// physical address `frame_addr`) in the STLB and the first level
+    /// (as the page of its last hit, unless that array has 0 entries).
     pub fn fill(&mut self, instr: bool, size: PageSize, vpn: u64, frame_addr: u64) {
-        self.last = [None; 2];
+        self.forget_last();
         self.any_huge |= size == PageSize::Huge;
-        let vpn = vpn | self.asid;
+        let tagged = vpn | self.asid;
         if !(size == PageSize::Huge && self.stlb_small_only) {
-            self.stlb.insert(size, vpn, frame_addr);
+            self.stlb.insert(size, tagged, frame_addr);
         }
-        let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-        l1[idx(size)].insert(size, vpn, frame_addr);
+        let side = &mut self.sides[usize::from(instr)];
+        let array = &mut side.arrays[idx(size)];
+        array.insert(size, tagged, frame_addr);
+        if array.has_entries() {
+            side.last = LastPage::of(size, vpn << size.bits(), frame_addr);
+        }
     }
 
     /// Drops the translation of page `vpn` of `size` everywhere.
     pub fn invalidate(&mut self, size: PageSize, vpn: u64) {
-        self.last = [None; 2];
+        self.forget_last();
         let vpn = vpn | self.asid;
-        for a in self.l1d.iter_mut().chain(self.l1i.iter_mut()) {
-            a.invalidate(size, vpn);
+        for side in &mut self.sides {
+            for a in &mut side.arrays {
+                a.invalidate(size, vpn);
+            }
         }
         self.stlb.invalidate(size, vpn);
         // INVLPG drops every paging-structure cache entry (Intel SDM
@@ -291,9 +319,11 @@ impl Tlb {
     /// Drops every translation (a context switch without ASIDs, or a
     /// large unmap).
     pub fn flush(&mut self) {
-        self.last = [None; 2];
-        for a in self.l1d.iter_mut().chain(self.l1i.iter_mut()) {
-            a.flush();
+        self.forget_last();
+        for side in &mut self.sides {
+            for a in &mut side.arrays {
+                a.flush();
+            }
         }
         self.stlb.flush();
         if let Some(p) = &mut self.psc {

@@ -142,6 +142,13 @@ impl TlbArray {
         })
     }
 
+    /// Whether the array holds any entry at all (0 entries: it never
+    /// hits, and insertions do nothing).
+    #[inline(always)]
+    pub fn has_entries(&self) -> bool {
+        self.ways != 0
+    }
+
     fn base(&self, vpn: u64) -> usize {
         (vpn & self.sets_mask) as usize * self.ways
     }
@@ -162,7 +169,9 @@ impl TlbArray {
     }
 
     /// Inserts the translation of page `vpn` of `size` to `phys`,
-    /// replacing an invalid entry or the least recently used one.
+    /// replacing an invalid entry or the least recently used one (inline:
+    /// only the STLB hit's refill and the walk's fill insert).
+    #[inline(always)]
     pub fn insert(&mut self, size: PageSize, vpn: u64, phys: u64) {
         if self.ways == 0 {
             return;
@@ -212,57 +221,4 @@ impl TlbArray {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The branch-free searches agree with the plain rules: the first
-        /// way of the tag, and for an insertion the first way of the tag or
-        /// of no entry, else the first way of the smallest stamp.
-        #[test]
-        fn searches_agree_with_the_plain_rules(
-            ways in prop_oneof![Just(4usize), Just(8), Just(12), 1usize..=16],
-            cells in prop::collection::vec((0u64..6, 0u64..20), 16),
-            t in 0u64..6,
-        ) {
-            // Tag 5 stands for no entry; tags may repeat only in the
-            // insertion's set (the search's tags come deduplicated).
-            let tags: Vec<u64> = cells[..ways].iter().map(|&(x, _)| if x == 5 { INVALID } else { x }).collect();
-            let stamps: Vec<u64> = cells[..ways].iter().map(|&(_, s)| s).collect();
-            let want = tags.iter().position(|&x| x == t || x == INVALID).unwrap_or_else(|| {
-                (0..ways).min_by_key(|&w| stamps[w]).unwrap()
-            });
-            prop_assert_eq!(insert_way(&tags, &stamps, t), want);
-            let mut seen = Vec::new();
-            let unique: Vec<u64> = tags.iter().map(|&x| {
-                if seen.contains(&x) { INVALID } else { seen.push(x); x }
-            }).collect();
-            prop_assert_eq!(find_way(&unique, t), unique.iter().position(|&x| x == t));
-        }
-    }
-
-    #[test]
-    fn lru_within_a_set() {
-        // 1 set, 2 ways.
-        let mut a = TlbArray::new("t", TlbArrayConfig::new(2, 2)).unwrap();
-        a.insert(PageSize::Small, 1, 0x1000);
-        a.insert(PageSize::Small, 2, 0x2000);
-        assert_eq!(a.lookup(PageSize::Small, 1), Some(0x1000));
-        a.insert(PageSize::Small, 3, 0x3000);
-        assert_eq!(a.lookup(PageSize::Small, 2), None);
-        assert_eq!(a.lookup(PageSize::Small, 1), Some(0x1000));
-        // Sizes are told apart.
-        assert_eq!(a.lookup(PageSize::Huge, 1), None);
-        a.invalidate(PageSize::Small, 1);
-        assert_eq!(a.lookup(PageSize::Small, 1), None);
-        assert_eq!(a.occupancy(), 1);
-        a.insert(PageSize::Huge, 1, 0x20_0000);
-        assert_eq!(
-            (a.entries_of(PageSize::Small), a.entries_of(PageSize::Huge)),
-            (1, 1)
-        );
-        assert!(TlbArray::new("t", TlbArrayConfig::new(1536, 12)).is_ok());
-        assert!(TlbArray::new("t", TlbArrayConfig::new(48, 4)).is_err());
-    }
-}
+mod tests;

@@ -48,7 +48,7 @@ fn misses_walk_then_hit() {
     assert_eq!(t.lookup(true, 0x3f_ffff), Some(0x401f_ffff));
     // The data side finds it in the STLB.
     assert_eq!(t.lookup(false, 0x20_0000), Some(0x4000_0000));
-    let s = *t.stats();
+    let s = t.stats();
     assert_eq!(
         (s.l1d.hits, s.l1d.misses, s.l1i.hits, s.l1i.misses),
         (1, 2, 1, 1)
@@ -75,10 +75,127 @@ proptest! {
                 t.fill(instr, size, page, page << 30);
             }
         }
-        let s = *t.stats();
+        let s = t.stats();
         prop_assert_eq!(s.translations(), pages.len() as u64);
         prop_assert_eq!(s.stlb.lookups(), s.l1i.misses + s.l1d.misses);
         prop_assert_eq!(s.walks, s.stlb.misses);
         prop_assert_eq!(s.walk_cycles, 30 * s.walks);
+    }
+}
+
+/// A first-level array of 0 entries never hits, not even through the page
+/// of the last hit: an STLB hit's refill and a walk's fill leave no last
+/// page there.
+#[test]
+fn an_empty_first_level_never_hits() {
+    let cfg = TlbConfig {
+        l1d_4k: TlbArrayConfig::new(0, 0),
+        ..TlbConfig::default()
+    };
+    let mut t = Tlb::new(&cfg).unwrap();
+    assert_eq!(t.lookup(false, 0x5008), None);
+    t.fill(false, PageSize::Small, 5, 0x9000);
+    for _ in 0..3 {
+        assert_eq!(t.lookup(false, 0x5010), Some(0x9010));
+    }
+    let s = t.stats();
+    assert_eq!((s.l1d.hits, s.l1d.misses, s.stlb.hits), (0, 4, 3));
+    // With entries, the fill's page is the last page: hits from then on.
+    let mut t = Tlb::new(&TlbConfig::default()).unwrap();
+    assert_eq!(t.lookup(false, 0x5008), None);
+    t.fill(false, PageSize::Small, 5, 0x9000);
+    assert_eq!(t.lookup(false, 0x5010), Some(0x9010));
+    assert_eq!(t.lookup(false, 0x5018), Some(0x9018));
+    let s = t.stats();
+    assert_eq!((s.l1d.hits, s.l1d.misses, s.stlb.hits), (2, 1, 0));
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    /// A lookup (`instr`, address number), filled on a miss.
+    Lookup(bool, u64),
+    Invalidate(u64),
+    Flush,
+    Asid(u32),
+}
+
+/// Address number `a`'s virtual address (4 KiB and a few bytes apart,
+/// over 8 regions of 2 MiB) and the size of the page that maps it: as in
+/// a page table, one size per 2 MiB region (every third region huge), so
+/// no two translations overlap.
+fn address(a: u64) -> (u64, PageSize) {
+    let vaddr = a * 0x1008;
+    let size = if (vaddr >> 21).is_multiple_of(3) {
+        PageSize::Huge
+    } else {
+        PageSize::Small
+    };
+    (vaddr, size)
+}
+
+proptest! {
+    /// The page of the last first-level hit is only a shortcut: a TLB
+    /// that forgets it before every lookup (so every lookup searches the
+    /// arrays) answers and counts the same, over random lookups with
+    /// fills, invalidations, flushes and address-space switches (pages of
+    /// both sizes that never overlap, as a page table maps them), with
+    /// small arrays, a 4 KiB-only STLB and first-level arrays of 0 entries.
+    #[test]
+    fn the_last_page_changes_nothing(
+        geometry in prop_oneof![
+            Just((TlbArrayConfig::new(8, 2), TlbArrayConfig::new(4, 2), TlbArrayConfig::new(16, 4), false)),
+            Just((TlbArrayConfig::new(0, 0), TlbArrayConfig::new(4, 4), TlbArrayConfig::new(16, 4), false)),
+            Just((TlbArrayConfig::new(4, 4), TlbArrayConfig::new(0, 0), TlbArrayConfig::new(8, 2), true)),
+            Just((TlbArrayConfig::new(64, 4), TlbArrayConfig::new(32, 4), TlbArrayConfig::new(1536, 12), false)),
+        ],
+        ops in prop::collection::vec(prop_oneof![
+            12 => (any::<bool>(), 0u64..4000).prop_map(|(i, a)| Op::Lookup(i, a)),
+            1 => (0u64..4000).prop_map(Op::Invalidate),
+            1 => Just(Op::Flush),
+            1 => (0u32..3).prop_map(Op::Asid),
+        ], 1..600),
+    ) {
+        let (small, huge, stlb, small_only) = geometry;
+        let cfg = TlbConfig {
+            l1d_4k: small,
+            l1i_4k: small,
+            l1d_2m: huge,
+            l1i_2m: huge,
+            stlb,
+            stlb_page_sizes: if small_only { StlbPageSizes::Small } else { StlbPageSizes::Both },
+            ..TlbConfig::default()
+        };
+        let mut t = Tlb::new(&cfg).unwrap();
+        let mut r = Tlb::new(&cfg).unwrap();
+        for op in ops {
+            match op {
+                Op::Lookup(instr, a) => {
+                    let (vaddr, size) = address(a);
+                    r.forget_last();
+                    let got = t.lookup(instr, vaddr);
+                    prop_assert_eq!(got, r.lookup(instr, vaddr));
+                    if got.is_none() {
+                        let vpn = size.page_of(vaddr);
+                        let frame = (vpn + 1) << 21;
+                        t.fill(instr, size, vpn, frame);
+                        r.fill(instr, size, vpn, frame);
+                    }
+                }
+                Op::Invalidate(a) => {
+                    let (vaddr, size) = address(a);
+                    t.invalidate(size, size.page_of(vaddr));
+                    r.invalidate(size, size.page_of(vaddr));
+                }
+                Op::Flush => {
+                    t.flush();
+                    r.flush();
+                }
+                Op::Asid(a) => {
+                    t.set_asid(a);
+                    r.set_asid(a);
+                }
+            }
+            prop_assert_eq!(t.stats(), r.stats());
+        }
     }
 }

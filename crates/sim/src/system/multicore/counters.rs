@@ -30,7 +30,7 @@ pub(super) fn snap(pc: &PhysicalCore) -> Snap {
         llc_refs: h.llc.total_refs(),
         llc_misses: h.llc.total_misses(),
         mem_lines: h.mem.reads + h.mem.writes,
-        walks: pc.tlb().stats().walks,
+        walks: pc.tlb().walks(),
         l3_hits: h.l3.hits,
         l3_misses: h.l3.misses,
     }

@@ -41,10 +41,10 @@ impl TlbMark {
     /// `pc`'s counts now.
     #[inline(always)]
     pub(super) fn of(pc: &PhysicalCore) -> TlbMark {
-        let s = pc.tlb().stats();
+        let t = pc.tlb();
         TlbMark {
-            walks: s.walks,
-            stlb_hits: s.stlb.hits,
+            walks: t.walks(),
+            stlb_hits: t.stlb_hits(),
         }
     }
 }
@@ -62,9 +62,9 @@ pub(super) fn walk_stall(
     ticks_per_ns: f64,
     paging: &mut u64,
 ) -> u64 {
-    let s = pc.tlb().stats();
-    let walked = s.walks - mark.walks;
-    let mut stall = walked * stalls.walk + (s.stlb.hits - mark.stlb_hits) * stalls.stlb_hit;
+    let t = pc.tlb();
+    let walked = t.walks() - mark.walks;
+    let mut stall = walked * stalls.walk + (t.stlb_hits() - mark.stlb_hits) * stalls.stlb_hit;
     if walked > 0 {
         let ns = pc.address_space().stats().stall_ns();
         let d = paging_ticks(stall_ns, ns, ticks_per_ns);

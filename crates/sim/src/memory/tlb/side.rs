@@ -1,0 +1,49 @@
+//! The first level of one kind of a core's TLBs (data or instruction):
+//! its arrays, its counters and the page of its last hit.
+
+use super::super::page::PageSize;
+use super::super::tlb_array::TlbArray;
+use super::TlbLevelStats;
+
+/// The page of the last first-level hit of one kind: virtual base,
+/// offset mask and physical base. [`NO_PAGE`] matches no address.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LastPage {
+    pub(super) vbase: u64,
+    pub(super) mask: u64,
+    pub(super) pbase: u64,
+}
+
+/// No page: `vaddr & !0 == u64::MAX` holds for no 48-bit address.
+pub(super) const NO_PAGE: LastPage = LastPage {
+    vbase: u64::MAX,
+    mask: 0,
+    pbase: 0,
+};
+
+impl LastPage {
+    pub(super) fn of(size: PageSize, vaddr: u64, frame: u64) -> LastPage {
+        let mask = size.bytes() - 1;
+        LastPage {
+            vbase: vaddr & !mask,
+            mask,
+            pbase: frame,
+        }
+    }
+}
+
+/// The first level of one kind (data or instruction): its arrays (4 KiB,
+/// 2 MiB), its counters and the page of its last hit, together so that a
+/// lookup reads one neighbourhood of the host's memory.
+#[derive(Clone, Debug)]
+pub(super) struct Side {
+    /// The page of the last first-level hit: looking the same page up
+    /// again is a first-level hit that changes no LRU order (the page is
+    /// already the most recent of its set), so it is answered here
+    /// without searching the arrays. Set by every first-level hit and
+    /// insertion (the page inserted is the most recent of its set);
+    /// cleared by every invalidation and flush.
+    pub(super) last: LastPage,
+    pub(super) stats: TlbLevelStats,
+    pub(super) arrays: [TlbArray; 2],
+}
