@@ -431,7 +431,7 @@ impl Hierarchy {
             self.prefetched_line_used(llc, block, addr);
         } else if let Some(ip) = self.last_ip {
             if let Some(b) = p.ip_stride_access(ip, addr) {
-                self.prefetch_into_l1(llc, b, PrefetchKind::L1IpStride);
+                self.ip_stride_prefetch(llc, block, b);
             }
         }
         Served::L1

@@ -66,6 +66,15 @@ impl Hierarchy {
         }
     }
 
+    /// The IP stride prefetcher asked for line `b` on a repeated L1D hit
+    /// of demand line `block` (trained without the buffer of
+    /// [`Self::prefetch_l1`]): `b`'s frame is marked if it is not
+    /// `block`'s, as for every other prefetch, then `b` is fetched.
+    pub(super) fn ip_stride_prefetch(&mut self, llc: &mut Cache, block: u64, b: u64) {
+        note_crossing(llc, block, b, self.l1d.geometry().line_bits());
+        self.prefetch_into_l1(llc, b, PrefetchKind::L1IpStride);
+    }
+
     /// Fetches line `b`, asked for by L1 prefetcher `k`, into the L1D
     /// (and below), unless the L1D has it.
     pub(super) fn prefetch_into_l1(&mut self, llc: &mut Cache, b: u64, k: PrefetchKind) {
