@@ -14,9 +14,10 @@ pub(super) struct LastPage {
     pub(super) pbase: u64,
 }
 
-/// No page: `vaddr & !0 == u64::MAX` holds for no 48-bit address.
+/// No page: `vaddr & !0 == 1 << 63` holds for no address of a record (a
+/// 48-bit address sign-extended: bit 63 comes with bits 47 to 62).
 pub(super) const NO_PAGE: LastPage = LastPage {
-    vbase: u64::MAX,
+    vbase: 1 << 63,
     mask: 0,
     pbase: 0,
 };

@@ -110,6 +110,26 @@ fn an_empty_first_level_never_hits() {
     assert_eq!((s.l1d.hits, s.l1d.misses, s.stlb.hits), (2, 1, 0));
 }
 
+/// Before any hit, no address is on the last page, the top of the
+/// address space (a sign-extended record address) included.
+#[test]
+fn no_address_is_on_the_last_page_before_a_hit() {
+    let mut t = Tlb::new(&TlbConfig::default()).unwrap();
+    for vaddr in [
+        0,
+        0x5008,
+        u64::MAX,
+        u64::MAX - 4095,
+        1 << 47,
+        0xffff_8000_0000_0000,
+    ] {
+        assert_eq!(t.lookup_last(false, vaddr), None, "{vaddr:#x}");
+        assert_eq!(t.lookup_last(true, vaddr), None, "{vaddr:#x}");
+    }
+    let s = t.stats();
+    assert_eq!((s.l1d.hits, s.l1i.hits), (0, 0));
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Op {
     /// A lookup (`instr`, address number), filled on a miss.
