@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{Cache, Victim};
 use crate::error::{Result, SimError};
 use crate::geometry::CacheConfig;
-use crate::prefetch::{Kind as PrefetchKind, Prefetchers, Target};
+use crate::prefetch::{Prefetchers, Target};
 use crate::stats::{AccessKind, LevelStats, MemTraffic};
 use crate::umon::Umon;
 use crate::victim::VictimCounts;
