@@ -249,14 +249,9 @@ mod skipping {
     /// property test's shrunk case; once 2,423 lines against 2,426).
     #[test]
     fn an_ip_stride_prefetch_on_a_repeated_hit_marks_the_frame_it_reaches() {
-        let m = Machine {
-            cores: 1,
-            memory_mib: 4,
-            aged: false,
-            prefetch: true,
-            swap: false,
-            victim: false,
-            apps: vec![
+        let m = small_machine(
+            false,
+            vec![
                 AppShape {
                     seed: 8983670490103804418,
                     footprint_pages: 557,
@@ -272,12 +267,11 @@ mod skipping {
                     core: 0,
                 },
             ],
-        };
+        );
         let (skipped, zeroed) = run(&m, false);
         let (every, zeroed_every) = run(&m, true);
-        assert_eq!(zeroed, zeroed_every);
-        assert!(zeroed > 0);
-        assert!(skipped == every, "results differ");
+        assert!(zeroed > 0, "no line was dropped");
+        assert_eq!((skipped, zeroed), (every, zeroed_every));
     }
 
     proptest! {
@@ -302,18 +296,24 @@ mod skipping {
             huge: false,
             core,
         };
-        let m = Machine {
+        let m = small_machine(true, vec![app(1, 0), app(2, 0), app(3, 0)]);
+        let (skipped, zeroed) = run(&m, false);
+        let (every, zeroed_every) = run(&m, true);
+        assert!(zeroed > 0, "no line was dropped");
+        assert_eq!((skipped, zeroed), (every, zeroed_every));
+    }
+
+    /// One core, 4 MiB of unaged memory, the four prefetchers, no SWAP,
+    /// and a victim cache if `victim`.
+    fn small_machine(victim: bool, apps: Vec<AppShape>) -> Machine {
+        Machine {
             cores: 1,
             memory_mib: 4,
             aged: false,
             prefetch: true,
             swap: false,
-            victim: true,
-            apps: vec![app(1, 0), app(2, 0), app(3, 0)],
-        };
-        let (skipped, zeroed) = run(&m, false);
-        let (every, zeroed_every) = run(&m, true);
-        assert!(zeroed > 0, "no line was dropped");
-        assert_eq!((skipped, zeroed), (every, zeroed_every));
+            victim,
+            apps,
+        }
     }
 }
