@@ -261,14 +261,7 @@ impl Tlb {
         match hit {
             Some((size, vpn, frame)) => {
                 self.stats.stlb.hits += 1;
-                let array = &mut side.arrays[idx(size)];
-                array.insert(size, vpn, frame);
-                // An array of 0 entries holds nothing: no last page then.
-                side.last = if array.has_entries() {
-                    LastPage::of(size, vaddr, frame)
-                } else {
-                    NO_PAGE
-                };
+                side.insert(size, vpn, vaddr, frame);
                 Some(frame | (vaddr & (size.bytes() - 1)))
             }
             None => {
@@ -291,12 +284,7 @@ impl Tlb {
         if !(size == PageSize::Huge && self.stlb_small_only) {
             self.stlb.insert(size, tagged, frame_addr);
         }
-        let side = &mut self.sides[usize::from(instr)];
-        let array = &mut side.arrays[idx(size)];
-        array.insert(size, tagged, frame_addr);
-        if array.has_entries() {
-            side.last = LastPage::of(size, vpn << size.bits(), frame_addr);
-        }
+        self.sides[usize::from(instr)].insert(size, tagged, vpn << size.bits(), frame_addr);
     }
 
     /// Drops the translation of page `vpn` of `size` everywhere.

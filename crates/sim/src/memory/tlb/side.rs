@@ -3,7 +3,7 @@
 
 use super::super::page::PageSize;
 use super::super::tlb_array::TlbArray;
-use super::TlbLevelStats;
+use super::{idx, TlbLevelStats};
 
 /// The page of the last first-level hit of one kind: virtual base,
 /// offset mask and physical base. [`NO_PAGE`] matches no address.
@@ -47,4 +47,23 @@ pub(super) struct Side {
     pub(super) last: LastPage,
     pub(super) stats: TlbLevelStats,
     pub(super) arrays: [TlbArray; 2],
+}
+
+impl Side {
+    /// Inserts the translation of page `tagged` (its number with the
+    /// address-space id) of `size` to `frame` into this kind's array of
+    /// that size, and makes it the page of the last hit (the page
+    /// inserted is the most recent of its set), as `vaddr`'s page;
+    /// unless that array has 0 entries, which never hits: no last page
+    /// then.
+    #[inline(always)]
+    pub(super) fn insert(&mut self, size: PageSize, tagged: u64, vaddr: u64, frame: u64) {
+        let array = &mut self.arrays[idx(size)];
+        array.insert(size, tagged, frame);
+        self.last = if array.has_entries() {
+            LastPage::of(size, vaddr, frame)
+        } else {
+            NO_PAGE
+        };
+    }
 }
