@@ -53,7 +53,7 @@ mod set;
 
 pub use frame_marks::{line_frames, FrameMarks};
 
-use set::{find_way, SetState};
+use set::{find, SetState};
 
 /// A line evicted to make room for a fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,7 +261,7 @@ impl<R: Replacement> Cache<R> {
             };
         }
         let tags = &self.tags[base..base + self.ways];
-        if let Some(way) = find_way(tags, block) {
+        if let Some(way) = find(st, tags, block) {
             if write {
                 st.mark_dirty(way);
             }
@@ -283,52 +283,77 @@ impl<R: Replacement> Cache<R> {
         }
     }
 
-    /// Puts `block` into `set`, in a way of `mask` (out of line: the hit
-    /// path stays small).
-    #[inline(never)]
+    /// Puts `block` into `set`, in a way of `mask`. A full set (the common
+    /// case once warm) goes straight to the policy, which learns of the
+    /// fill in the same step that chooses the victim; the rest is out of
+    /// line ([`Cache::fill_not_full`]).
+    #[inline(always)]
     fn fill(&mut self, set: usize, block: u64, write: bool, mask: u64) -> Option<Victim> {
+        if usize::from(self.sets[set].valid) < self.ways {
+            return self.fill_not_full(set, block, write, mask);
+        }
+        let mask = mask & self.full;
+        debug_assert!(mask != 0, "fill with an empty way mask");
+        // Counted apart from the dirty evictions (the two counts next to
+        // each other make one vector add, twice the instructions).
+        self.stats.evictions += 1;
+        let way = self.repl.replace(set, mask);
+        self.replace_at(set, way, block, write)
+    }
+
+    /// Puts `block` into `way` of `set` in place of the line there (a
+    /// victim chosen by the policy, which knows of the fill).
+    #[inline(always)]
+    fn replace_at(&mut self, set: usize, way: usize, block: u64, write: bool) -> Option<Victim> {
+        let i = set * self.ways + way;
+        let old = std::mem::replace(&mut self.tags[i], block);
+        let st = &mut self.sets[set];
+        st.set_signature(way, block);
+        let dirty = st.is_dirty(way);
+        let unused_prefetch = st.take_prefetched(way);
+        st.set_dirty(way, write);
+        st.mru_block = block;
+        st.mru_way = way as u8;
+        self.stats.dirty_evictions += u64::from(dirty);
+        if !self.owners.is_empty() {
+            self.retag(i, true, Some(self.owner));
+        }
+        Some(Victim {
+            block: old,
+            dirty,
+            unused_prefetch,
+        })
+    }
+
+    /// [`Cache::fill`] of a set with an invalid way: the first invalid way
+    /// of `mask` if any, else the policy's victim.
+    #[cold]
+    #[inline(never)]
+    fn fill_not_full(&mut self, set: usize, block: u64, write: bool, mask: u64) -> Option<Victim> {
         let mask = mask & self.full;
         debug_assert!(mask != 0, "fill with an empty way mask");
         let base = set * self.ways;
-        let invalid = if usize::from(self.sets[set].valid) < self.ways {
-            let tags = &self.tags[base..base + self.ways];
-            ways_of(mask).find(|&w| tags[w] == INVALID)
-        } else {
-            None
-        };
-        // The policy learns of the fill here (for a victim, in the same
-        // step that chooses it); its state is apart from the rest.
-        let way = match invalid {
-            Some(w) => {
-                self.sets[set].valid += 1;
-                self.repl.on_fill(set, w);
-                w
-            }
-            None => self.repl.replace(set, mask),
-        };
-        let i = base + way;
-        let old = self.tags[i];
-        let st = &mut self.sets[set];
-        let victim = if old == INVALID {
-            None
-        } else {
-            let dirty = st.is_dirty(way);
+        let tags = &self.tags[base..base + self.ways];
+        let Some(way) = ways_of(mask).find(|&w| tags[w] == INVALID) else {
+            // Every way of the mask is valid: the victim is a line.
             self.stats.evictions += 1;
-            self.stats.dirty_evictions += u64::from(dirty);
-            Some(Victim {
-                block: old,
-                dirty,
-                unused_prefetch: st.take_prefetched(way),
-            })
+            let way = self.repl.replace(set, mask);
+            return self.replace_at(set, way, block, write);
         };
+        self.repl.on_fill(set, way);
+        let i = base + way;
+        self.tags[i] = block;
+        let st = &mut self.sets[set];
+        st.set_signature(way, block);
+        st.valid += 1;
+        // An invalid way is clean and holds no prefetch mark.
         st.set_dirty(way, write);
         st.mru_block = block;
         st.mru_way = way as u8;
         if !self.owners.is_empty() {
-            self.retag(i, old != INVALID, Some(self.owner));
+            self.retag(i, false, Some(self.owner));
         }
-        self.tags[i] = block;
-        victim
+        None
     }
 
     /// One reference of `size` bytes at `addr`, cachegrind's way: every
@@ -356,9 +381,11 @@ impl<R: Replacement> Cache<R> {
     fn find(&self, block: u64) -> Option<(usize, usize)> {
         let set = self.geom.set_of(block);
         let base = set * self.ways;
-        find_way(&self.tags[base..base + self.ways], block).map(|w| (set, w))
+        find(&self.sets[set], &self.tags[base..base + self.ways], block).map(|w| (set, w))
     }
 }
 
+#[cfg(test)]
+mod model_tests;
 #[cfg(test)]
 mod tests;

@@ -116,8 +116,14 @@ pub struct Geometry {
     slices: u32,
     /// log2 of the sets of one slice.
     slice_set_bits: u32,
+    /// The sets of one slice less one: the mask of the bit-selection
+    /// index (all of it unsliced, the index within the slice else).
+    slice_set_mask: u64,
     /// Width of the slice hash's fold.
     fold_bits: u32,
+    /// The shifts of the fold's three halving steps (`4w`, `2w`, `w` for
+    /// a fold `w` bits wide; see [`Geometry::fold`]).
+    fold_shifts: [u32; 3],
     /// `slices - 1` when the slice count is a power of two (the slice is
     /// the fold's low bits), else 0 (the fold modulo the count). Kept
     /// here: `u32::is_power_of_two` counts bits, about 15 instructions on
@@ -163,6 +169,7 @@ impl Geometry {
             });
         }
         let slice_bits = u32::BITS - (slices - 1).leading_zeros();
+        let fold_bits = slice_bits + 8;
         Ok(Geometry {
             size,
             ways,
@@ -171,7 +178,9 @@ impl Geometry {
             line_bits: line.trailing_zeros(),
             slices,
             slice_set_bits: per_slice.trailing_zeros(),
-            fold_bits: slice_bits + 8,
+            slice_set_mask: per_slice - 1,
+            fold_bits,
+            fold_shifts: [4 * fold_bits, 2 * fold_bits, fold_bits],
             slice_low_mask: if slices.is_power_of_two() {
                 u64::from(slices - 1)
             } else {
@@ -240,25 +249,21 @@ impl Geometry {
     /// within it.
     #[inline(always)]
     pub fn set_of(&self, block: u64) -> usize {
+        let within = block & self.slice_set_mask;
         if self.slices == 1 {
-            (block & (self.sets - 1)) as usize
+            within as usize
         } else {
-            self.sliced_set(block)
+            ((u64::from(self.slice_of(block)) << self.slice_set_bits) | within) as usize
         }
     }
 
     /// The slice of a block (0 when unsliced).
+    #[inline]
     pub fn slice_of(&self, block: u64) -> u32 {
         if self.slices == 1 {
             return 0;
         }
-        let w = self.fold_bits;
-        let mut x = block >> self.slice_set_bits;
-        let mut h = 0u64;
-        while x != 0 {
-            h ^= x & ((1 << w) - 1);
-            x >>= w;
-        }
+        let h = self.fold(block >> self.slice_set_bits);
         // A power-of-two count takes the low bits (the same value as the
         // modulo, without a division).
         (if self.slice_low_mask != 0 {
@@ -268,10 +273,19 @@ impl Geometry {
         }) as u32
     }
 
-    #[inline(never)]
-    fn sliced_set(&self, block: u64) -> usize {
-        let within = block & ((1 << self.slice_set_bits) - 1);
-        ((u64::from(self.slice_of(block)) << self.slice_set_bits) | within) as usize
+    /// `x` XOR-folded into `w = fold_bits` bits: bit `i` is the XOR of
+    /// bits `i`, `i + w`, `i + 2w`, ... of `x`. As shifting by a multiple
+    /// of `w` lines the `w`-bit chunks up, `x ^ x >> 4w` holds chunk
+    /// `k` XOR chunk `k + 4` in chunk `k`; three such halving steps (`4w`,
+    /// `2w`, `w`) leave the XOR of chunks 0 to 7 in chunk 0, which is all
+    /// of them (`w >= 9` for two slices or more, so 64 bits make at most 8
+    /// chunks). A shift of 64 or more shifts everything out.
+    #[inline(always)]
+    fn fold(&self, mut x: u64) -> u64 {
+        for s in self.fold_shifts {
+            x ^= x.checked_shr(s).unwrap_or(0);
+        }
+        x & ((1 << self.fold_bits) - 1)
     }
 }
 
@@ -393,6 +407,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(cfg.geometry().unwrap().sets_per_slice(), 256);
+    }
+
+    proptest::proptest! {
+        /// The fold of the halving steps equals the fold of the plain loop
+        /// (chunk by chunk) for every slice count's width and any 64-bit
+        /// value.
+        #[test]
+        fn halving_fold_equals_the_loop(x: u64, slices in 2u32..=u32::MAX) {
+            let g = Geometry {
+                slices,
+                ..Geometry::sliced(2 * 64 * 64, 64, 64, 2).unwrap()
+            };
+            let w = u32::BITS - (slices - 1).leading_zeros() + 8;
+            let g = Geometry { fold_bits: w, fold_shifts: [4 * w, 2 * w, w], ..g };
+            let (mut rest, mut want) = (x, 0u64);
+            while rest != 0 {
+                want ^= rest & ((1 << w) - 1);
+                rest >>= w;
+            }
+            proptest::prop_assert_eq!(g.fold(x), want);
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Operations on lines already present: prefetch and dirty marks,
 //! probes, invalidation, write-backs from above, flushes and listings.
 
-use super::set::{find_way, SetState};
+use super::set::{find, SetState};
 use super::{Cache, Victim, INVALID, NO_OWNER};
 use crate::replacement::{ways_of, Replacement};
 
@@ -58,12 +58,13 @@ impl<R: Replacement> Cache<R> {
     /// if present (without touching the policy, as the line was not used),
     /// else allocates it dirty into a way of `mask`. Returns the victim of
     /// that allocation.
+    #[inline(always)]
     pub fn write_back(&mut self, block: u64, mask: u64) -> Option<Victim> {
         self.stats.writebacks_in += 1;
         // The set is computed once (a sliced LLC hashes for it).
         let set = self.geom.set_of(block);
         let base = set * self.ways;
-        if let Some(way) = find_way(&self.tags[base..base + self.ways], block) {
+        if let Some(way) = find(&self.sets[set], &self.tags[base..base + self.ways], block) {
             self.sets[set].mark_dirty(way);
             return None;
         }

@@ -1,26 +1,36 @@
-//! Exact LRU: each set keeps the recency order of its ways as one byte
-//! per way (its age: 0 for the way used last, `ways - 1` for the way used
-//! longest ago); the victim is the allowed way of greatest age.
+//! Exact LRU: each set keeps the recency order of its ways; the victim
+//! is the allowed way used longest ago.
 //!
-//! Ages are a permutation of `0..ways` in every set. A use moves a way to
-//! age 0 and ages by one every way that was younger; an invalidation
-//! moves the way to the oldest age (an invalid way is never a victim:
-//! the cache fills invalid ways first). A byte per way keeps the state
-//! small (16 bytes a set at 16 ways, an eighth of a timestamp per line),
-//! so a simulated LLC's recency state stays in the host's caches.
+//! A set of at most 16 ways keeps its order in one 64-bit word, a nibble
+//! per age (see [`recency`](super::recency)): the common miss, a fill of
+//! a full set with every way allowed, is a shift of that word. Wider sets
+//! keep one byte per way, its age (0 for the way used last, `ways - 1`
+//! for the way used longest ago). Ages are a permutation of `0..ways` in
+//! every set. A use moves a way to age 0 and ages by one every way that
+//! was younger; an invalidation moves the way to the oldest age (an
+//! invalid way is never a victim: the cache fills invalid ways first).
+//! Either form is small (8 bytes a set up to 16 ways, a byte per way
+//! above), so a simulated LLC's recency state stays in the host's caches.
 
+use super::recency::{self, Width, MAX_WAYS};
 use super::{ways_of, Replacement};
 
 /// Exact least-recently-used replacement (per-set recency order).
 #[derive(Clone, Debug)]
 pub struct Lru {
     ways: usize,
+    /// The mask of all ways.
+    all: u64,
+    /// The recency words' constants (sets of at most 16 ways).
+    width: Width,
+    /// Per set, its recency word (sets of at most 16 ways; else empty).
+    stacks: Vec<u64>,
+    /// Per set and way, its age (sets of more than 16 ways; else empty).
     age: Vec<u8>,
 }
 
 impl Lru {
-    /// State for `sets` x `ways` lines (recency is kept in one byte per
-    /// way).
+    /// State for `sets` x `ways` lines.
     ///
     /// # Panics
     ///
@@ -31,8 +41,25 @@ impl Lru {
             (1..=64).contains(&ways),
             "LRU supports 1 to 64 ways, not {ways}"
         );
-        let age = (0..sets).flat_map(|_| 0..ways as u8).collect();
-        Lru { ways, age }
+        let width = Width::new(ways.min(MAX_WAYS));
+        let (stacks, age) = if ways <= MAX_WAYS {
+            (vec![width.fresh(); sets], Vec::new())
+        } else {
+            (Vec::new(), (0..sets).flat_map(|_| 0..ways as u8).collect())
+        };
+        Lru {
+            ways,
+            all: u64::MAX >> (64 - ways),
+            width,
+            stacks,
+            age,
+        }
+    }
+
+    /// Whether sets keep their order in a word.
+    #[inline(always)]
+    fn in_words(&self) -> bool {
+        self.ways <= MAX_WAYS
     }
 
     #[inline(always)]
@@ -40,41 +67,18 @@ impl Lru {
         &mut self.age[set * self.ways..(set + 1) * self.ways]
     }
 
-    /// The ages of `set` when the cache has exactly `N` ways.
-    #[inline(always)]
-    fn ages_fixed<const N: usize>(&mut self, set: usize) -> &mut [u8; N] {
-        debug_assert_eq!(self.ways, N);
-        let a = &mut self.age[set * N..(set + 1) * N];
-        a.try_into().expect("N ways a set")
-    }
-
-    /// Makes `way` the most recent of `set`. The usual associativities
-    /// (4, 8 and 16 ways) work on the ages as one or two machine words
-    /// ([`touch_words`]).
-    #[inline(always)]
-    fn touch(&mut self, set: usize, way: usize) {
-        match self.ways {
-            4 => touch_word4(self.ages_fixed::<4>(set), way),
-            8 => touch_words(self.ages_fixed::<8>(set), way),
-            16 => touch_words(self.ages_fixed::<16>(set), way),
-            _ => touch_ages(self.ages(set), way),
-        }
-    }
-
-    /// The way of age `ways - 1` in `set` (the least recent of all).
-    #[inline(always)]
-    fn oldest(&mut self, set: usize) -> usize {
-        let oldest = (self.ways - 1) as u8;
-        match self.ways {
-            8 => way_of_age_words(self.ages_fixed::<8>(set), oldest),
-            16 => way_of_age_words(self.ages_fixed::<16>(set), oldest),
-            _ => way_of_age(self.ages(set), oldest),
+    /// The age of every way of `set`, in way order.
+    #[cfg(test)]
+    fn ages_of(&self, set: usize) -> Vec<u8> {
+        if self.in_words() {
+            (0..self.ways)
+                .map(|w| recency::age(self.stacks[set], w) as u8)
+                .collect()
+        } else {
+            self.age[set * self.ways..(set + 1) * self.ways].to_vec()
         }
     }
 }
-
-/// A byte of 1 in every byte of a word.
-const ONES: u64 = 0x0101_0101_0101_0101;
 
 /// Moves `way` to age 0 in `ages`, aging by one every younger way.
 #[inline(always)]
@@ -84,48 +88,6 @@ fn touch_ages(ages: &mut [u8], way: usize) {
         *a += u8::from(*a < p);
     }
     ages[way] = 0;
-}
-
-/// [`touch_ages`] eight ways at a time, in a 64-bit word (`N` a multiple
-/// of 8). Ages are below 64, so for each byte `a`, `0x7f + p - a` neither
-/// borrows from the next byte nor leaves bit 7 clear unless `a >= p`: bit
-/// 7 of each byte is `a < p`, the byte's increment.
-#[inline(always)]
-fn touch_words<const N: usize>(ages: &mut [u8; N], way: usize) {
-    let p = u64::from(ages[way]);
-    let limit = ONES * (0x7f + p);
-    for chunk in ages.chunks_exact_mut(8) {
-        let bytes: &mut [u8; 8] = chunk.try_into().expect("8 ages");
-        let w = u64::from_le_bytes(*bytes);
-        let older = (limit - w) >> 7 & ONES;
-        *bytes = (w + older).to_le_bytes();
-    }
-    ages[way] = 0;
-}
-
-/// [`touch_words`] of a 4-way set, in a 32-bit word.
-#[inline(always)]
-fn touch_word4(ages: &mut [u8; 4], way: usize) {
-    const ONES4: u32 = 0x0101_0101;
-    let p = u32::from(ages[way]);
-    let w = u32::from_le_bytes(*ages);
-    let older = (ONES4 * (0x7f + p) - w) >> 7 & ONES4;
-    *ages = (w + older).to_le_bytes();
-    ages[way] = 0;
-}
-
-/// [`Lru::replace`] with every way allowed, eight ways at a time (`N` a
-/// multiple of 8): the way of age `N - 1`, every age up by one (ages stay
-/// below 65, so no byte carries into the next), and that way's age 0.
-#[inline(always)]
-fn replace_words<const N: usize>(ages: &mut [u8; N]) -> usize {
-    let way = way_of_age_words(ages, (N - 1) as u8);
-    for chunk in ages.chunks_exact_mut(8) {
-        let bytes: &mut [u8; 8] = chunk.try_into().expect("8 ages");
-        *bytes = (u64::from_le_bytes(*bytes) + ONES).to_le_bytes();
-    }
-    ages[way] = 0;
-    way
 }
 
 /// The first way of `ages` of age `age` (branch-free: every way is
@@ -139,30 +101,46 @@ fn way_of_age(ages: &[u8], age: u8) -> usize {
     at.trailing_zeros() as usize
 }
 
-/// [`way_of_age`] eight ways at a time (`N` a multiple of 8; `age` is in
-/// the set, which holds each age once): the lowest zero byte of the ages
-/// XOR `age`, found with the usual word trick (bytes below the first zero
-/// byte are never flagged).
-#[inline(always)]
-fn way_of_age_words<const N: usize>(ages: &[u8; N], age: u8) -> usize {
-    let want = ONES * u64::from(age);
-    let mut base = 0;
-    for chunk in ages.chunks_exact(8) {
-        let x = u64::from_le_bytes(chunk.try_into().expect("8 ages")) ^ want;
-        let zero = x.wrapping_sub(ONES) & !x & ONES << 7;
-        if zero != 0 {
-            return base + (zero.trailing_zeros() / 8) as usize;
-        }
-        base += 8;
+impl Lru {
+    /// [`Replacement::on_hit`] of a set of more than 16 ways.
+    #[inline(never)]
+    fn touch_wide(&mut self, set: usize, way: usize) {
+        touch_ages(self.ages(set), way);
     }
-    // Not reached: the set holds every age.
-    way_of_age(ages, age)
+
+    /// [`Replacement::replace`] of all but the common case (a set of at
+    /// most 16 ways with every way allowed).
+    #[inline(never)]
+    fn replace_rest(&mut self, set: usize, mask: u64) -> usize {
+        if self.in_words() {
+            let s = &mut self.stacks[set];
+            let way = self.width.oldest_of(*s, mask);
+            *s = recency::touch(*s, way);
+            return way;
+        }
+        if mask != self.all {
+            let way = self.victim(set, mask);
+            self.touch_wide(set, way);
+            return way;
+        }
+        let oldest = (self.ways - 1) as u8;
+        let ages = self.ages(set);
+        let way = way_of_age(ages, oldest);
+        ages.iter_mut().for_each(|a| *a += 1);
+        ages[way] = 0;
+        way
+    }
 }
 
 impl Replacement for Lru {
-    #[inline]
+    #[inline(always)]
     fn on_hit(&mut self, set: usize, way: usize) {
-        self.touch(set, way);
+        if self.in_words() {
+            let s = &mut self.stacks[set];
+            *s = recency::touch(*s, way);
+        } else {
+            self.touch_wide(set, way);
+        }
     }
 
     #[inline]
@@ -170,56 +148,46 @@ impl Replacement for Lru {
 
     #[inline]
     fn on_fill(&mut self, set: usize, way: usize) {
-        self.touch(set, way);
+        self.on_hit(set, way);
     }
 
     #[inline]
     fn victim(&mut self, set: usize, mask: u64) -> usize {
-        // `mask` has no bit above the ways: all of them is `ways` bits.
-        let all = u64::MAX >> (64 - self.ways);
-        if mask == all {
-            self.oldest(set)
-        } else {
-            let ages = self.ages(set);
-            ways_of(mask)
-                .max_by_key(|&w| ages[w])
-                .expect("victim mask is never empty")
+        if self.in_words() {
+            let s = self.stacks[set];
+            return if mask == self.all {
+                self.width.oldest(s)
+            } else {
+                self.width.oldest_of(s, mask)
+            };
         }
+        let ages = self.ages(set);
+        ways_of(mask)
+            .max_by_key(|&w| ages[w])
+            .expect("victim mask is never empty")
     }
 
-    /// With every way allowed, the victim is the way of age `ways - 1`,
-    /// and making it the most recent ages every other way by one: all ages
-    /// go up by one (eight at a time in a word) and the victim's becomes 0.
-    #[inline]
+    /// With every way allowed, the victim is the way used longest ago,
+    /// and making it the most recent ages every other way by one: a shift
+    /// of the set's recency word (or, above 16 ways, every age up by one
+    /// and the victim's 0).
+    #[inline(always)]
     fn replace(&mut self, set: usize, mask: u64) -> usize {
-        let all = u64::MAX >> (64 - self.ways);
-        if mask != all {
-            let way = self.victim(set, mask);
-            self.touch(set, way);
+        if self.in_words() && mask == self.all {
+            let s = &mut self.stacks[set];
+            let (next, way) = self.width.replace_oldest(*s);
+            *s = next;
             return way;
         }
-        match self.ways {
-            4 => {
-                let a = self.ages_fixed::<4>(set);
-                let way = way_of_age(a, 3);
-                *a = (u32::from_le_bytes(*a) + 0x0101_0101).to_le_bytes();
-                a[way] = 0;
-                way
-            }
-            8 => replace_words(self.ages_fixed::<8>(set)),
-            16 => replace_words(self.ages_fixed::<16>(set)),
-            _ => {
-                let oldest = (self.ways - 1) as u8;
-                let ages = self.ages(set);
-                let way = way_of_age(ages, oldest);
-                ages.iter_mut().for_each(|a| *a += 1);
-                ages[way] = 0;
-                way
-            }
-        }
+        self.replace_rest(set, mask)
     }
 
     fn on_invalidate(&mut self, set: usize, way: usize) {
+        if self.in_words() {
+            let s = &mut self.stacks[set];
+            *s = self.width.demote(*s, way);
+            return;
+        }
         let oldest = (self.ways - 1) as u8;
         let ages = self.ages(set);
         let p = ages[way];
@@ -271,11 +239,12 @@ mod tests {
     }
 
     fn ops(ways: usize) -> impl Strategy<Value = Vec<Op>> {
+        let all = u64::MAX >> (64 - ways);
         let op = prop_oneof![
             6 => (0..ways).prop_map(Op::Use),
             1 => (0..ways).prop_map(Op::Invalidate),
-            3 => (1u64..(1u64 << ways)).prop_map(Op::Victim),
-            3 => prop_oneof![Just(u64::MAX >> (64 - ways)), 1u64..(1u64 << ways)].prop_map(Op::Replace),
+            3 => (1u64..=all).prop_map(Op::Victim),
+            3 => prop_oneof![Just(all), 1u64..=all].prop_map(Op::Replace),
         ];
         prop::collection::vec(op, 0..400)
     }
@@ -286,7 +255,7 @@ mod tests {
         /// as the cache does), and stay a permutation.
         #[test]
         fn ages_agree_with_timestamps(
-            (ways, ops) in prop_oneof![1usize..=12, Just(16)].prop_flat_map(|w| (Just(w), ops(w)))
+            (ways, ops) in prop_oneof![1usize..=20, Just(16), Just(64)].prop_flat_map(|w| (Just(w), ops(w)))
         ) {
             let mut lru = Lru::new(2, ways);
             let mut oracle = Stamps { stamp: vec![0; ways], clock: 1 };
@@ -326,11 +295,11 @@ mod tests {
                         }
                     }
                 }
-                let mut sorted = lru.age[ways..].to_vec();
+                let mut sorted = lru.ages_of(1);
                 sorted.sort_unstable();
                 prop_assert_eq!(sorted, (0..ways as u8).collect::<Vec<_>>());
             }
-            prop_assert_eq!(&lru.age[..ways], &(0..ways as u8).collect::<Vec<_>>()[..]);
+            prop_assert_eq!(lru.ages_of(0), (0..ways as u8).collect::<Vec<_>>());
         }
     }
 }

@@ -12,6 +12,7 @@
 
 mod lru;
 mod random;
+mod recency;
 mod srrip;
 
 pub use lru::Lru;
@@ -81,7 +82,12 @@ impl PolicyKind {
 }
 
 /// A configured policy: one of the [`PolicyKind`]s with its state.
+///
+/// The variant is a plain tag byte (`repr(u8)`), so that dispatching on it
+/// is one compare; LRU's hit and replacement are inlined into the cache,
+/// the other policies' are calls.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 pub enum PolicyState {
     /// See [`Lru`].
     Lru(Lru),
@@ -102,13 +108,34 @@ impl PolicyState {
     }
 }
 
-impl Replacement for PolicyState {
-    #[inline]
-    fn on_hit(&mut self, set: usize, way: usize) {
+impl PolicyState {
+    /// [`Replacement::on_hit`] of the policies other than LRU.
+    #[inline(never)]
+    fn on_hit_other(&mut self, set: usize, way: usize) {
         match self {
             PolicyState::Lru(p) => p.on_hit(set, way),
             PolicyState::Srrip(p) => p.on_hit(set, way),
             PolicyState::Random(p) => p.on_hit(set, way),
+        }
+    }
+
+    /// [`Replacement::replace`] of the policies other than LRU.
+    #[inline(never)]
+    fn replace_other(&mut self, set: usize, mask: u64) -> usize {
+        match self {
+            PolicyState::Lru(p) => p.replace(set, mask),
+            PolicyState::Srrip(p) => p.replace(set, mask),
+            PolicyState::Random(p) => p.replace(set, mask),
+        }
+    }
+}
+
+impl Replacement for PolicyState {
+    #[inline(always)]
+    fn on_hit(&mut self, set: usize, way: usize) {
+        match self {
+            PolicyState::Lru(p) => p.on_hit(set, way),
+            other => other.on_hit_other(set, way),
         }
     }
 
@@ -139,12 +166,11 @@ impl Replacement for PolicyState {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn replace(&mut self, set: usize, mask: u64) -> usize {
         match self {
             PolicyState::Lru(p) => p.replace(set, mask),
-            PolicyState::Srrip(p) => p.replace(set, mask),
-            PolicyState::Random(p) => p.replace(set, mask),
+            other => other.replace_other(set, mask),
         }
     }
 
