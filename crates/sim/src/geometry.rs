@@ -121,9 +121,6 @@ pub struct Geometry {
     slice_set_mask: u64,
     /// Width of the slice hash's fold.
     fold_bits: u32,
-    /// The shifts of the fold's three halving steps (`4w`, `2w`, `w` for
-    /// a fold `w` bits wide; see [`Geometry::fold`]).
-    fold_shifts: [u32; 3],
     /// `slices - 1` when the slice count is a power of two (the slice is
     /// the fold's low bits), else 0 (the fold modulo the count). Kept
     /// here: `u32::is_power_of_two` counts bits, about 15 instructions on
@@ -169,7 +166,6 @@ impl Geometry {
             });
         }
         let slice_bits = u32::BITS - (slices - 1).leading_zeros();
-        let fold_bits = slice_bits + 8;
         Ok(Geometry {
             size,
             ways,
@@ -179,8 +175,7 @@ impl Geometry {
             slices,
             slice_set_bits: per_slice.trailing_zeros(),
             slice_set_mask: per_slice - 1,
-            fold_bits,
-            fold_shifts: [4 * fold_bits, 2 * fold_bits, fold_bits],
+            fold_bits: slice_bits + 8,
             slice_low_mask: if slices.is_power_of_two() {
                 u64::from(slices - 1)
             } else {
@@ -274,18 +269,18 @@ impl Geometry {
     }
 
     /// `x` XOR-folded into `w = fold_bits` bits: bit `i` is the XOR of
-    /// bits `i`, `i + w`, `i + 2w`, ... of `x`. As shifting by a multiple
-    /// of `w` lines the `w`-bit chunks up, `x ^ x >> 4w` holds chunk
-    /// `k` XOR chunk `k + 4` in chunk `k`; three such halving steps (`4w`,
-    /// `2w`, `w`) leave the XOR of chunks 0 to 7 in chunk 0, which is all
-    /// of them (`w >= 9` for two slices or more, so 64 bits make at most 8
-    /// chunks). A shift of 64 or more shifts everything out.
+    /// bits `i`, `i + w`, `i + 2w`, ... of `x`. A loop over the `w`-bit
+    /// chunks that stops at the last one set: physical block numbers have
+    /// few bits above the index, so it runs once or twice.
     #[inline(always)]
     fn fold(&self, mut x: u64) -> u64 {
-        for s in self.fold_shifts {
-            x ^= x.checked_shr(s).unwrap_or(0);
+        let w = self.fold_bits;
+        let mut h = 0u64;
+        while x != 0 {
+            h ^= x & ((1 << w) - 1);
+            x >>= w;
         }
-        x & ((1 << self.fold_bits) - 1)
+        h
     }
 }
 
@@ -407,27 +402,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(cfg.geometry().unwrap().sets_per_slice(), 256);
-    }
-
-    proptest::proptest! {
-        /// The fold of the halving steps equals the fold of the plain loop
-        /// (chunk by chunk) for every slice count's width and any 64-bit
-        /// value.
-        #[test]
-        fn halving_fold_equals_the_loop(x: u64, slices in 2u32..=u32::MAX) {
-            let g = Geometry {
-                slices,
-                ..Geometry::sliced(2 * 64 * 64, 64, 64, 2).unwrap()
-            };
-            let w = u32::BITS - (slices - 1).leading_zeros() + 8;
-            let g = Geometry { fold_bits: w, fold_shifts: [4 * w, 2 * w, w], ..g };
-            let (mut rest, mut want) = (x, 0u64);
-            while rest != 0 {
-                want ^= rest & ((1 << w) - 1);
-                rest >>= w;
-            }
-            proptest::prop_assert_eq!(g.fold(x), want);
-        }
     }
 
     #[test]

@@ -119,6 +119,16 @@ impl PolicyState {
         }
     }
 
+    /// [`Replacement::on_repeat_hit`] of the policies other than LRU.
+    #[inline(never)]
+    fn on_repeat_hit_other(&mut self, set: usize, way: usize) {
+        match self {
+            PolicyState::Lru(p) => p.on_repeat_hit(set, way),
+            PolicyState::Srrip(p) => p.on_repeat_hit(set, way),
+            PolicyState::Random(p) => p.on_repeat_hit(set, way),
+        }
+    }
+
     /// [`Replacement::replace`] of the policies other than LRU.
     #[inline(never)]
     fn replace_other(&mut self, set: usize, mask: u64) -> usize {
@@ -139,12 +149,11 @@ impl Replacement for PolicyState {
         }
     }
 
-    #[inline]
+    /// Nothing for LRU (one compare of the tag); a call for the others.
+    #[inline(always)]
     fn on_repeat_hit(&mut self, set: usize, way: usize) {
-        match self {
-            PolicyState::Lru(p) => p.on_repeat_hit(set, way),
-            PolicyState::Srrip(p) => p.on_repeat_hit(set, way),
-            PolicyState::Random(p) => p.on_repeat_hit(set, way),
+        if !matches!(self, PolicyState::Lru(_)) {
+            self.on_repeat_hit_other(set, way);
         }
     }
 

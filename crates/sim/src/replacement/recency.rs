@@ -23,6 +23,8 @@ const HIGHS: u64 = ONES << 3;
 pub(super) struct Width {
     /// The nibbles of the ways (all ones at 16 ways).
     used: u64,
+    /// The nibbles past the ways (`!used`, all `0xf`).
+    unused: u64,
     /// The shift of the oldest way's nibble (`4 * (ways - 1)`).
     oldest: u32,
 }
@@ -31,8 +33,10 @@ impl Width {
     /// The constants for `ways` ways (`1..=16`).
     pub(super) fn new(ways: usize) -> Width {
         debug_assert!((1..=MAX_WAYS).contains(&ways));
+        let used = u64::MAX >> (64 - 4 * ways);
         Width {
-            used: u64::MAX >> (64 - 4 * ways),
+            used,
+            unused: !used,
             oldest: 4 * (ways as u32 - 1),
         }
     }
@@ -54,7 +58,7 @@ impl Width {
     #[inline(always)]
     pub(super) fn replace_oldest(self, stack: u64) -> (u64, usize) {
         let way = self.oldest(stack);
-        (stack << 4 & self.used | !self.used | way as u64, way)
+        (stack << 4 & self.used | self.unused | way as u64, way)
     }
 
     /// The oldest way among those of `mask` (not empty, only ways of the
