@@ -62,7 +62,8 @@ use crate::memory::{
 use crate::splitmix::SplitMix64;
 use crate::umon::Umon;
 
-/// Records decoded per refill of an app's buffer.
+/// Records decoded per refill of an app's buffer (a source decoded ahead
+/// hands over its whole chunks instead, without copying them).
 pub const BATCH: usize = 4096;
 
 /// Id of the empty address space of an idle core.
