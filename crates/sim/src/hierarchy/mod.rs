@@ -43,7 +43,8 @@
 //! physical behind [`PhysicalCore`](crate::memory::PhysicalCore)).
 //!
 //! This file holds the levels and the demand path (cachegrind's rules and
-//! the write-back rules); `prefetching.rs` the prefetchers' fills,
+//! the write-back rules); `plain.rs` the demand path of the common
+//! settings for simulation loops; `prefetching.rs` the prefetchers' fills,
 //! `maintenance.rs` back-invalidation, discarded frames, events and
 //! flushes, and `tests.rs` the tests.
 
@@ -60,6 +61,7 @@ use crate::umon::Umon;
 use crate::victim::VictimCounts;
 
 mod maintenance;
+mod plain;
 mod prefetching;
 
 /// cachegrind's smallest line size (`MIN_LINE_SIZE`).
