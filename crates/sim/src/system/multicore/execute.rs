@@ -184,34 +184,48 @@ fn run_records_with<const PLAIN: bool>(
         };
         let uncore_before = beyond_private;
         let store = rec.kind_code() == Kind::Store as u64;
-        let fast = match fast_step::<PLAIN>(pc, llc, rec) {
-            Some((n, served)) => Some((n, 0, served)),
-            None => stlb_step::<PLAIN>(pc, llc, rec, &stalls),
-        };
-        let (n, stall) = match fast {
-            Some((n, walk, served)) => (
+        let (n, stall) = if let Some((n, served)) = fast_step::<PLAIN>(pc, llc, rec) {
+            (
                 n,
-                walk + served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall),
-            ),
-            None => {
-                let s = step_or_break!(
-                    pc,
-                    llc,
-                    alloc,
-                    rec,
-                    app,
-                    stalls,
-                    ticks_per_ns,
-                    paging,
-                    beyond_private,
-                    mem_stall
-                );
-                let mut stall = s.walk;
-                for &served in &s.served[..s.parts] {
-                    stall +=
-                        served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);
+                served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall),
+            )
+        } else {
+            match stlb_step::<PLAIN>(pc, llc, rec, &stalls) {
+                Some((n, walk, served)) => (
+                    n,
+                    walk + served_stall(
+                        &stalls,
+                        store,
+                        served,
+                        &mut beyond_private,
+                        &mut mem_stall,
+                    ),
+                ),
+                None => {
+                    let s = step_or_break!(
+                        pc,
+                        llc,
+                        alloc,
+                        rec,
+                        app,
+                        stalls,
+                        ticks_per_ns,
+                        paging,
+                        beyond_private,
+                        mem_stall
+                    );
+                    let mut stall = s.walk;
+                    for &served in &s.served[..s.parts] {
+                        stall += served_stall(
+                            &stalls,
+                            store,
+                            served,
+                            &mut beyond_private,
+                            &mut mem_stall,
+                        );
+                    }
+                    (s.n, stall)
                 }
-                (s.n, stall)
             }
         };
         pos += 1;
@@ -295,29 +309,34 @@ fn run_records_window_with<const PLAIN: bool>(
             break Ok(());
         };
         let uncore_before = beyond_private;
-        let fast = match fast_step::<PLAIN>(pc, llc, rec) {
-            Some((n, served)) => Some((n, 0, served)),
-            None => stlb_step::<PLAIN>(pc, llc, rec, &stalls),
-        };
-        let s = match fast {
-            Some((n, walk, served)) => Step {
+        let s = if let Some((n, served)) = fast_step::<PLAIN>(pc, llc, rec) {
+            Step {
                 n,
-                walk,
+                walk: 0,
                 served: [served, Served::L1],
                 parts: 1,
-            },
-            None => step_or_break!(
-                pc,
-                llc,
-                alloc,
-                rec,
-                app,
-                stalls,
-                ticks_per_ns,
-                paging,
-                beyond_private,
-                mem_stall
-            ),
+            }
+        } else {
+            match stlb_step::<PLAIN>(pc, llc, rec, &stalls) {
+                Some((n, walk, served)) => Step {
+                    n,
+                    walk,
+                    served: [served, Served::L1],
+                    parts: 1,
+                },
+                None => step_or_break!(
+                    pc,
+                    llc,
+                    alloc,
+                    rec,
+                    app,
+                    stalls,
+                    ticks_per_ns,
+                    paging,
+                    beyond_private,
+                    mem_stall
+                ),
+            }
         };
         pos += 1;
         let kind = rec.kind();
