@@ -654,6 +654,7 @@ impl Hierarchy {
     /// With an inclusive LLC, a victim the LLC dropped meanwhile (while
     /// fetching the line that replaced it) goes straight to memory, so no
     /// private level holds a line the LLC lacks.
+    #[inline(always)]
     fn write_back_below(&mut self, llc: &mut Cache, block: u64) {
         if self.inclusion == Inclusion::Inclusive && !llc.contains(block) {
             self.mem.writes += 1;
