@@ -22,10 +22,10 @@ impl Hierarchy {
     /// ([`Hierarchy::is_plain`]), without checking the mode and the
     /// prefetchers again.
     ///
-    /// An access within one line goes to [`Self::write_back_line`] unless
+    /// An access within one line goes to `write_back_line` unless
     /// it is its first-level set's most recent block (a repeated hit,
     /// inline); only an access across lines (or an escape) takes the
-    /// general [`Self::write_back_at`].
+    /// general write-back loop over lines.
     #[inline(always)]
     pub fn access_at_plain(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
         debug_assert!(self.is_plain());
