@@ -591,7 +591,14 @@ impl Hierarchy {
 
     /// A first-level miss of `block`: fetch it from L2 or the LLC; returns
     /// the level that had it.
+    #[inline(never)]
     fn fetch_below(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) -> Served {
+        self.fetch_below_inline(llc, block, kind)
+    }
+
+    /// [`Self::fetch_below`], inline in the plain path's one-line access.
+    #[inline(always)]
+    fn fetch_below_inline(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) -> Served {
         if let Some(l2) = &mut self.l2 {
             let out = l2.line(block, false, u64::MAX);
             l2.record(kind, !out.hit);

@@ -70,7 +70,7 @@ impl Hierarchy {
         let served = if out.hit {
             Served::L1
         } else {
-            self.fetch_below(llc, block, kind)
+            self.fetch_below_inline(llc, block, kind)
         };
         if let Some(v) = out.victim {
             if v.dirty {
