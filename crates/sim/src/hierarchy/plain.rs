@@ -28,6 +28,24 @@ impl Hierarchy {
     /// general write-back loop over lines.
     #[inline(always)]
     pub fn access_at_plain(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
+        self.access_at_plain_with::<false>(llc, rec, addr)
+    }
+
+    /// [`Self::access_at_plain`] with the one-line access inline too (for
+    /// a caller that is itself out of line, such as a first-level TLB
+    /// miss's path).
+    #[inline(always)]
+    pub fn access_at_plain_inline(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
+        self.access_at_plain_with::<true>(llc, rec, addr)
+    }
+
+    #[inline(always)]
+    fn access_at_plain_with<const INLINE: bool>(
+        &mut self,
+        llc: &mut Cache,
+        rec: Record,
+        addr: u64,
+    ) -> Served {
         debug_assert!(self.is_plain());
         let Some((kind, write, instr)) = write_back_kind(rec) else {
             return self.write_back_at(llc, rec, addr);
@@ -44,7 +62,11 @@ impl Hierarchy {
             self.instructions += u64::from(rec.gap()) + u64::from(instr);
             return Served::L1;
         }
-        self.write_back_line(llc, rec, addr, first, (kind, write, instr))
+        if INLINE {
+            self.write_back_line_inline(llc, rec, addr, first, (kind, write, instr))
+        } else {
+            self.write_back_line(llc, rec, addr, first, (kind, write, instr))
+        }
     }
 
     /// [`Self::write_back_at`] of access record `rec` at address `addr`
@@ -53,6 +75,19 @@ impl Hierarchy {
     /// lines and without decoding the kind again.
     #[inline(never)]
     fn write_back_line(
+        &mut self,
+        llc: &mut Cache,
+        rec: Record,
+        addr: u64,
+        block: u64,
+        how: (AccessKind, bool, bool),
+    ) -> Served {
+        self.write_back_line_inline(llc, rec, addr, block, how)
+    }
+
+    /// [`Self::write_back_line`], inline.
+    #[inline(always)]
+    fn write_back_line_inline(
         &mut self,
         llc: &mut Cache,
         rec: Record,

@@ -61,7 +61,11 @@ pub(super) fn stlb_step<const PLAIN: bool>(
         return None;
     }
     let p = pc.translate_stlb(rec)?;
-    let served = access::<PLAIN>(pc, llc, rec, p);
+    let served = if PLAIN {
+        pc.hierarchy_mut().access_at_plain_inline(llc, rec, p)
+    } else {
+        pc.hierarchy_mut().access_at(llc, rec, p)
+    };
     // An access's instructions (`Record::instructions`).
     let n = rec.gap_u64() + u64::from(rec.kind_code() == Kind::Ifetch as u64);
     Some((n, stalls.stlb_hit, served))
