@@ -43,7 +43,8 @@
 //! physical behind [`PhysicalCore`](crate::memory::PhysicalCore)).
 //!
 //! This file holds the levels and the demand path (cachegrind's rules and
-//! the write-back rules); `prefetching.rs` the prefetchers' fills,
+//! the write-back rules); `plain.rs` the demand path of the common
+//! settings for simulation loops; `prefetching.rs` the prefetchers' fills,
 //! `maintenance.rs` back-invalidation, discarded frames, events and
 //! flushes, and `tests.rs` the tests.
 
@@ -60,6 +61,7 @@ use crate::umon::Umon;
 use crate::victim::VictimCounts;
 
 mod maintenance;
+mod plain;
 mod prefetching;
 
 /// cachegrind's smallest line size (`MIN_LINE_SIZE`).
@@ -589,7 +591,14 @@ impl Hierarchy {
 
     /// A first-level miss of `block`: fetch it from L2 or the LLC; returns
     /// the level that had it.
+    #[inline(never)]
     fn fetch_below(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) -> Served {
+        self.fetch_below_inline(llc, block, kind)
+    }
+
+    /// [`Self::fetch_below`], inline in the plain path's one-line access.
+    #[inline(always)]
+    fn fetch_below_inline(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) -> Served {
         if let Some(l2) = &mut self.l2 {
             let out = l2.line(block, false, u64::MAX);
             l2.record(kind, !out.hit);
@@ -652,6 +661,7 @@ impl Hierarchy {
     /// With an inclusive LLC, a victim the LLC dropped meanwhile (while
     /// fetching the line that replaced it) goes straight to memory, so no
     /// private level holds a line the LLC lacks.
+    #[inline(always)]
     fn write_back_below(&mut self, llc: &mut Cache, block: u64) {
         if self.inclusion == Inclusion::Inclusive && !llc.contains(block) {
             self.mem.writes += 1;

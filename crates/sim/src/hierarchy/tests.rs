@@ -207,4 +207,30 @@ proptest! {
         };
         prop_assert_eq!(run(), run());
     }
+
+    /// The plain path ([`Hierarchy::access_at_plain`]: a repeated hit
+    /// inline, one line in `write_back_line`) serves and counts as
+    /// [`Hierarchy::access_at`], with and without an L2, inclusive or
+    /// not, for every policy.
+    #[test]
+    fn the_plain_path_equals_access_at(
+        t in trace(),
+        p in 0usize..3,
+        l2 in any::<bool>(),
+        inclusive in any::<bool>(),
+    ) {
+        let (mut h, l) = config(Mode::WriteBack, l2, PolicyKind::all().nth(p).unwrap());
+        if inclusive {
+            h.inclusion = Inclusion::Inclusive;
+        }
+        let (mut a, mut llc_a) = build(&h, &l);
+        let (mut b, mut llc_b) = build(&h, &l);
+        prop_assert!(b.is_plain());
+        for &r in &t {
+            let addr = r.addr();
+            prop_assert_eq!(a.access_at(&mut llc_a, r, addr), b.access_at_plain(&mut llc_b, r, addr));
+        }
+        prop_assert_eq!(a.stats(), b.stats());
+        prop_assert_eq!(llc_a.stats(), llc_b.stats());
+    }
 }

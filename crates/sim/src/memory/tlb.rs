@@ -247,9 +247,26 @@ impl Tlb {
     /// last hit (unless that array has 0 entries).
     #[inline(never)]
     pub fn l1_missed(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
-        let asid = self.asid;
+        if let Some(p) = self.stlb_hit(instr, vaddr) {
+            return Some(p);
+        }
         let side = &mut self.sides[usize::from(instr)];
         side.stats.misses += 1;
+        side.last = NO_PAGE;
+        self.stats.stlb.misses += 1;
+        self.stats.walks += 1;
+        self.stats.walk_cycles += self.walk_cycles;
+        None
+    }
+
+    /// [`Self::l1_missed`] when the STLB holds the page: counts the
+    /// first-level miss and the STLB hit, puts the translation into the
+    /// first level (as the page of its last hit, unless that array has 0
+    /// entries) and gives the physical address of `vaddr`. `None`
+    /// (nothing counted, nothing changed) when the STLB misses too.
+    #[inline(always)]
+    pub fn stlb_hit(&mut self, instr: bool, vaddr: u64) -> Option<u64> {
+        let asid = self.asid;
         let small = PageSize::Small;
         let vpn = small.page_of(vaddr) | asid;
         let mut hit = self.stlb.lookup(small, vpn).map(|f| (small, vpn, f));
@@ -258,20 +275,12 @@ impl Tlb {
             let vpn = huge.page_of(vaddr) | asid;
             hit = self.stlb.lookup(huge, vpn).map(|f| (huge, vpn, f));
         }
-        match hit {
-            Some((size, vpn, frame)) => {
-                self.stats.stlb.hits += 1;
-                side.insert(size, vpn, vaddr, frame);
-                Some(frame | (vaddr & (size.bytes() - 1)))
-            }
-            None => {
-                side.last = NO_PAGE;
-                self.stats.stlb.misses += 1;
-                self.stats.walks += 1;
-                self.stats.walk_cycles += self.walk_cycles;
-                None
-            }
-        }
+        let (size, vpn, frame) = hit?;
+        let side = &mut self.sides[usize::from(instr)];
+        side.stats.misses += 1;
+        self.stats.stlb.hits += 1;
+        side.insert(size, vpn, vaddr, frame);
+        Some(frame | (vaddr & (size.bytes() - 1)))
     }
 
     /// Installs the walked translation of page `vpn` of `size` (frame at

@@ -6,8 +6,9 @@
 //! A run reads an app's records in batches ([`RecordBatches`], from
 //! [`TraceSource::open_batches`]). Trace files and generators are decoded
 //! ahead on a background thread ([`Prefetch`]), so decoding overlaps the
-//! simulation; records and errors come out in the same order, at the same
-//! positions, as from [`TraceSource::open`].
+//! simulation, and their chunks are swapped into the app's buffer whole
+//! ([`RecordBatches::refill`]); records and errors come out in the same
+//! order, at the same positions, as from [`TraceSource::open`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -38,6 +39,16 @@ pub trait RecordBatches: Send {
     /// fewer only at the end of the stream (0: it has ended). On an error
     /// the records before it stay appended and the error is returned.
     fn fill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize, TraceError>;
+
+    /// Replaces `buf`'s records by the next ones and returns how many: at
+    /// least one, and as many as the stream hands over at once (up to
+    /// `max` by default, [`RecordBatches::fill`] into the emptied `buf`);
+    /// 0 at the end of the stream. On an error the error is returned (the
+    /// records before it may stay in `buf`).
+    fn refill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize, TraceError> {
+        buf.clear();
+        self.fill(buf, max)
+    }
 }
 
 /// Batches of a [`RecordStream`], read one record at a time.
@@ -59,6 +70,12 @@ impl RecordBatches for IterBatches {
 impl RecordBatches for Prefetch {
     fn fill(&mut self, buf: &mut Vec<Record>, max: usize) -> Result<usize, TraceError> {
         Prefetch::fill(self, buf, max)
+    }
+
+    /// A whole chunk decoded ahead, swapped in without copying
+    /// ([`Prefetch::swap_chunk`]; `max` does not apply).
+    fn refill(&mut self, buf: &mut Vec<Record>, _max: usize) -> Result<usize, TraceError> {
+        self.swap_chunk(buf)
     }
 }
 

@@ -219,3 +219,48 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// [`Tlb::stlb_hit`] is [`Tlb::l1_missed`] when the STLB holds the
+    /// page and changes nothing when it does not: a TLB whose first-level
+    /// misses try it first answers and counts as one that calls
+    /// `l1_missed` directly, over random lookups and fills of both sizes.
+    #[test]
+    fn stlb_hit_is_l1_missed_on_a_hit_and_nothing_else(
+        ops in prop::collection::vec((any::<bool>(), 0u64..3000, 0u8..8), 1..1500),
+    ) {
+        let cfg = TlbConfig { stlb: TlbArrayConfig::new(32, 4), ..TlbConfig::default() };
+        let mut a = Tlb::new(&cfg).unwrap();
+        let mut b = Tlb::new(&cfg).unwrap();
+        for &(instr, page, k) in &ops {
+            // Pages of 2 MiB lie above every 4 KiB page used here (from
+            // 128 MiB).
+            let huge = k == 0;
+            let (size, vpn) = if huge { (PageSize::Huge, 64 + page / 512) } else { (PageSize::Small, page) };
+            let vaddr = (vpn << size.bits()) | (page & 0xff) << 3;
+            let ra = match a.lookup_l1(instr, vaddr) {
+                Some(p) => Some(p),
+                None => a.l1_missed(instr, vaddr),
+            };
+            let rb = match b.lookup_l1(instr, vaddr) {
+                Some(p) => Some(p),
+                None => {
+                    let before = b.stats();
+                    match b.stlb_hit(instr, vaddr) {
+                        Some(p) => Some(p),
+                        None => {
+                            prop_assert_eq!(b.stats(), before);
+                            b.l1_missed(instr, vaddr)
+                        }
+                    }
+                }
+            };
+            prop_assert_eq!(ra, rb);
+            if ra.is_none() {
+                a.fill(instr, size, vpn, vpn << 24);
+                b.fill(instr, size, vpn, vpn << 24);
+            }
+        }
+        prop_assert_eq!(a.stats(), b.stats());
+    }
+}

@@ -4,13 +4,16 @@
 //! core for its level's latency) or the out-of-order window
 //! ([`run_records_window`]: misses within the window overlap). The
 //! per-record work shared by both (translation, walks, paging and the
-//! accesses) is split in two: the common case ([`fast_step`]: one page,
+//! accesses) is split in three: the common case ([`fast_step`]: one page,
 //! a first-level TLB hit) inline in each loop with the stall of a served
-//! access ([`served_stall`]), the rest ([`step`]) out of line; the interleaving of cores
+//! access ([`served_stall`]), then a first-level miss that hits the STLB
+//! ([`stlb_step`], out of line), both in `fast_step.rs`; the rest
+//! ([`step`]) out of line here. The interleaving of cores
 //! ([`interleave`](super::interleave)) calls the loops once per slice.
 
 use cachepart_trace::{Kind, Record};
 
+use super::fast_step::{fast_step, is_plain, served_stall, stlb_step};
 use super::paging::{walk_load_stall, walk_stall, zero_fresh, TlbMark};
 use super::App;
 use crate::cache::Cache;
@@ -31,32 +34,10 @@ struct Step {
     parts: usize,
 }
 
-/// The common case of a record, inline: an access within one 4 KiB page
-/// whose page the first-level TLB holds ([`PhysicalCore::translate_fast`]:
-/// no walk, no paging), issued on `pc` and `llc`. Returns its
-/// instructions and the level that served it; `None` (nothing done) for
-/// any other record, which [`step`] runs.
-///
-/// While frames handed out outside a walk (a superpage moved by
-/// recoloring) wait for their lines to be dropped, only the page of the
-/// last first-level hit is taken here: any other access drops them first,
-/// in [`step`].
-#[inline(always)]
-fn fast_step(pc: &mut PhysicalCore, llc: &mut Cache, rec: Record) -> Option<(u64, Served)> {
-    let p = if pc.address_space().has_fresh_frames() {
-        pc.translate_last(rec)?
-    } else {
-        pc.translate_fast(rec)?
-    };
-    let served = pc.hierarchy_mut().access_at(llc, rec, p);
-    // An access's instructions (`Record::instructions`).
-    let n = rec.gap_u64() + u64::from(rec.kind_code() == Kind::Ifetch as u64);
-    Some((n, served))
-}
-
-/// Translates `rec`, for which [`fast_step`] gave `None`, and issues its
-/// accesses on `pc` and `llc` (out of line: a first-level TLB miss, an
-/// access across pages or an escape). Walk loads are counted in
+/// Translates `rec`, for which [`fast_step`] and [`stlb_step`] gave
+/// `None`, and issues its accesses on `pc` and `llc` (out of line: a page
+/// walk, an access across pages, an escape, or pending frames or walk
+/// loads). Walk loads are counted in
 /// `beyond_private` and `mem_stall` (as [`walk_load_stall`] does), paging
 /// time in `paging`.
 #[inline(never)]
@@ -155,8 +136,25 @@ macro_rules! step_or_break {
 /// the buffer is empty or the app reaches its instruction limit: the flat
 /// model (each access stalls the core for its level's latency, LLC and
 /// memory ones divided by the app's `mlp`; stores never stall).
-#[inline(never)]
 pub(super) fn run_records(
+    pc: &mut PhysicalCore,
+    llc: &mut Cache,
+    alloc: &mut (dyn FrameAllocator + Send),
+    app: &mut App,
+    clock: &mut u64,
+    stop: u64,
+    ticks_per_ns: f64,
+) -> Result<(), MemoryError> {
+    if is_plain(pc) {
+        run_records_with::<true>(pc, llc, alloc, app, clock, stop, ticks_per_ns)
+    } else {
+        run_records_with::<false>(pc, llc, alloc, app, clock, stop, ticks_per_ns)
+    }
+}
+
+/// [`run_records`], `PLAIN` when [`is_plain`] holds for `pc`.
+#[inline(never)]
+fn run_records_with<const PLAIN: bool>(
     pc: &mut PhysicalCore,
     llc: &mut Cache,
     alloc: &mut (dyn FrameAllocator + Send),
@@ -186,30 +184,48 @@ pub(super) fn run_records(
         };
         let uncore_before = beyond_private;
         let store = rec.kind_code() == Kind::Store as u64;
-        let (n, stall) = match fast_step(pc, llc, rec) {
-            Some((n, served)) => (
+        let (n, stall) = if let Some((n, served)) = fast_step::<PLAIN>(pc, llc, rec) {
+            (
                 n,
                 served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall),
-            ),
-            None => {
-                let s = step_or_break!(
-                    pc,
-                    llc,
-                    alloc,
-                    rec,
-                    app,
-                    stalls,
-                    ticks_per_ns,
-                    paging,
-                    beyond_private,
-                    mem_stall
-                );
-                let mut stall = s.walk;
-                for &served in &s.served[..s.parts] {
-                    stall +=
-                        served_stall(&stalls, store, served, &mut beyond_private, &mut mem_stall);
+            )
+        } else {
+            match stlb_step::<PLAIN>(pc, llc, rec, &stalls) {
+                Some((n, walk, served)) => (
+                    n,
+                    walk + served_stall(
+                        &stalls,
+                        store,
+                        served,
+                        &mut beyond_private,
+                        &mut mem_stall,
+                    ),
+                ),
+                None => {
+                    let s = step_or_break!(
+                        pc,
+                        llc,
+                        alloc,
+                        rec,
+                        app,
+                        stalls,
+                        ticks_per_ns,
+                        paging,
+                        beyond_private,
+                        mem_stall
+                    );
+                    let mut stall = s.walk;
+                    for &served in &s.served[..s.parts] {
+                        stall += served_stall(
+                            &stalls,
+                            store,
+                            served,
+                            &mut beyond_private,
+                            &mut mem_stall,
+                        );
+                    }
+                    (s.n, stall)
                 }
-                (s.n, stall)
             }
         };
         pos += 1;
@@ -242,8 +258,25 @@ pub(super) fn run_records(
 /// stalls of its translation and of an instruction fetch that missed the
 /// L1I, then its instructions dispatched through the ROB, then its data
 /// accesses issued as misses that overlap.
-#[inline(never)]
 pub(super) fn run_records_window(
+    pc: &mut PhysicalCore,
+    llc: &mut Cache,
+    alloc: &mut (dyn FrameAllocator + Send),
+    app: &mut App,
+    clock: &mut u64,
+    stop: u64,
+    ticks_per_ns: f64,
+) -> Result<(), MemoryError> {
+    if is_plain(pc) {
+        run_records_window_with::<true>(pc, llc, alloc, app, clock, stop, ticks_per_ns)
+    } else {
+        run_records_window_with::<false>(pc, llc, alloc, app, clock, stop, ticks_per_ns)
+    }
+}
+
+/// [`run_records_window`], `PLAIN` when [`is_plain`] holds for `pc`.
+#[inline(never)]
+fn run_records_window_with<const PLAIN: bool>(
     pc: &mut PhysicalCore,
     llc: &mut Cache,
     alloc: &mut (dyn FrameAllocator + Send),
@@ -276,25 +309,34 @@ pub(super) fn run_records_window(
             break Ok(());
         };
         let uncore_before = beyond_private;
-        let s = match fast_step(pc, llc, rec) {
-            Some((n, served)) => Step {
+        let s = if let Some((n, served)) = fast_step::<PLAIN>(pc, llc, rec) {
+            Step {
                 n,
                 walk: 0,
                 served: [served, Served::L1],
                 parts: 1,
-            },
-            None => step_or_break!(
-                pc,
-                llc,
-                alloc,
-                rec,
-                app,
-                stalls,
-                ticks_per_ns,
-                paging,
-                beyond_private,
-                mem_stall
-            ),
+            }
+        } else {
+            match stlb_step::<PLAIN>(pc, llc, rec, &stalls) {
+                Some((n, walk, served)) => Step {
+                    n,
+                    walk,
+                    served: [served, Served::L1],
+                    parts: 1,
+                },
+                None => step_or_break!(
+                    pc,
+                    llc,
+                    alloc,
+                    rec,
+                    app,
+                    stalls,
+                    ticks_per_ns,
+                    paging,
+                    beyond_private,
+                    mem_stall
+                ),
+            }
         };
         pos += 1;
         let kind = rec.kind();
@@ -352,30 +394,4 @@ pub(super) fn run_records_window(
     app.c.stall_ticks += all_stall + waits.all;
     *clock = t;
     result
-}
-
-/// Stall ticks of an access served at `served`, also counted in
-/// `beyond_private` (LLC or memory) and `mem_stall` (memory).
-#[inline(always)]
-fn served_stall(
-    stalls: &StallTable,
-    store: bool,
-    served: Served,
-    beyond_private: &mut u64,
-    mem_stall: &mut u64,
-) -> u64 {
-    // An L1 hit never stalls (`StallTable::new` sets its entry to 0: it is
-    // part of `base-cpi`); said first, it keeps the common case to one
-    // compare.
-    if served == Served::L1 {
-        return 0;
-    }
-    let s = stalls.stall(store, served);
-    if served >= Served::Llc {
-        *beyond_private += s;
-        if served == Served::Memory {
-            *mem_stall += s;
-        }
-    }
-    s
 }

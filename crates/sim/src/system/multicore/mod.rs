@@ -13,6 +13,9 @@
 //!   [`BATCH`], restarts).
 //! * `counters.rs`: what is attributed to each app (totals and samples).
 //! * `recolor.rs`: [`System::recolor`] and the colors-exhausted responder.
+//! * `execute.rs`: an app's records run on its core in a slice (flat or
+//!   window timing); `fast_step.rs`: their common cases (a first-level TLB
+//!   hit, an STLB hit) without the general translation.
 //! * `paging.rs`: page-walk and paging stalls charged to an app's time.
 //! * `schedule.rs` also runs an app's idle process
 //!   ([`IdleQuantum`](crate::system::IdleQuantum)): after each turn of
@@ -27,6 +30,7 @@
 mod accessors;
 mod counters;
 mod execute;
+mod fast_step;
 mod interleave;
 mod paging;
 mod prefetch;
@@ -62,7 +66,8 @@ use crate::memory::{
 use crate::splitmix::SplitMix64;
 use crate::umon::Umon;
 
-/// Records decoded per refill of an app's buffer.
+/// Records decoded per refill of an app's buffer (a source decoded ahead
+/// hands over its whole chunks instead, without copying them).
 pub const BATCH: usize = 4096;
 
 /// Id of the empty address space of an idle core.

@@ -1,5 +1,7 @@
 //! Feeding records: an app's buffer of decoded records ([`BATCH`] per
-//! refill) and the replay of its trace when it ends and the app restarts
+//! refill, or a whole chunk of a trace decoded ahead, swapped in:
+//! [`RecordBatches::refill`](crate::system::RecordBatches::refill)) and
+//! the replay of its trace when it ends and the app restarts
 //! (logged as [`EventKind::Restarted`]).
 
 use cachepart_machine::{AppEvent, EventKind};
@@ -13,13 +15,12 @@ impl System {
     /// if it ended and restarts; `false` when it has no more.
     pub(super) fn refill(&mut self, a: usize) -> Result<bool, SystemError> {
         let app = &mut self.apps[a];
-        app.buf.clear();
         app.pos = 0;
         loop {
             let Some(stream) = app.stream.as_mut() else {
                 return Ok(false);
             };
-            if let Err(source) = stream.fill(&mut app.buf, BATCH) {
+            if let Err(source) = stream.refill(&mut app.buf, BATCH) {
                 return Err(SystemError::Trace {
                     app: app.spec.name.clone(),
                     source,
