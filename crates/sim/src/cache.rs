@@ -245,7 +245,6 @@ impl<R: Replacement> Cache<R> {
     #[inline(always)]
     pub fn line(&mut self, block: u64, write: bool, mask: u64) -> LineOutcome {
         let set = self.geom.set_of(block);
-        let base = set * self.ways;
         let st = &mut self.sets[set];
         if st.mru_block == block {
             let way = usize::from(st.mru_way);
@@ -260,6 +259,25 @@ impl<R: Replacement> Cache<R> {
                 first_use,
             };
         }
+        self.line_past_mru(set, block, write, mask)
+    }
+
+    /// [`Cache::line`] of a block that is not its set's most recent block
+    /// (its caller has just seen [`Cache::repeat_hit`] return `false`):
+    /// the same outcome, without looking at the most recent block again.
+    #[inline(always)]
+    pub fn line_not_repeated(&mut self, block: u64, write: bool, mask: u64) -> LineOutcome {
+        let set = self.geom.set_of(block);
+        debug_assert!(self.sets[set].mru_block != block, "a repeated block");
+        self.line_past_mru(set, block, write, mask)
+    }
+
+    /// [`Cache::line`] of `block` in `set` once its most recent block is
+    /// known to be another: the search, then a hit or a fill.
+    #[inline(always)]
+    fn line_past_mru(&mut self, set: usize, block: u64, write: bool, mask: u64) -> LineOutcome {
+        let base = set * self.ways;
+        let st = &mut self.sets[set];
         let tags = &self.tags[base..base + self.ways];
         if let Some(way) = find(st, tags, block) {
             if write {

@@ -80,7 +80,15 @@ proptest! {
                 Op::Line(b, write, mask) => {
                     // An empty mask stands for all ways.
                     let mask = if mask & full == 0 { full } else { mask & full };
-                    let out = c.line(b, write, mask);
+                    // Every other lookup takes the plain path's route: the
+                    // repeated-hit check, then the lookup past it.
+                    let out = if m.now % 2 == 0 {
+                        c.line(b, write, mask)
+                    } else if c.repeat_hit(b, write) {
+                        LineOutcome { hit: true, victim: None, first_use: false }
+                    } else {
+                        c.line_not_repeated(b, write, mask)
+                    };
                     let set = g.set_of(b);
                     m.now += 1;
                     let now = m.now;

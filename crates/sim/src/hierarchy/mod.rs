@@ -603,7 +603,7 @@ impl Hierarchy {
             let out = l2.line(block, false, u64::MAX);
             l2.record(kind, !out.hit);
             if let Some(v) = out.victim.filter(|v| v.dirty) {
-                self.write_back_llc(llc, v.block);
+                self.write_back_llc_inline(llc, v.block);
             }
             self.second_level_seen(llc, block, &out);
             if out.hit {
@@ -678,6 +678,12 @@ impl Hierarchy {
     }
 
     fn write_back_llc(&mut self, llc: &mut Cache, block: u64) {
+        self.write_back_llc_inline(llc, block);
+    }
+
+    /// [`Self::write_back_llc`], inline.
+    #[inline(always)]
+    fn write_back_llc_inline(&mut self, llc: &mut Cache, block: u64) {
         self.llc.writebacks_in += 1;
         let before = llc.stats().writeback_misses;
         let victim = llc.write_back(block, self.llc_mask);

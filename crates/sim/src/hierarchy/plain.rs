@@ -101,7 +101,8 @@ impl Hierarchy {
             self.last_ip = Some(addr);
         }
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-        let out = l1.line(block, write, u64::MAX);
+        // The caller saw `block` is not its set's most recent block.
+        let out = l1.line_not_repeated(block, write, u64::MAX);
         let served = if out.hit {
             Served::L1
         } else {
