@@ -82,7 +82,7 @@ proptest! {
                     let mask = if mask & full == 0 { full } else { mask & full };
                     // Every other lookup takes the plain path's route: the
                     // repeated-hit check, then the lookup past it.
-                    let out = if m.now % 2 == 0 {
+                    let out = if m.now.is_multiple_of(2) {
                         c.line(b, write, mask)
                     } else if c.repeat_hit(b, write) {
                         LineOutcome { hit: true, victim: None, first_use: false }
