@@ -128,13 +128,14 @@ proptest! {
 
     /// Any sequence of lookups, insertions (of pages present or not),
     /// invalidations and flushes gives the answers and the occupancy of
-    /// the plain model, for the usual geometries, odd associativities and
-    /// an array of 0 entries.
+    /// the plain model, for the usual geometries, odd associativities,
+    /// sets of 16 ways and more and an array of 0 entries.
     #[test]
     fn the_array_is_the_plain_model(
         geometry in prop_oneof![
             Just((64u32, 4u32)), Just((32, 4)), Just((8, 8)), Just((1536, 12)),
             Just((24, 12)), Just((6, 3)), Just((2, 1)), Just((0, 4)), Just((5, 5)),
+            Just((32, 16)), Just((17, 17)), Just((40, 20)),
         ],
         ops in prop::collection::vec(op(), 1..400),
     ) {
