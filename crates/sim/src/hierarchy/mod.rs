@@ -42,9 +42,10 @@
 //! The hierarchy sees addresses as they come in records (virtual, or
 //! physical behind [`PhysicalCore`](crate::memory::PhysicalCore)).
 //!
-//! This file holds the levels and the demand path (cachegrind's rules and
-//! the write-back rules); `plain.rs` the demand path of the common
-//! settings for simulation loops; `prefetching.rs` the prefetchers' fills,
+//! This file holds the levels, their configuration and cachegrind's
+//! demand path; `write_back.rs` the write-back demand path; `plain.rs`
+//! that path for the common settings of simulation loops;
+//! `prefetching.rs` the prefetchers' fills,
 //! `maintenance.rs` back-invalidation, discarded frames, events and
 //! flushes, and `tests.rs` the tests.
 
@@ -52,10 +53,10 @@ use cachepart_trace::{Kind, Record};
 use cachepart_units::WayMask;
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{Cache, Victim};
+use crate::cache::Cache;
 use crate::error::{Result, SimError};
 use crate::geometry::CacheConfig;
-use crate::prefetch::{Prefetchers, Target};
+use crate::prefetch::Prefetchers;
 use crate::stats::{AccessKind, LevelStats, MemTraffic};
 use crate::umon::Umon;
 use crate::victim::VictimCounts;
@@ -63,6 +64,9 @@ use crate::victim::VictimCounts;
 mod maintenance;
 mod plain;
 mod prefetching;
+mod write_back;
+
+use write_back::write_back_kind;
 
 /// cachegrind's smallest line size (`MIN_LINE_SIZE`).
 pub const CACHEGRIND_MIN_LINE: u32 = 16;
@@ -539,207 +543,7 @@ impl Hierarchy {
             Served::L1
         }
     }
-
-    /// Write-back, write-allocate rules.
-    fn write_back(&mut self, llc: &mut Cache, rec: Record) -> Served {
-        self.write_back_at(llc, rec, rec.addr_unchecked())
-    }
-
-    /// [`Self::write_back`] of record `rec` at address `addr`.
-    fn write_back_at(&mut self, llc: &mut Cache, rec: Record, addr: u64) -> Served {
-        self.instructions += u64::from(rec.gap());
-        let Some((kind, write, instr)) = write_back_kind(rec) else {
-            self.event(llc, rec);
-            return Served::L1;
-        };
-        self.instructions += u64::from(instr);
-        if instr {
-            self.last_ip = Some(addr);
-        }
-        let l1 = if instr { &self.l1i } else { &self.l1d };
-        let bits = l1.geometry().line_bits();
-        let first = addr >> bits;
-        let last = addr.wrapping_add(rec.size_unchecked() - 1) >> bits;
-        let mut served = Served::L1;
-        let mut b = first;
-        loop {
-            let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-            let out = l1.line(b, write, u64::MAX);
-            if !out.hit {
-                served = served.max(self.fetch_below(llc, b, kind));
-            }
-            if let Some(v) = out.victim {
-                if v.dirty {
-                    self.write_back_below(llc, v.block);
-                }
-            }
-            if !instr {
-                if let Some(p) = self.prefetch.as_deref_mut() {
-                    p.demand(Target::L1, &out);
-                    self.prefetch_l1(llc, addr, b, (out.hit, out.first_use));
-                }
-            }
-            if b == last {
-                break;
-            }
-            b = b.wrapping_add(1);
-        }
-        let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
-        l1.record(kind, served != Served::L1);
-        served
-    }
-
-    /// A first-level miss of `block`: fetch it from L2 or the LLC; returns
-    /// the level that had it.
-    #[inline(never)]
-    fn fetch_below(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) -> Served {
-        self.fetch_below_inline(llc, block, kind)
-    }
-
-    /// [`Self::fetch_below`], inline in the plain path's one-line access.
-    #[inline(always)]
-    fn fetch_below_inline(&mut self, llc: &mut Cache, block: u64, kind: AccessKind) -> Served {
-        if let Some(l2) = &mut self.l2 {
-            let out = l2.line(block, false, u64::MAX);
-            l2.record(kind, !out.hit);
-            if let Some(v) = out.victim.filter(|v| v.dirty) {
-                self.write_back_llc_inline(llc, v.block);
-            }
-            self.second_level_seen(llc, block, &out);
-            if out.hit {
-                return Served::L2;
-            }
-        }
-        if let Some(u) = self.umon.as_deref_mut() {
-            u.access(block);
-        }
-        let out = llc.line(block, false, self.llc_mask);
-        llc.record(kind, !out.hit);
-        self.llc.record(kind, !out.hit);
-        let served = if out.hit {
-            Served::Llc
-        } else {
-            self.llc_miss(llc, block)
-        };
-        if let Some(v) = out.victim {
-            self.llc_evicted(llc, v);
-        }
-        // Without a private L2 the LLC is the second level (the Xeon
-        // 5160's shared L2): the L2 prefetchers watch it and fill it.
-        if self.l2.is_none() {
-            self.second_level_seen(llc, block, &out);
-        }
-        served
-    }
-
-    /// LLC line `block` missed (and was filled): from the victim cache
-    /// below the LLC if it holds it (removed there; the LLC's copy is
-    /// dirty if the L3's was), else from memory.
-    #[inline(always)]
-    fn llc_miss(&mut self, llc: &mut Cache, block: u64) -> Served {
-        let Some(l3) = llc.victim_mut() else {
-            self.mem.reads += 1;
-            return Served::Memory;
-        };
-        match l3.take(block) {
-            Some(dirty) => {
-                self.l3.hits += 1;
-                if dirty {
-                    llc.mark_dirty(block);
-                }
-                Served::L3
-            }
-            None => {
-                self.l3.misses += 1;
-                self.mem.reads += 1;
-                Served::Memory
-            }
-        }
-    }
-
-    /// A dirty first-level victim goes to L2, or to the LLC without one.
-    /// With an inclusive LLC, a victim the LLC dropped meanwhile (while
-    /// fetching the line that replaced it) goes straight to memory, so no
-    /// private level holds a line the LLC lacks.
-    #[inline(always)]
-    fn write_back_below(&mut self, llc: &mut Cache, block: u64) {
-        if self.inclusion == Inclusion::Inclusive && !llc.contains(block) {
-            self.mem.writes += 1;
-            return;
-        }
-        match &mut self.l2 {
-            Some(l2) => {
-                if let Some(v) = l2.write_back(block, u64::MAX).filter(|v| v.dirty) {
-                    self.write_back_llc(llc, v.block);
-                }
-            }
-            None => self.write_back_llc(llc, block),
-        }
-    }
-
-    fn write_back_llc(&mut self, llc: &mut Cache, block: u64) {
-        self.write_back_llc_inline(llc, block);
-    }
-
-    /// [`Self::write_back_llc`], inline.
-    #[inline(always)]
-    fn write_back_llc_inline(&mut self, llc: &mut Cache, block: u64) {
-        self.llc.writebacks_in += 1;
-        let before = llc.stats().writeback_misses;
-        let victim = llc.write_back(block, self.llc_mask);
-        let missed = llc.stats().writeback_misses - before;
-        self.llc.writeback_misses += missed;
-        if missed > 0 {
-            // the LLC holds the newer copy now: the L3 keeps none
-            if let Some(l3) = llc.victim_mut() {
-                l3.invalidate(block);
-            }
-        }
-        if let Some(v) = victim {
-            self.llc_evicted(llc, v);
-        }
-    }
-
-    /// The LLC evicted `v`: into the victim cache below it if there is
-    /// one (its dirty victims then go to memory), else a dirty `v` goes to
-    /// memory.
-    fn llc_evicted(&mut self, llc: &mut Cache, v: Victim) {
-        self.llc.evictions += 1;
-        if v.dirty {
-            self.llc.dirty_evictions += 1;
-        }
-        match llc.victim_mut() {
-            Some(l3) => self.mem.writes += l3.insert(v.block, v.dirty),
-            None => self.mem.writes += u64::from(v.dirty),
-        }
-        if self.inclusion == Inclusion::Inclusive {
-            self.back_invalidate(v.block);
-            if self.record_evictions {
-                self.llc_evictions.push(v.block);
-            }
-        }
-    }
 }
-
-/// How the write-back rules see a record kind: the access kind counted,
-/// whether it dirties the line, whether it goes to the instruction cache;
-/// `None` for an escape.
-#[inline(always)]
-fn write_back_kind(rec: Record) -> Option<(AccessKind, bool, bool)> {
-    WRITE_BACK_KINDS[rec.kind_code() as usize]
-}
-
-/// [`write_back_kind`] by kind code (`Kind as u64`; codes 6 and 7 never
-/// reach a record): one table load instead of a jump on the kind.
-const WRITE_BACK_KINDS: [Option<(AccessKind, bool, bool)>; 8] = {
-    let mut t = [None; 8];
-    t[Kind::Ifetch as usize] = Some((AccessKind::Instr, false, true));
-    t[Kind::Load as usize] = Some((AccessKind::Read, false, false));
-    t[Kind::DepLoad as usize] = Some((AccessKind::Read, false, false));
-    t[Kind::Modify as usize] = Some((AccessKind::Read, true, false));
-    t[Kind::Store as usize] = Some((AccessKind::Write, true, false));
-    t
-};
 
 #[cfg(test)]
 mod tests;
