@@ -6,7 +6,7 @@ use cachepart_trace::Record;
 
 use super::{write_back_kind, Hierarchy, Mode, Served};
 use crate::cache::Cache;
-use crate::prefetch::{Prefetchers, Target};
+use crate::prefetch::Prefetchers;
 use crate::stats::AccessKind;
 
 impl Hierarchy {
@@ -103,22 +103,7 @@ impl Hierarchy {
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         // The caller saw `block` is not its set's most recent block.
         let out = l1.line_not_repeated(block, write, u64::MAX);
-        let served = if out.hit {
-            Served::L1
-        } else {
-            self.fetch_below_inline(llc, block, kind)
-        };
-        if let Some(v) = out.victim {
-            if v.dirty {
-                self.write_back_below(llc, v.block);
-            }
-        }
-        if !instr {
-            if let Some(p) = self.prefetch.as_deref_mut() {
-                p.demand(Target::L1, &out);
-                self.prefetch_l1(llc, addr, block, (out.hit, out.first_use));
-            }
-        }
+        let served = self.after_l1_lookup::<true>(llc, addr, block, kind, instr, &out);
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         l1.record(kind, served != Served::L1);
         served

@@ -7,7 +7,7 @@
 use cachepart_trace::{Kind, Record};
 
 use super::{Hierarchy, Inclusion, Served};
-use crate::cache::{Cache, Victim};
+use crate::cache::{Cache, LineOutcome, Victim};
 use crate::prefetch::Target;
 use crate::stats::AccessKind;
 
@@ -37,20 +37,7 @@ impl Hierarchy {
         loop {
             let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
             let out = l1.line(b, write, u64::MAX);
-            if !out.hit {
-                served = served.max(self.fetch_below(llc, b, kind));
-            }
-            if let Some(v) = out.victim {
-                if v.dirty {
-                    self.write_back_below(llc, v.block);
-                }
-            }
-            if !instr {
-                if let Some(p) = self.prefetch.as_deref_mut() {
-                    p.demand(Target::L1, &out);
-                    self.prefetch_l1(llc, addr, b, (out.hit, out.first_use));
-                }
-            }
+            served = served.max(self.after_l1_lookup::<false>(llc, addr, b, kind, instr, &out));
             if b == last {
                 break;
             }
@@ -58,6 +45,42 @@ impl Hierarchy {
         }
         let l1 = if instr { &mut self.l1i } else { &mut self.l1d };
         l1.record(kind, served != Served::L1);
+        served
+    }
+
+    /// The steps after the first-level lookup `out` of line `block` of an
+    /// access at `addr` of `kind` (`instr`: to the L1I): a miss fetched
+    /// from below (`INLINE_FETCH`: [`Self::fetch_below_inline`], else the
+    /// call), a dirty victim written back a level down, and the L1 demand
+    /// shown to the prefetchers. Returns the level that served the line.
+    #[inline(always)]
+    pub(super) fn after_l1_lookup<const INLINE_FETCH: bool>(
+        &mut self,
+        llc: &mut Cache,
+        addr: u64,
+        block: u64,
+        kind: AccessKind,
+        instr: bool,
+        out: &LineOutcome,
+    ) -> Served {
+        let served = if out.hit {
+            Served::L1
+        } else if INLINE_FETCH {
+            self.fetch_below_inline(llc, block, kind)
+        } else {
+            self.fetch_below(llc, block, kind)
+        };
+        if let Some(v) = out.victim {
+            if v.dirty {
+                self.write_back_below(llc, v.block);
+            }
+        }
+        if !instr {
+            if let Some(p) = self.prefetch.as_deref_mut() {
+                p.demand(Target::L1, out);
+                self.prefetch_l1(llc, addr, block, (out.hit, out.first_use));
+            }
+        }
         served
     }
 
