@@ -33,6 +33,7 @@ pub const DEFAULT_CHUNK_RECORDS: usize = 1 << 16;
 /// Chunks decoded ahead by default.
 pub const DEFAULT_DEPTH: usize = 4;
 
+mod priority;
 mod sink;
 
 use sink::{Msg, Sink};
@@ -153,7 +154,10 @@ impl Prefetch {
         };
         let thread = std::thread::Builder::new()
             .name("cachepart-prefetch".into())
-            .spawn(move || body(&mut sink))?;
+            .spawn(move || {
+                priority::below_consumer();
+                body(&mut sink)
+            })?;
         Ok(Prefetch {
             rx: vec![rx],
             back: vec![back_tx],
@@ -196,6 +200,7 @@ impl Prefetch {
             let thread = std::thread::Builder::new()
                 .name("cachepart-prefetch".into())
                 .spawn(move || {
+                    priority::below_consumer();
                     let mut scratch = match crate::FrameScratch::new() {
                         Ok(scratch) => scratch,
                         Err(e) => {
