@@ -16,7 +16,8 @@
 //! it works on, while its previous buffer goes back). A reader's frame of
 //! at least a chunk's records travels whole, as one chunk, without being
 //! copied. Dropping a [`Prefetch`] stops its thread (it ends at its next
-//! hand-over) and waits for it. The producing side is in `sink.rs`.
+//! hand-over) and waits for it. The producing side is in `sink.rs`; the
+//! thread runs below its consumer's priority (`priority.rs`).
 //!
 //! [`Reader`]: crate::Reader
 

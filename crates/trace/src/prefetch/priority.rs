@@ -4,9 +4,8 @@
 //! consumer (a simulating thread) is the one whose time the user waits
 //! for. Where threads outnumber free cores (four apps' decoders beside one
 //! simulating thread on a 2-core machine), an equal share lets the
-//! decoders preempt the simulating thread, which then also finds its
-//! caches cooled by their work: on the 2-core CI VM, lowering the decoders'
-//! priority made benchmark (b) about 10% faster in wall time
+//! decoders preempt the simulating thread: on the 2-core CI VM, lowering
+//! the decoders' priority made benchmark (b) about 5% faster in wall time
 //! (docs/benchmarks.md). When the consumer waits for a chunk it sleeps,
 //! so the decoders still run at once; with cores to spare nothing changes.
 //! Priorities change no result, only when each thread runs.
