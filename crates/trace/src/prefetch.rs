@@ -153,12 +153,7 @@ impl Prefetch {
             chunk: Vec::with_capacity(chunk_records),
             chunk_records,
         };
-        let thread = std::thread::Builder::new()
-            .name("cachepart-prefetch".into())
-            .spawn(move || {
-                priority::below_consumer();
-                body(&mut sink)
-            })?;
+        let thread = spawn_read_ahead(move || body(&mut sink))?;
         Ok(Prefetch {
             rx: vec![rx],
             back: vec![back_tx],
@@ -198,31 +193,28 @@ impl Prefetch {
             let (tx, rx) = mpsc::sync_channel(1);
             let (back_tx, back_rx) = mpsc::channel::<Vec<Record>>();
             let file = file.clone();
-            let thread = std::thread::Builder::new()
-                .name("cachepart-prefetch".into())
-                .spawn(move || {
-                    priority::below_consumer();
-                    let mut scratch = match crate::FrameScratch::new() {
-                        Ok(scratch) => scratch,
-                        Err(e) => {
-                            let _ = tx.send(Msg::Error(e));
-                            return;
-                        }
-                    };
-                    for i in (first..frames).step_by(decoders) {
-                        let mut buf = back_rx.try_recv().unwrap_or_default();
-                        buf.clear();
-                        let msg = match file.decode_frame(i, &mut scratch, &mut buf) {
-                            Ok(()) => Msg::Records(buf),
-                            Err(e) => Msg::Error(e),
-                        };
-                        let stop = matches!(msg, Msg::Error(_));
-                        // the consumer is gone once it has stopped reading
-                        if tx.send(msg).is_err() || stop {
-                            return;
-                        }
+            let thread = spawn_read_ahead(move || {
+                let mut scratch = match crate::FrameScratch::new() {
+                    Ok(scratch) => scratch,
+                    Err(e) => {
+                        let _ = tx.send(Msg::Error(e));
+                        return;
                     }
-                })?;
+                };
+                for i in (first..frames).step_by(decoders) {
+                    let mut buf = back_rx.try_recv().unwrap_or_default();
+                    buf.clear();
+                    let msg = match file.decode_frame(i, &mut scratch, &mut buf) {
+                        Ok(()) => Msg::Records(buf),
+                        Err(e) => Msg::Error(e),
+                    };
+                    let stop = matches!(msg, Msg::Error(_));
+                    // the consumer is gone once it has stopped reading
+                    if tx.send(msg).is_err() || stop {
+                        return;
+                    }
+                }
+            })?;
             p.rx.push(rx);
             p.back.push(back_tx);
             p.threads.push(thread);
@@ -378,6 +370,17 @@ impl std::fmt::Debug for Prefetch {
             .field("threads", &self.threads.len())
             .finish()
     }
+}
+
+/// Starts a read-ahead thread running `body`: named `cachepart-prefetch`,
+/// below its consumer's priority ([`priority::below_consumer`]).
+fn spawn_read_ahead(body: impl FnOnce() + Send + 'static) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("cachepart-prefetch".into())
+        .spawn(move || {
+            priority::below_consumer();
+            body()
+        })
 }
 
 #[cfg(test)]
