@@ -32,6 +32,7 @@ mod counters;
 mod execute;
 mod fast_step;
 mod interleave;
+mod open;
 mod paging;
 mod prefetch;
 mod recolor;
@@ -193,6 +194,10 @@ impl System {
                 ),
             ));
         }
+        // Each app's trace is opened (its read-ahead thread starts decoding)
+        // before the caches are built and the allocator aged, so that the
+        // first records are ready when the run starts.
+        let streams = open::open_apps(platform, &apps)?;
         let n_cores = platform.cores as usize;
         let mut llc_cfg = platform.llc;
         llc_cfg.seed = mixed_seed(seed, llc_cfg.seed, 0);
@@ -254,50 +259,9 @@ impl System {
             });
         }
         let dram = Dram::new(&platform.timing);
-        let rules = platform.mask_rules();
         let full = WayMask(llc.full_mask());
         let mut states = Vec::with_capacity(apps.len());
-        platform
-            .memory
-            .costs
-            .check()
-            .map_err(|source| SystemError::Memory { app: None, source })?;
-        for (i, spec) in apps.into_iter().enumerate() {
-            let field = |f: &str| format!("app {}: {f}", spec.name);
-            if spec.core >= platform.cores {
-                return Err(cfg_err(
-                    field("core"),
-                    format!("core {} does not exist (0..{})", spec.core, platform.cores),
-                ));
-            }
-            spec.timing.check(&spec.name)?;
-            if platform.timing.window.is_some() && spec.timing.mlp != 1.0 {
-                return Err(cfg_err(
-                    field("mlp"),
-                    format!(
-                        "{} is set, but the platform's [timing] window derives memory-level parallelism from the trace; leave mlp at 1 (its default)",
-                        spec.timing.mlp
-                    ),
-                ));
-            }
-            throttle::checked(platform, &spec.name, spec.duty, spec.prefetch_word)?;
-            if let Some(q) = &spec.idle_quantum {
-                q.check()
-                    .map_err(|(f, why)| cfg_err(field(&format!("quantum.{f}")), why))?;
-            }
-            if let Some(m) = spec.llc_mask {
-                rules.check(m).map_err(|source| SystemError::Mask {
-                    app: spec.name.clone(),
-                    source,
-                })?;
-            }
-            let stream = spec
-                .source
-                .open_batches()
-                .map_err(|source| SystemError::Trace {
-                    app: spec.name.clone(),
-                    source,
-                })?;
+        for (i, (spec, stream)) in apps.into_iter().zip(streams).enumerate() {
             cores[spec.core as usize].queue.push(i);
             let mut space = AddressSpace::new(i as u32, spec.huge_pages);
             space.track_fresh_frames(true);
