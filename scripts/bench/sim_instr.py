@@ -12,7 +12,19 @@ the host caches modelled are `--D1` (default 48 KiB 12-way: an AMD Zen 4 core's
 L1D) and `--LL` (default 1 MiB 16-way: its L2).
 
     scripts/bench/sim_instr.py [--accesses 1e7] [--mix synthetic|walk|NAME,...]
-                               [--extra ARGS] BIN [BIN ...]
+                               [--extra ARGS] [--llc-share] BIN [BIN ...]
+
+Before the first callgrind run each binary runs once natively on a few
+accesses, so that the synthetic traces it replays (written once under the
+temporary directory) are not generated under valgrind, which takes many
+minutes.
+
+`--llc-share` is for binaries built with `--cfg cachepart_split_llc`
+(`scripts/bench/llc_share.sh` builds one), which keep the LLC's part of the
+write-back path (`Hierarchy::fetch_from_llc`, `write_back_llc_inline`) out
+of line: it adds the share of the simulating thread's instructions,
+host-L1D misses and host-L2 misses spent there (the shared work a parallel
+run's clock thread would keep, docs/sim.md).
 
 BIN is a built `bench_system` (`cargo build --release -p cachepart-sim
 --example bench_system`; the default is target/release/examples/bench_system).
@@ -43,7 +55,51 @@ MIXES = {
 TIMED = re.compile(r"^(setup|simulated|dram latency|sources)")
 
 
-def run_one(binary: Path, args: list[str], d1: str, ll: str, scratch: Path) -> dict:
+# The functions a `--cfg cachepart_split_llc` build keeps out of line: the
+# LLC's part of the write-back path.
+LLC_FUNCTIONS = re.compile(r"::(fetch_from_llc|write_back_llc_inline) \[")
+
+
+def warm_up(binary: Path, args: list[str]) -> None:
+    """Runs `binary` natively on a few accesses, writing the traces it
+    replays if they are missing (generating them under valgrind would take
+    many minutes)."""
+    short = list(args)
+    short[short.index("--accesses") + 1] = "1e5"
+    p = subprocess.run([str(binary), *short], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{binary}: exited {p.returncode}:\n{p.stderr[-2000:]}")
+
+
+def llc_costs(out_file: Path) -> dict:
+    """Inclusive costs of the LLC functions in one thread's callgrind
+    output (`callgrind_annotate --inclusive=yes`), summed; empty if the
+    binary inlines them."""
+    p = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", str(out_file)],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode != 0:
+        sys.exit(f"callgrind_annotate failed on {out_file}:\n{p.stderr[-2000:]}")
+    events: list[str] = []
+    sums: dict = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("Events shown:"):
+            events = line.split()[2:]
+        elif LLC_FUNCTIONS.search(line):
+            # "1,234 (5.6%)" per event, or "." for none, then the name
+            fields = re.findall(r"([0-9,]+) \([^)]*\)|(?<!\S)\.(?!\S)", line.split("  /")[0])
+            values = [int(f.replace(",", "")) if f else 0 for f in fields]
+            for e, v in zip(events, values):
+                sums[e] = sums.get(e, 0) + v
+    return sums
+
+
+def run_one(
+    binary: Path, args: list[str], d1: str, ll: str, scratch: Path, llc_share: bool = False
+) -> dict:
+    warm_up(binary, args)
     out = scratch / f"callgrind-{os.getpid()}-{binary.stat().st_ino}.out"
     cmd = [
         "valgrind",
@@ -65,6 +121,7 @@ def run_one(binary: Path, args: list[str], d1: str, ll: str, scratch: Path) -> d
         sys.exit(f"{binary}: no 'simulated N accesses' line in its output")
     accesses = int(m.group(1))
     totals = None
+    llc = {}
     for f in sorted(scratch.glob(out.name + "*")):
         events = summary = None
         for line in f.read_text().splitlines():
@@ -72,15 +129,22 @@ def run_one(binary: Path, args: list[str], d1: str, ll: str, scratch: Path) -> d
                 events = line.split()[1:]
             elif line.startswith("summary:") or line.startswith("totals:"):
                 summary = [int(x) for x in line.split()[1:]]
-        f.unlink()
         if events and summary and summary[0] > 0:
             if totals is not None:
                 sys.exit(f"{binary}: more than one thread ran inside run_interval_with")
             totals = dict(zip(events, summary))
+            if llc_share:
+                llc = llc_costs(f)
+        f.unlink()
     if totals is None:
         sys.exit(f"{binary}: callgrind counted nothing inside run_interval_with")
     simulated = [l for l in p.stdout.splitlines() if not TIMED.match(l)]
-    return {"accesses": accesses, "totals": totals, "simulated": simulated}
+    if llc_share and not llc:
+        sys.exit(
+            f"{binary}: no fetch_from_llc in its profile; build it with "
+            "RUSTFLAGS='--cfg cachepart_split_llc' (scripts/bench/llc_share.sh)"
+        )
+    return {"accesses": accesses, "totals": totals, "simulated": simulated, "llc": llc}
 
 
 def main() -> None:
@@ -91,6 +155,11 @@ def main() -> None:
     ap.add_argument("--extra", default="", help="more bench_system arguments, e.g. '--walk hierarchy'")
     ap.add_argument("--D1", dest="d1", default="49152,12,64")
     ap.add_argument("--LL", dest="ll", default="1048576,16,64")
+    ap.add_argument(
+        "--llc-share",
+        action="store_true",
+        help="also print the LLC part's share (binaries built with --cfg cachepart_split_llc)",
+    )
     a = ap.parse_args()
     bins = a.binaries or [Path("target/release/examples/bench_system")]
     for b in bins:
@@ -102,7 +171,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cachepart-sim-instr-") as scratch:
         for b in bins:
             print(f"running {b} {' '.join(args)} under callgrind ...", file=sys.stderr, flush=True)
-            rows.append((b, run_one(b, args, a.d1, a.ll, Path(scratch))))
+            rows.append((b, run_one(b, args, a.d1, a.ll, Path(scratch), a.llc_share)))
     first = rows[0][1]["simulated"]
     for b, r in rows[1:]:
         if r["simulated"] != first:
@@ -115,6 +184,16 @@ def main() -> None:
         d1 = t.get("D1mr", 0) + t.get("D1mw", 0)
         l2 = t.get("DLmr", 0) + t.get("DLmw", 0)
         print(f"{str(b)[-48:]:<48} {n:>10} {t['Ir'] / n:>10.1f} {d1 / n:>13.2f} {l2 / n:>12.3f}")
+        if a.llc_share:
+            c = r["llc"]
+            cd1 = c.get("D1mr", 0) + c.get("D1mw", 0)
+            cl2 = c.get("DLmr", 0) + c.get("DLmw", 0)
+            print(
+                f"{'  of which the LLC part':<48} {'':>10} {c.get('Ir', 0) / n:>10.1f} "
+                f"{cd1 / n:>13.2f} {cl2 / n:>12.3f}   "
+                f"({100 * c.get('Ir', 0) / t['Ir']:.1f}% / {100 * cd1 / max(d1, 1):.1f}% / "
+                f"{100 * cl2 / max(l2, 1):.1f}%)"
+            )
     if len(rows) > 1:
         print("simulated results: equal")
 

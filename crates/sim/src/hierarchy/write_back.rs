@@ -113,6 +113,30 @@ impl Hierarchy {
         if let Some(u) = self.umon.as_deref_mut() {
             u.access(block);
         }
+        let (served, out) = self.fetch_from_llc(llc, block, kind);
+        // Without a private L2 the LLC is the second level (the Xeon
+        // 5160's shared L2): the L2 prefetchers watch it and fill it.
+        if self.l2.is_none() {
+            self.second_level_seen(llc, block, &out);
+        }
+        served
+    }
+
+    /// The shared part of a fetch: `block`'s lookup in the LLC (filled on
+    /// a miss, from the victim cache below or memory), its counts, and
+    /// the LLC's victim, if any, sent on. Inline, except in a build with
+    /// `--cfg cachepart_split_llc`, which keeps it (and
+    /// [`Self::write_back_llc_inline`]) out of line so that a profile
+    /// gives the LLC's share of the simulating thread apart
+    /// (`scripts/bench/llc_share.sh`).
+    #[cfg_attr(cachepart_split_llc, inline(never))]
+    #[cfg_attr(not(cachepart_split_llc), inline(always))]
+    fn fetch_from_llc(
+        &mut self,
+        llc: &mut Cache,
+        block: u64,
+        kind: AccessKind,
+    ) -> (Served, LineOutcome) {
         let out = llc.line(block, false, self.llc_mask);
         llc.record(kind, !out.hit);
         self.llc.record(kind, !out.hit);
@@ -124,12 +148,7 @@ impl Hierarchy {
         if let Some(v) = out.victim {
             self.llc_evicted(llc, v);
         }
-        // Without a private L2 the LLC is the second level (the Xeon
-        // 5160's shared L2): the L2 prefetchers watch it and fill it.
-        if self.l2.is_none() {
-            self.second_level_seen(llc, block, &out);
-        }
-        served
+        (served, out)
     }
 
     /// LLC line `block` missed (and was filled): from the victim cache
@@ -181,8 +200,10 @@ impl Hierarchy {
         self.write_back_llc_inline(llc, block);
     }
 
-    /// [`Self::write_back_llc`], inline.
-    #[inline(always)]
+    /// [`Self::write_back_llc`], inline (out of line in a build with
+    /// `--cfg cachepart_split_llc`, as [`Self::fetch_from_llc`]).
+    #[cfg_attr(cachepart_split_llc, inline(never))]
+    #[cfg_attr(not(cachepart_split_llc), inline(always))]
     pub(super) fn write_back_llc_inline(&mut self, llc: &mut Cache, block: u64) {
         self.llc.writebacks_in += 1;
         let before = llc.stats().writeback_misses;
