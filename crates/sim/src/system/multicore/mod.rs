@@ -5,6 +5,8 @@
 //! This file owns the [`System`] type, its construction and its public
 //! queries and settings; the rest is split by concept:
 //!
+//! * `open.rs`: each app checked against the platform and its trace
+//!   opened, first, so its read-ahead decodes while the rest is built.
 //! * `interleave.rs`: the per-core clocks run in simulated-time order within
 //!   an interval ([`System::run_interval`]), a record at a time.
 //! * `schedule.rs`: time slicing on a core (quantum, context switches,
