@@ -363,10 +363,29 @@ fn explicit_defaults_equal_absent_keys_and_bad_keys_are_named() {
     let e = System::new(&bad, vec![app], 1).unwrap_err().to_string();
     assert!(e.contains("psc.pdpt"), "{e}");
     // Page tables sit above 64 TiB: a bigger memory is refused.
-    let mut big = sb;
+    let mut big = sb.clone();
     big.memory.size_bytes = 1 << 47;
     match big.check() {
         Err(SystemError::Config { field, .. }) => assert_eq!(field, "tlb.walk"),
         other => panic!("{other:?}"),
+    }
+    // Walk and STLB-hit latencies past what a run's clock holds are
+    // refused by name; the largest allowed one passes.
+    let mut slow = sb;
+    slow.tlb.walk_cycles = 1_000_000;
+    slow.tlb.stlb_hit_cycles = 1_000_000;
+    assert!(slow.check().is_ok(), "{:?}", slow.check());
+    for (tail, want) in [
+        ("walk-cycles = 1000001", "tlb.walk-cycles"),
+        ("stlb-hit-cycles = 4294967295", "tlb.stlb-hit-cycles"),
+    ] {
+        let p = PlatformConfig::from_toml_str(&format!("{base}\n[tlb]\n{tail}\n")).unwrap();
+        match p.check() {
+            Err(SystemError::Config { field, reason }) => {
+                assert_eq!(field, want);
+                assert!(reason.contains("above"), "{reason}");
+            }
+            other => panic!("{tail}: {other:?}"),
+        }
     }
 }

@@ -70,5 +70,7 @@ pub use multicore::{check_throttle, ExhaustedResponder, RecolorSummary, System, 
 pub use platform::PlatformConfig;
 pub use sim_machine::{curves_from_totals, SimMachine};
 pub use source::{CptFile, RecordBatches, RecordStream, RecordsSource, TraceSource};
-pub use timing::{AppTiming, StallTable, TimingConfig, TICKS_PER_CYCLE};
+pub use timing::{
+    AppTiming, StallTable, TimingConfig, MAX_BASE_CPI, MIN_BASE_CPI, TICKS_PER_CYCLE,
+};
 pub use window::WindowConfig;

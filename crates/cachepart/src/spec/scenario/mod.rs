@@ -264,6 +264,11 @@ base-cpi = 0.5
         let dir = tmp("bad");
         let d = dir.path();
         write(d, "light.toml", GEN);
+        write(
+            d,
+            "none.toml",
+            &GEN.replace("accesses = 1000", "accesses = 0"),
+        );
         let cases = [
             ("platform = \"nope\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "platform"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncore=9\n", "app[0] (a).core"),
@@ -279,6 +284,10 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nways=\"0x00f\"\nmask-mode=\"exclusive\"\n[[app]]\nname=\"b\"\ngenerator=\"light.toml\"\nways=\"0x018\"\n", "Overlaps with exclusive group: b (mask 18) and exclusive a"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nmask-mode=\"exclusive\"\n", "app[0] (a).mask-mode"),
             ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nmlp=0.5\n", "app[0] (a).timing"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nbase-cpi=1e300\n", "base-cpi: 1e300 is outside"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nbase-cpi=1e-6\n", "base-cpi: 1e-6 is outside"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"none.toml\"\n", "app[0] (a).generator: "),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\nsynth = { seed = 1, accesses = 0, pattern = { class = \"light\" } }\n", "app[0] (a).synth: accesses is 0"),
             ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "coloring.policy"),
             ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris-dynamic\"\nlow = 0.5\nhigh = 0.2\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "coloring.low"),
             ("platform = \"xeon-e5506\"\n[coloring]\npolicy = \"coloris-static\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\ncolors=\"0-3\"\n", "app[0] (a).colors"),

@@ -59,11 +59,26 @@ pub(super) fn trace_source(
                 read_config(&p, &[]).map_err(|e| err(field("generator"), e.to_string()))?;
             cfg.generator()
                 .map_err(|e| err(field("generator"), format!("{}: {e}", p.display())))?;
+            if cfg.accesses == 0 {
+                return Err(err(
+                    field("generator"),
+                    format!(
+                        "{}: accesses is 0: the app would have no records",
+                        p.display()
+                    ),
+                ));
+            }
             Arc::new(cfg)
         }
         (None, None, Some(s)) => {
             s.generator()
                 .map_err(|e| err(field("synth"), e.to_string()))?;
+            if s.accesses == 0 {
+                return Err(err(
+                    field("synth"),
+                    "accesses is 0: the app would have no records".into(),
+                ));
+            }
             Arc::new(s.clone())
         }
         _ => {

@@ -61,10 +61,21 @@ impl PagingCosts {
                     reason: format!("{v} is not a finite number of microseconds >= 0"),
                 });
             }
+            if v > MAX_COST_US {
+                return Err(MemoryError::Config {
+                    field,
+                    reason: format!("{v:?} is above {MAX_COST_US:?} microseconds (one second)"),
+                });
+            }
         }
         Ok(())
     }
 }
+
+/// The longest a page copy, page-out or page-in may cost: one second (a
+/// disk's is milliseconds), so that a run's clock in ticks lasts millions
+/// of them.
+pub const MAX_COST_US: f64 = 1e6;
 
 fn ns(us: f64) -> u64 {
     (us * 1000.0).round().max(0.0) as u64
@@ -160,5 +171,63 @@ impl PagingStats {
     /// copy_ns`), for the timing loop to add to its time.
     pub fn stall_ns(&self) -> u64 {
         self.swap_ns + self.copy_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Costs from zero to one second pass; a negative, infinite or longer
+    /// cost is refused naming its key.
+    #[test]
+    fn costs_beyond_a_second_are_refused_naming_the_key() {
+        let zero = PagingCosts {
+            page_copy_us: 0.0,
+            page_out_us: 0.0,
+            page_in_us: 0.0,
+        };
+        assert!(zero.check().is_ok());
+        let max = PagingCosts {
+            page_copy_us: MAX_COST_US,
+            page_out_us: MAX_COST_US,
+            page_in_us: MAX_COST_US,
+        };
+        assert!(max.check().is_ok());
+        for (costs, key) in [
+            (
+                PagingCosts {
+                    page_copy_us: 1e300,
+                    ..zero
+                },
+                "costs.page-copy-us",
+            ),
+            (
+                PagingCosts {
+                    page_out_us: 1.5e6,
+                    ..zero
+                },
+                "costs.page-out-us",
+            ),
+            (
+                PagingCosts {
+                    page_in_us: f64::INFINITY,
+                    ..zero
+                },
+                "costs.page-in-us",
+            ),
+            (
+                PagingCosts {
+                    page_in_us: -1.0,
+                    ..zero
+                },
+                "costs.page-in-us",
+            ),
+        ] {
+            match costs.check() {
+                Err(MemoryError::Config { field, .. }) => assert_eq!(field, key),
+                other => panic!("{key}: {other:?}"),
+            }
+        }
     }
 }
