@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use super::clock_modulation::ClockModulation;
 use super::error::SystemError;
-use super::timing::{TimingConfig, MAX_LATENCY_CYCLES};
+use super::timing::TimingConfig;
 use crate::geometry::CacheConfig;
 use crate::hierarchy::HierarchyConfig;
 use crate::memory::page_walk::TABLE_REGION;
@@ -276,17 +276,7 @@ impl PlatformConfig {
                 ),
             });
         }
-        for (field, cycles) in [
-            ("tlb.walk-cycles", self.tlb.walk_cycles),
-            ("tlb.stlb-hit-cycles", self.tlb.stlb_hit_cycles),
-        ] {
-            if f64::from(cycles) > MAX_LATENCY_CYCLES {
-                return Err(SystemError::Config {
-                    field: field.into(),
-                    reason: format!("{cycles} is above {MAX_LATENCY_CYCLES} cycles"),
-                });
-            }
-        }
+        super::timing::check_tlb_limits(&self.tlb)?;
         self.timing.check()
     }
 }

@@ -38,6 +38,7 @@ use crate::memory::TlbConfig;
 
 mod limits;
 
+pub(crate) use limits::check_tlb as check_tlb_limits;
 pub use limits::{MAX_BASE_CPI, MAX_FREQ_GHZ, MAX_LATENCY_CYCLES, MAX_SPAN_CYCLES, MIN_BASE_CPI};
 
 /// Ticks per core cycle (clock resolution).

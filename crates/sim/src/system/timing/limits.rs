@@ -4,6 +4,7 @@
 //! hours), and none is any machine's. Each is refused naming its key.
 
 use super::{bad, TimingConfig, TICKS_PER_CYCLE};
+use crate::memory::TlbConfig;
 use crate::system::dram::queued_latency;
 use crate::system::error::SystemError;
 
@@ -36,16 +37,11 @@ pub(super) fn check_timing(t: &TimingConfig) -> Result<(), SystemError> {
     // Latencies paid per access: a run's clock (64 bits of ticks)
     // must last it, and a latency beyond this one is no machine's.
     for (field, cycles) in [
-        ("l2-cycles", f64::from(t.l2_cycles)),
-        ("llc-cycles", f64::from(t.llc_cycles)),
-        ("page-walk-cycles", f64::from(t.page_walk_cycles)),
+        ("timing.l2-cycles", t.l2_cycles),
+        ("timing.llc-cycles", t.llc_cycles),
+        ("timing.page-walk-cycles", t.page_walk_cycles),
     ] {
-        if cycles > MAX_LATENCY_CYCLES {
-            return Err(bad(
-                field,
-                &format!("{cycles} is above {MAX_LATENCY_CYCLES} cycles"),
-            ));
-        }
+        check_latency(field, cycles)?;
     }
     let dram = t.dram_cycles();
     if dram > MAX_LATENCY_CYCLES {
@@ -86,6 +82,25 @@ pub(super) fn check_timing(t: &TimingConfig) -> Result<(), SystemError> {
                 &format!("{cycles} is above {MAX_SPAN_CYCLES} cycles"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Checks the TLB's latencies (`tlb.walk-cycles`, `tlb.stlb-hit-cycles`)
+/// against [`MAX_LATENCY_CYCLES`], as [`check_timing`] checks the caches'.
+pub(crate) fn check_tlb(tlb: &TlbConfig) -> Result<(), SystemError> {
+    check_latency("tlb.walk-cycles", tlb.walk_cycles)?;
+    check_latency("tlb.stlb-hit-cycles", tlb.stlb_hit_cycles)
+}
+
+/// A per-access latency of `cycles` at key `field` (named whole) against
+/// [`MAX_LATENCY_CYCLES`].
+fn check_latency(field: &str, cycles: u32) -> Result<(), SystemError> {
+    if f64::from(cycles) > MAX_LATENCY_CYCLES {
+        return Err(SystemError::Config {
+            field: field.into(),
+            reason: format!("{cycles} is above {MAX_LATENCY_CYCLES} cycles"),
+        });
     }
     Ok(())
 }
