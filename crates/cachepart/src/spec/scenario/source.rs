@@ -57,28 +57,12 @@ pub(super) fn trace_source(
             let p = join(g);
             let cfg: SynthConfig =
                 read_config(&p, &[]).map_err(|e| err(field("generator"), e.to_string()))?;
-            cfg.generator()
-                .map_err(|e| err(field("generator"), format!("{}: {e}", p.display())))?;
-            if cfg.accesses == 0 {
-                return Err(err(
-                    field("generator"),
-                    format!(
-                        "{}: accesses is 0: the app would have no records",
-                        p.display()
-                    ),
-                ));
-            }
+            runnable(&cfg)
+                .map_err(|why| err(field("generator"), format!("{}: {why}", p.display())))?;
             Arc::new(cfg)
         }
         (None, None, Some(s)) => {
-            s.generator()
-                .map_err(|e| err(field("synth"), e.to_string()))?;
-            if s.accesses == 0 {
-                return Err(err(
-                    field("synth"),
-                    "accesses is 0: the app would have no records".into(),
-                ));
-            }
+            runnable(s).map_err(|why| err(field("synth"), why))?;
             Arc::new(s.clone())
         }
         _ => {
@@ -91,4 +75,15 @@ pub(super) fn trace_source(
         }
     };
     Ok(source)
+}
+
+/// Why generator `cfg` cannot feed an app, if it cannot: a configuration
+/// its generator refuses, or no accesses at all (an app of no records, as
+/// a trace file of none is refused above).
+fn runnable(cfg: &SynthConfig) -> Result<(), String> {
+    cfg.generator().map_err(|e| e.to_string())?;
+    if cfg.accesses == 0 {
+        return Err("accesses is 0: the app would have no records".into());
+    }
+    Ok(())
 }
