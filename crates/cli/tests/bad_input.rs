@@ -100,6 +100,13 @@ fn cases() -> Vec<Case> {
             expect: vec!["max-bw"],
         },
         Case {
+            name: "max-bw below the least the model takes",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "stock,optc-stp", "--max-bw", "1e-100"]),
+            expect: vec!["max-bw 1e-100", "at least 1.0 MB/s"],
+        },
+        Case {
             name: "zero threads",
             files: vec![],
             traces: no_traces,
