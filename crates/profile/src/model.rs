@@ -140,12 +140,7 @@ pub fn evaluate(mix: &Mix, plan: &Plan, cfg: &ModelConfig) -> Result<Evaluation,
         let f = frac[a];
         let c = &app.curves;
         slowdown.push(interpolate(&c.slowdown, f));
-        let at = |v: &Option<Vec<f64>>| v.as_ref().map(|v| interpolate(v, f)).unwrap_or(0.0);
-        inputs.push(BwInput {
-            demand: interpolate(&c.bandwidth_mbps, f),
-            stalls_total: at(&app.stalls_total),
-            stalls_mem: at(&app.stalls_mem) + at(&app.stalls_store_buf),
-        });
+        inputs.push(app.bw_input(f));
     }
     if cfg.bw_model == BwModel::Stalls
         && cfg.max_bw_mbps.is_some()
@@ -327,5 +322,42 @@ mod tests {
             let e = e.to_string();
             assert!(e.contains("app b") || e.contains("mix "), "{e}");
         }
+    }
+
+    /// An app whose table has no stall cycles is not slowed by the
+    /// `stalls` model, whatever share of the cache it gets: before, below
+    /// one way its stall columns were read as 1e-6 each, so it looked
+    /// entirely memory-bound (a 36x slowdown on PBBCache's table), while
+    /// at one way or more it got factor 1.
+    #[test]
+    fn zero_stalls_stay_zero_below_one_way() {
+        let app = |name: &str, mpkc: f64| {
+            cachepart_machine::AppCurves::new(
+                name,
+                vec![1.0, 1.2, 1.3],
+                vec![mpkc; 3],
+                vec![mpkc; 3],
+                vec![2000.0; 3],
+            )
+        };
+        let mut mix = Mix::from_curves(vec![app("a", 1.0), app("b", 30.0)]).unwrap();
+        for (a, stalls) in mix.apps.iter_mut().zip([0.0, 0.5]) {
+            a.stalls_total = Some(vec![stalls; 3]);
+            a.stalls_mem = Some(vec![stalls / 2.0; 3]);
+            a.stalls_store_buf = Some(vec![0.0; 3]);
+        }
+        let cfg = ModelConfig {
+            bw_model: BwModel::Stalls,
+            max_bw_mbps: Some(500.0),
+        };
+        let ev = evaluate(&mix, &shared(&mix), &cfg).unwrap();
+        let a = &ev.apps[0];
+        assert!(a.effective_ways < 1.0, "{a:?}");
+        assert_eq!(a.slowdown, a.slowdown_nobw, "{a:?}");
+        assert!(ev.apps[1].slowdown > ev.apps[1].slowdown_nobw, "{ev:?}");
+        // the same app alone in one way: factor 1 too
+        let alone = Plan::from_clusters([(vec![0], 1), (vec![1], 2)]);
+        let ev = evaluate(&mix, &alone, &cfg).unwrap();
+        assert_eq!(ev.apps[0].slowdown, ev.apps[0].slowdown_nobw);
     }
 }
