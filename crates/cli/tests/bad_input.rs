@@ -107,6 +107,20 @@ fn cases() -> Vec<Case> {
             expect: vec!["max-bw 1e-100", "at least 1.0 MB/s"],
         },
         Case {
+            name: "two workloads with one name",
+            files: vec![
+                ("m.csv", metrics(|s| s)),
+                (
+                    "b.toml",
+                    "[[workload]]\napps=[\"a\"]\nname=\"X\"\n[[workload]]\napps=[\"b\"]\nname=\"X\"\n"
+                        .into(),
+                ),
+            ],
+            traces: no_traces,
+            args: eval(&["-m", "m.csv", "-w", "b.toml", "-a", "stock"]),
+            expect: vec!["b.toml", "workload[0] and workload[1] are both named \"X\""],
+        },
+        Case {
             name: "zero threads",
             files: vec![],
             traces: no_traces,
