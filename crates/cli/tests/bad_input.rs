@@ -107,6 +107,20 @@ fn cases() -> Vec<Case> {
             expect: vec!["max-bw 1e-100", "at least 1.0 MB/s"],
         },
         Case {
+            name: "chart in a format the encoder does not know, refused before the table is read",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-m", "missing.csv", "--apps", "a", "-a", "ucp", "--chart", "c.txt"]),
+            expect: vec!["--chart c.txt", "unsupported chart format .txt", ".png"],
+        },
+        Case {
+            name: "chart without an extension",
+            files: vec![],
+            traces: no_traces,
+            args: eval(&["-a", "stock,ucp", "--chart", "c"]),
+            expect: vec!["--chart c", "no file extension", ".png"],
+        },
+        Case {
             name: "two workloads with one name",
             files: vec![
                 ("m.csv", metrics(|s| s)),
