@@ -89,7 +89,8 @@ pub struct EvalArgs {
     format: FormatArg,
     #[command(flatten)]
     output: OutputArg,
-    /// Also draw the STP-versus-unfairness chart (normalised to stock) to this PNG.
+    /// Also draw the STP-versus-unfairness chart (normalised to stock) to
+    /// this PNG (or .jpg, .jpeg, .bmp: the format follows the extension).
     #[arg(long)]
     chart: Option<PathBuf>,
     /// Plan of the `user` algorithm: MASK=APPS;... (e.g. 0x7fc=0,1;0x3=2-3).
@@ -235,6 +236,10 @@ impl DataArgs {
 
 fn eval(a: EvalArgs) -> Result<()> {
     let output = a.output.resolve()?;
+    if let Some(p) = &a.chart {
+        cachepart::output::chart::check_chart_path(p)
+            .with_context(|| format!("--chart {}", p.display()))?;
+    }
     let chart = a
         .chart
         .as_deref()

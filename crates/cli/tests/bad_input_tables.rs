@@ -778,7 +778,9 @@ fn option_values() {
         (
             eval("stock"),
             "--max-bw",
-            vec!["nan", "inf", "-inf", "abc", "-5", "0"],
+            vec![
+                "nan", "inf", "-inf", "abc", "-5", "0", "0.5", "1e-100", "5e-324",
+            ],
         ),
         (
             eval("optc-stp"),

@@ -69,6 +69,16 @@ pub fn split_ways(curves: &[&[f64]], max_ways: usize, frac: &mut Vec<f64>) {
 /// 1e-6 when not positive) and `m(1)`.
 #[inline]
 pub fn interpolate(m: &[f64], f: f64) -> f64 {
+    interpolate_with_floor(m, f, 1e-6)
+}
+
+/// [`interpolate`] with the extrapolated `P0` clamped to `floor` instead of
+/// 1e-6 when not positive. A count that may be zero (stall cycles) uses a
+/// floor of 0, so that a column of zeros reads 0 at every size: with the
+/// 1e-6 floor, an app with no stall cycles at all would look, below one
+/// way, as if every cycle it has were a memory stall.
+#[inline]
+pub fn interpolate_with_floor(m: &[f64], f: f64, floor: f64) -> f64 {
     let q = f.floor();
     let r = f - q;
     let qi = q as usize;
@@ -76,7 +86,7 @@ pub fn interpolate(m: &[f64], f: f64) -> f64 {
         let m1 = m[0];
         let mut p0 = if m.len() > 1 { 2.0 * m1 - m[1] } else { m1 };
         if p0 <= 0.0 {
-            p0 = 1e-6;
+            p0 = floor;
         }
         return (1.0 - r) * p0 + r * m1;
     }
@@ -112,6 +122,10 @@ mod tests {
         let falling = [1.0, 5.0];
         // P0 = -3 -> 1e-6
         assert!((interpolate(&falling, 0.0) - 1e-6).abs() < 1e-15);
+        // with a floor of 0, zeros stay zeros below one way
+        assert_eq!(interpolate_with_floor(&[0.0, 0.0, 0.0], 0.4, 0.0), 0.0);
+        assert!(interpolate(&[0.0, 0.0, 0.0], 0.4) > 0.0);
+        assert!((interpolate_with_floor(&falling, 0.5, 0.0) - 0.5).abs() < 1e-15);
     }
 
     proptest! {

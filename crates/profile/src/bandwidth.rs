@@ -10,8 +10,9 @@
 //!
 //! # Valid domains and saturation
 //!
-//! Both models take a maximum bandwidth `B > 0` (finite; `None` means
-//! unlimited, see [`crate::ModelConfig::check`]) and non-negative demands
+//! Both models take a maximum bandwidth `B > 0` (finite, and through
+//! [`crate::ModelConfig::check`] at least [`crate::MIN_MAX_BW_MBPS`]; `None`
+//! means unlimited) and non-negative demands
 //! (the metrics table refuses negative ones). Outside the domain where
 //! their equations hold they saturate by a documented rule, so that a
 //! lower `B` never speeds an app up and a factor is never below 1:
@@ -96,7 +97,10 @@ fn apply_simple(b: f64, inputs: &[BwInput], slowdown: &mut [f64]) {
     let s: f64 = inputs.iter().map(|i| i.demand * i.demand).sum::<f64>() / bmax;
     let x = ((b + s - total) / s).max(SIMPLE_MIN_KEPT * b / total);
     for (i, inp) in inputs.iter().enumerate() {
-        slowdown[i] /= 1.0 - (inp.demand / bmax) * (1.0 - x);
+        // 1 - r (1 - x), written so that it does not cancel to 0 when x is
+        // tiny (for the heaviest app, r = 1, it is exactly x)
+        let r = inp.demand / bmax;
+        slowdown[i] /= (1.0 - r) + r * x;
     }
 }
 
@@ -150,12 +154,19 @@ fn apply_stalls(b: f64, inputs: &[BwInput], slowdown: &mut [f64]) {
     // apps that use no bandwidth take no part in the fixed point
     let users: Vec<usize> = (0..d.len()).filter(|&i| d[i] > 0.0).collect();
     let dmax = users.iter().map(|&i| d[i]).fold(0.0, f64::max);
-    let scale = if dmax >= STALLS_MAX_DEMAND {
-        STALLS_MAX_DEMAND / dmax
-    } else {
-        1.0
-    };
-    let capped: Vec<f64> = users.iter().map(|&i| d[i] * scale).collect();
+    // at the cap, the demands scaled down together: computed from the
+    // demands themselves, so that a tiny `B` (d = inf) cannot make them NaN
+    let top = users.iter().map(|&i| inputs[i].demand).fold(0.0, f64::max);
+    let capped: Vec<f64> = users
+        .iter()
+        .map(|&i| {
+            if dmax >= STALLS_MAX_DEMAND {
+                STALLS_MAX_DEMAND * (inputs[i].demand / top)
+            } else {
+                d[i]
+            }
+        })
+        .collect();
     let Some(shares) = morad_shares(&capped) else {
         return;
     };
@@ -254,6 +265,27 @@ mod tests {
         let at_1000 = factors(BwModel::Stalls, 1000.0, &inp);
         let at_10000 = factors(BwModel::Stalls, 10000.0, &inp);
         assert!(at_1[0] > at_1000[0] && at_1000[0] > at_10000[0]);
+    }
+
+    /// At the least maximum the model takes (1 MB/s) and far below it,
+    /// the heaviest app's `simple` factor is its demand over its kept
+    /// share, not a cancellation to `inf`; `stalls` still slows apps down
+    /// (before, a denormal `B` made its demands NaN and dropped the
+    /// penalty altogether).
+    #[test]
+    fn tiny_maxima_give_finite_growing_factors() {
+        let inp = inputs(&[319.0, 7200.0], &[(0.3, 0.1), (0.9, 0.6)]);
+        let mut last = [1.0, 1.0];
+        for b in [crate::MIN_MAX_BW_MBPS, 1e-3, 1e-10, 1e-100, 1e-300] {
+            let f = factors(BwModel::Simple, b, &inp);
+            assert!(f.iter().all(|&x| x.is_finite() && x >= 1.0), "{b}: {f:?}");
+            assert!(f[1] > last[1], "{b}: {f:?} after {last:?}");
+            last = [f[0], f[1]];
+        }
+        for b in [crate::MIN_MAX_BW_MBPS, 1e-100, 5e-324] {
+            let f = factors(BwModel::Stalls, b, &inp);
+            assert!(f[0] > 1.0 && f[1] > 1.0, "{b}: {f:?}");
+        }
     }
 
     fn arb_mix() -> impl Strategy<Value = Vec<BwInput>> {

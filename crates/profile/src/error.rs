@@ -70,6 +70,15 @@ pub enum ProfileError {
         /// What was expected.
         expected: String,
     },
+    /// The model's arithmetic left the finite range (extreme table values):
+    /// refused rather than reported as `inf` or `NaN`.
+    #[error("{what} is {value}: the metrics table's values (or max-bw) are beyond what the model can compute")]
+    NotFinite {
+        /// The quantity (`app NAME: slowdown`, `mix antt`, ...).
+        what: String,
+        /// Its value.
+        value: f64,
+    },
     /// A plan that is not valid for the mix.
     #[error("invalid plan: {0}")]
     Plan(#[from] cachepart_machine::PlanError),

@@ -29,7 +29,7 @@ pub use error::{Location, ProfileError};
 pub use machine::ProfileMachine;
 pub use metrics::{round3, MixMetrics};
 pub use mix::{Mix, MixApp};
-pub use model::{effective_ways, evaluate, AppOutcome, Evaluation, ModelConfig};
+pub use model::{effective_ways, evaluate, AppOutcome, Evaluation, ModelConfig, MIN_MAX_BW_MBPS};
 pub use optimal::{brute_force, solve, Objective, Progress, Solution, SolveOptions, Structure};
 pub use table::{AppTable, MetricsTable, REQUIRED_COLUMNS};
 pub use workload::{parse_json, parse_text, parse_toml, read_workloads, Origin, Workload};

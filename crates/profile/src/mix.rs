@@ -1,7 +1,9 @@
 //! A mix prepared for the model: each app's columns the model reads.
 
+use crate::bandwidth::BwInput;
 use crate::error::ProfileError;
 use crate::table::MetricsTable;
+use cachepart_machine::share::{interpolate, interpolate_with_floor};
 use cachepart_machine::AppCurves;
 
 /// The columns of one app that the sharing and bandwidth models read.
@@ -18,6 +20,25 @@ pub struct MixApp {
     pub stalls_mem: Option<Vec<f64>>,
     /// `stalls_store_buf`, or zeros.
     pub stalls_store_buf: Option<Vec<f64>>,
+}
+
+impl MixApp {
+    /// The bandwidth model's inputs at `f` ways: the bandwidth demand as
+    /// every column is read ([`interpolate`]), the stall columns with a
+    /// floor of 0 below one way, so that an app with no stall cycles has
+    /// none at any size (a missing column reads 0).
+    pub fn bw_input(&self, f: f64) -> BwInput {
+        let stalls = |v: &Option<Vec<f64>>| {
+            v.as_ref()
+                .map(|v| interpolate_with_floor(v, f, 0.0))
+                .unwrap_or(0.0)
+        };
+        BwInput {
+            demand: interpolate(&self.curves.bandwidth_mbps, f),
+            stalls_total: stalls(&self.stalls_total),
+            stalls_mem: stalls(&self.stalls_mem) + stalls(&self.stalls_store_buf),
+        }
+    }
 }
 
 /// The apps of one workload with the data the model needs.

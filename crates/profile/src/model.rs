@@ -16,6 +16,11 @@ use cachepart_machine::{Plan, ShareModel};
 use cachepart_units::{MaskRules, WayMask};
 use serde::{Deserialize, Serialize};
 
+/// The least maximum bandwidth the model takes, MB/s. Below it the
+/// bandwidth models' factors run past what a float holds (`inf`, `NaN`) or
+/// lose every digit, and no memory system is that slow.
+pub const MIN_MAX_BW_MBPS: f64 = 1.0;
+
 /// Model settings: the bandwidth model and the maximum bandwidth.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelConfig {
@@ -27,18 +32,19 @@ pub struct ModelConfig {
 
 impl ModelConfig {
     /// Checks the settings: the maximum bandwidth, when given, must be a
-    /// positive finite number of MB/s (`None` is unlimited). The CLI and the
-    /// Python module both call this, so they refuse the same values with
-    /// the same words.
+    /// finite number of MB/s of at least [`MIN_MAX_BW_MBPS`] (`None` is
+    /// unlimited). The CLI and the Python module both call this, so they
+    /// refuse the same values with the same words.
     pub fn check(&self) -> Result<(), ProfileError> {
         if let Some(b) = self.max_bw_mbps {
-            if !(b.is_finite() && b > 0.0) {
+            if !(b.is_finite() && b >= MIN_MAX_BW_MBPS) {
                 return Err(ProfileError::BadOption {
                     option: "max-bw",
                     value: format!("{b:?}"),
-                    expected:
-                        "expected a positive, finite bandwidth in MB/s (leave it out for unlimited)"
-                            .into(),
+                    expected: format!(
+                        "expected a finite bandwidth of at least {MIN_MAX_BW_MBPS:?} MB/s \
+                         (leave it out for unlimited)"
+                    ),
                 });
             }
         }
@@ -134,12 +140,7 @@ pub fn evaluate(mix: &Mix, plan: &Plan, cfg: &ModelConfig) -> Result<Evaluation,
         let f = frac[a];
         let c = &app.curves;
         slowdown.push(interpolate(&c.slowdown, f));
-        let at = |v: &Option<Vec<f64>>| v.as_ref().map(|v| interpolate(v, f)).unwrap_or(0.0);
-        inputs.push(BwInput {
-            demand: interpolate(&c.bandwidth_mbps, f),
-            stalls_total: at(&app.stalls_total),
-            stalls_mem: at(&app.stalls_mem) + at(&app.stalls_store_buf),
-        });
+        inputs.push(app.bw_input(f));
     }
     if cfg.bw_model == BwModel::Stalls
         && cfg.max_bw_mbps.is_some()
@@ -160,6 +161,7 @@ pub fn evaluate(mix: &Mix, plan: &Plan, cfg: &ModelConfig) -> Result<Evaluation,
         .map(|a| *a.curves.ipc.last().unwrap_or(&1.0))
         .collect();
     let metrics = MixMetrics::compute(&slowdown, &ipc_alone);
+    check_finite(mix, &frac, &nobw, &slowdown, &inputs, &metrics)?;
     let apps = mix
         .apps
         .iter()
@@ -183,19 +185,69 @@ pub fn evaluate(mix: &Mix, plan: &Plan, cfg: &ModelConfig) -> Result<Evaluation,
     Ok(Evaluation { apps, metrics })
 }
 
+/// Refuses an evaluation whose numbers left the finite range (an overflow
+/// on extreme table values), so that no `inf` or `NaN` is ever reported as
+/// a result.
+fn check_finite(
+    mix: &Mix,
+    frac: &[f64],
+    nobw: &[f64],
+    slowdown: &[f64],
+    inputs: &[BwInput],
+    m: &MixMetrics,
+) -> Result<(), ProfileError> {
+    for (a, app) in mix.apps.iter().enumerate() {
+        for (what, v) in [
+            ("effective ways", frac[a]),
+            ("bandwidth", inputs[a].demand),
+            ("slowdown without the bandwidth model", nobw[a]),
+            ("slowdown", slowdown[a]),
+        ] {
+            if !v.is_finite() {
+                return Err(ProfileError::NotFinite {
+                    what: format!("app {}: {what}", app.name),
+                    value: v,
+                });
+            }
+        }
+    }
+    for (what, v) in [
+        ("stp", m.stp),
+        ("antt", m.antt),
+        ("unfairness", m.unfairness),
+        ("unfairness_cov", m.unfairness_cov),
+        ("unfairness_factor", m.unfairness_factor),
+        ("jain", m.jain),
+        ("gmean_speedup", m.gmean_speedup),
+        ("gmean_ipc", m.gmean_ipc),
+        ("hmean_speedup", m.hmean_speedup),
+    ] {
+        if !v.is_finite() {
+            return Err(ProfileError::NotFinite {
+                what: format!("mix {}", what),
+                value: v,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn check_refuses_bandwidths_that_are_not_positive_and_finite() {
-        for b in [-5.0, 0.0, f64::NAN, f64::INFINITY] {
+        for b in [-5.0, 0.0, 5e-324, 1e-100, 0.999, f64::NAN, f64::INFINITY] {
             let cfg = ModelConfig {
                 bw_model: BwModel::Simple,
                 max_bw_mbps: Some(b),
             };
             let e = cfg.check().unwrap_err().to_string();
-            assert!(e.starts_with("max-bw ") && e.contains("positive"), "{e}");
+            assert!(
+                e.starts_with("max-bw ") && e.contains("at least 1.0 MB/s"),
+                "{e}"
+            );
         }
         assert!(ModelConfig::default().check().is_ok());
         let ok = ModelConfig {
@@ -203,5 +255,109 @@ mod tests {
             max_bw_mbps: Some(1.0),
         };
         assert!(ok.check().is_ok());
+    }
+
+    fn two_apps(bw: f64) -> Mix {
+        let app = |name: &str, bw: f64| {
+            cachepart_machine::AppCurves::new(
+                name,
+                vec![1.0, 1.2, 1.3],
+                vec![3.0, 2.0, 1.0],
+                vec![3.0, 2.0, 1.0],
+                vec![bw; 3],
+            )
+        };
+        Mix::from_curves(vec![app("a", 300.0), app("b", bw)]).unwrap()
+    }
+
+    /// Both apps sharing all three ways.
+    fn shared(_mix: &Mix) -> Plan {
+        Plan::from_clusters([(vec![0, 1], 3)])
+    }
+
+    /// A maximum bandwidth below the least the model takes is refused by
+    /// `evaluate` itself (where before `1e-100` printed `inf` and `NaN`).
+    #[test]
+    fn evaluate_refuses_a_tiny_maximum() {
+        let mix = two_apps(7000.0);
+        for b in [1e-100, 5e-324] {
+            let cfg = ModelConfig {
+                bw_model: BwModel::Simple,
+                max_bw_mbps: Some(b),
+            };
+            let e = evaluate(&mix, &shared(&mix), &cfg).unwrap_err().to_string();
+            assert!(e.starts_with("max-bw ") && e.contains("at least"), "{e}");
+        }
+        let cfg = ModelConfig {
+            bw_model: BwModel::Simple,
+            max_bw_mbps: Some(MIN_MAX_BW_MBPS),
+        };
+        let ev = evaluate(&mix, &shared(&mix), &cfg).unwrap();
+        assert!(ev
+            .apps
+            .iter()
+            .all(|a| a.slowdown.is_finite() && a.slowdown >= a.slowdown_nobw));
+    }
+
+    /// Values so large that the model's arithmetic overflows are an error
+    /// naming the quantity, never an `inf` or `NaN` result.
+    #[test]
+    fn an_overflow_is_an_error_not_a_result() {
+        let mix = two_apps(1e308);
+        for model in [BwModel::Simple, BwModel::Stalls] {
+            let cfg = ModelConfig {
+                bw_model: model,
+                max_bw_mbps: Some(1000.0),
+            };
+            let mut m = mix.clone();
+            for a in &mut m.apps {
+                a.stalls_total = Some(vec![1.0; 3]);
+                a.stalls_mem = Some(vec![0.5; 3]);
+            }
+            let e = evaluate(&m, &shared(&m), &cfg).unwrap_err();
+            assert!(
+                matches!(e, ProfileError::NotFinite { .. }),
+                "{model:?}: {e}"
+            );
+            let e = e.to_string();
+            assert!(e.contains("app b") || e.contains("mix "), "{e}");
+        }
+    }
+
+    /// An app whose table has no stall cycles is not slowed by the
+    /// `stalls` model, whatever share of the cache it gets: before, below
+    /// one way its stall columns were read as 1e-6 each, so it looked
+    /// entirely memory-bound (a 36x slowdown on PBBCache's table), while
+    /// at one way or more it got factor 1.
+    #[test]
+    fn zero_stalls_stay_zero_below_one_way() {
+        let app = |name: &str, mpkc: f64| {
+            cachepart_machine::AppCurves::new(
+                name,
+                vec![1.0, 1.2, 1.3],
+                vec![mpkc; 3],
+                vec![mpkc; 3],
+                vec![2000.0; 3],
+            )
+        };
+        let mut mix = Mix::from_curves(vec![app("a", 1.0), app("b", 30.0)]).unwrap();
+        for (a, stalls) in mix.apps.iter_mut().zip([0.0, 0.5]) {
+            a.stalls_total = Some(vec![stalls; 3]);
+            a.stalls_mem = Some(vec![stalls / 2.0; 3]);
+            a.stalls_store_buf = Some(vec![0.0; 3]);
+        }
+        let cfg = ModelConfig {
+            bw_model: BwModel::Stalls,
+            max_bw_mbps: Some(500.0),
+        };
+        let ev = evaluate(&mix, &shared(&mix), &cfg).unwrap();
+        let a = &ev.apps[0];
+        assert!(a.effective_ways < 1.0, "{a:?}");
+        assert_eq!(a.slowdown, a.slowdown_nobw, "{a:?}");
+        assert!(ev.apps[1].slowdown > ev.apps[1].slowdown_nobw, "{ev:?}");
+        // the same app alone in one way: factor 1 too
+        let alone = Plan::from_clusters([(vec![0], 1), (vec![1], 2)]);
+        let ev = evaluate(&mix, &alone, &cfg).unwrap();
+        assert_eq!(ev.apps[0].slowdown, ev.apps[0].slowdown_nobw);
     }
 }

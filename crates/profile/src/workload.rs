@@ -11,6 +11,9 @@
 //!   objects, or `{"workloads": ...}` holding either.
 //!
 //! Mixes are named `W1`, `W2`, ... in file order unless they carry a name.
+//! Names must be unique within a file (a name given twice, or a given name
+//! equal to another mix's default `W<n>`, is refused naming both entries):
+//! results are reported, and charts normalised, per mix name.
 
 use crate::error::{Location, ProfileError};
 use crate::table::MetricsTable;
@@ -37,6 +40,40 @@ pub struct Origin {
     pub line: Option<u64>,
     /// Field path in structured formats (`workload[2].apps`).
     pub field: Option<String>,
+}
+
+impl Origin {
+    /// The entry this origin points at, for messages: `line 3` or
+    /// `workload[1]`.
+    fn entry(&self) -> String {
+        match (&self.field, self.line) {
+            (Some(f), _) => f.strip_suffix(".apps").unwrap_or(f).to_string(),
+            (None, Some(l)) => format!("line {l}"),
+            (None, None) => "an entry".to_string(),
+        }
+    }
+}
+
+/// Refuses two workloads of `file` with one name, naming both entries.
+fn check_unique_names(workloads: &[Workload], file: &Path) -> Result<(), ProfileError> {
+    let mut seen: std::collections::HashMap<&str, &Workload> = Default::default();
+    for w in workloads {
+        if let Some(first) = seen.insert(&w.name, w) {
+            return Err(ProfileError::parse(
+                file,
+                w.origin.line,
+                None,
+                format!(
+                    "{} and {} are both named {:?}: expected unique workload names \
+                     (a workload without a name is W<its position>)",
+                    first.origin.entry(),
+                    w.origin.entry(),
+                    w.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Workload {
@@ -132,6 +169,7 @@ pub fn parse_text(text: &str, file: &Path) -> Result<Vec<Workload>, ProfileError
             "no workload in the file",
         ));
     }
+    check_unique_names(&out, file)?;
     Ok(out)
 }
 
@@ -300,6 +338,7 @@ fn from_entries(
             "no workload in the file",
         ));
     }
+    check_unique_names(&out, file)?;
     Ok(out)
 }
 
@@ -376,6 +415,61 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("w.json:1"), "{e}");
+    }
+
+    /// Two mixes with one name were merged into one mix of both; now the
+    /// file is refused, naming both entries, in every format.
+    #[test]
+    fn duplicate_names_are_refused() {
+        let cases: [(&str, &str, &str); 5] = [
+            (
+                "b.toml",
+                "[[workload]]\napps=['ammp00']\nname='X'\n[[workload]]\napps=['lbm06']\nname='X'\n",
+                "workload[0] and workload[1] are both named \"X\"",
+            ),
+            (
+                "b.toml",
+                "[[workload]]\napps=['a']\n[[workload]]\napps=['b']\nname='W1'\n",
+                "workload[0] and workload[1] are both named \"W1\"",
+            ),
+            (
+                "b.json",
+                r#"[{"name":"X","apps":["a"]},{"name":"Y","apps":["b"]},{"name":"X","apps":["c"]}]"#,
+                "workloads[0] and workloads[2] are both named \"X\"",
+            ),
+            (
+                "b.json",
+                r#"{"workloads": [{"name":"W2","apps":["a"]}, ["b"]]}"#,
+                "workloads[0] and workloads[1] are both named \"W2\"",
+            ),
+            ("b.toml", "workloads=[['a'], ['b']]\n", ""),
+        ];
+        for (name, text, want) in cases {
+            let p = Path::new(name);
+            let r = if name.ends_with("toml") {
+                parse_toml(text, p)
+            } else {
+                parse_json(text, p)
+            };
+            if want.is_empty() {
+                assert_eq!(r.unwrap().len(), 2, "{text}");
+                continue;
+            }
+            let e = r.unwrap_err().to_string();
+            assert!(e.starts_with(name) && e.contains(want), "{text}: {e}");
+        }
+        // the text format numbers every line's mix: never a duplicate
+        let w = parse_text("a\n\nb\n# c\nc\n", Path::new("w.csv")).unwrap();
+        let names: Vec<&str> = w.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["W1", "W2", "W3"]);
+        let twice = [Workload::new("X", &["a"]), Workload::new("X", &["b"])];
+        let e = check_unique_names(&twice, Path::new("w.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("w.csv: ") && e.contains("both named \"X\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -148,8 +148,33 @@ fn marker<C, DB: DrawingBackend>(at: C, w: usize, color: RGBColor) -> Marker<C, 
         + PathElement::new(closed, color.stroke_width(2))
 }
 
+/// The file name extensions a chart can be written to (compared without
+/// case): the bitmap encoder picks the image format by the name.
+pub const CHART_EXTENSIONS: [&str; 4] = ["png", "jpg", "jpeg", "bmp"];
+
+/// Refuses a chart path whose extension names no format the chart can be
+/// written in, before any work is done (the encoder would only find out
+/// once the chart is drawn). The message says which extensions work; the
+/// caller names the option or field.
+pub fn check_chart_path(path: &Path) -> Result<(), Error> {
+    let expected = format!(
+        "expected a file name ending in .{}",
+        CHART_EXTENSIONS.join(", .")
+    );
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if CHART_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)) => Ok(()),
+        Some(e) => Err(Error::Usage(format!(
+            "unsupported chart format .{e}: {expected}"
+        ))),
+        None => Err(Error::Usage(format!(
+            "no file extension to choose the chart's format by: {expected}"
+        ))),
+    }
+}
+
 /// Draws the chart of `outcomes` (which must include `stock` for each
-/// workload) to a PNG file.
+/// workload) to a PNG file (or JPEG or BMP, by the extension: see
+/// [`CHART_EXTENSIONS`]).
 pub fn write_tradeoff_png(outcomes: &[Outcome], path: &Path, title: &str) -> Result<(), Error> {
     let pts = tradeoff_points(outcomes)?;
     if pts.is_empty() {
@@ -248,6 +273,27 @@ pub fn write_tradeoff_png(outcomes: &[Outcome], path: &Path, title: &str) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A chart path must end in an extension the encoder knows; anything
+    /// else is refused up front, saying which work.
+    #[test]
+    fn chart_paths_need_a_known_extension() {
+        for ok in ["c.png", "dir/c.PNG", "c.jpg", "c.jpeg", "c.bmp"] {
+            assert!(check_chart_path(Path::new(ok)).is_ok(), "{ok}");
+        }
+        for (bad, want) in [
+            ("c.txt", "unsupported chart format .txt"),
+            ("c", "no file extension"),
+            ("-", "no file extension"),
+            ("c.gif", "unsupported chart format .gif"),
+        ] {
+            let e = check_chart_path(Path::new(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains(want) && e.contains(".png, .jpg, .jpeg, .bmp"),
+                "{bad}: {e}"
+            );
+        }
+    }
 
     /// The CLI's palette is the Python plots' (`TAB10` in
     /// `python/cachepart/profile.py`), colour for colour.

@@ -251,20 +251,55 @@ fn alone_at(
     })
 }
 
-/// Checks `opts` before any run; errors name the platform.
-fn check(opts: &ProfileOptions) -> Result<(), Error> {
+/// Checks `opts` before any run; errors name the platform, or the timing
+/// option and the traces it applies to.
+fn check(opts: &ProfileOptions, apps: &[TraceApp]) -> Result<(), Error> {
     opts.platform
         .check()
         .map_err(|e| Error::config(format_args!("platform {}", opts.platform.name), "", e))?;
-    opts.timing
-        .check("profiled app")
-        .map_err(|e| Error::Usage(e.to_string()))?;
+    check_timing(opts.timing, apps)?;
     if opts.instructions == Some(0) {
         return Err(Error::Usage(
             "instructions: must be positive (or left out)".into(),
         ));
     }
     Ok(())
+}
+
+/// Checks the profiled apps' core timing with the simulator's own check
+/// ([`AppTiming::check`]), naming the option that is wrong (`base-cpi`,
+/// `mlp`: the CLI's `--base-cpi`, `--mlp` and Python's `base_cpi`, `mlp`)
+/// and the traces it was given for, in place of the simulator's app
+/// name. The words of what is wrong are the simulator's.
+fn check_timing(timing: AppTiming, apps: &[TraceApp]) -> Result<(), Error> {
+    let Err(e) = timing.check("") else {
+        return Ok(());
+    };
+    // which value is wrong: the check of the timing with only that value
+    // kept from the options fails too
+    let defaults = AppTiming::default();
+    let option = if (AppTiming {
+        mlp: defaults.mlp,
+        ..timing
+    })
+    .check("")
+    .is_err()
+    {
+        "base-cpi"
+    } else {
+        "mlp"
+    };
+    let what = match e {
+        cachepart_sim::system::SystemError::Config { reason, .. } => reason,
+        other => other.to_string(),
+    };
+    let traces: Vec<String> = apps.iter().map(|a| a.path.display().to_string()).collect();
+    let of = match traces.len() {
+        0 => String::new(),
+        1 => format!(" (the timing of trace {})", traces[0]),
+        _ => format!(" (the timing of traces {})", traces.join(", ")),
+    };
+    Err(Error::Usage(format!("{option}: {what}{of}")))
 }
 
 /// Runs every app of `apps` alone at every size of `axis`, in parallel;
@@ -289,7 +324,7 @@ pub fn sweep_many_with(
     opts: &ProfileOptions,
     progress: Option<SweepProgress<'_>>,
 ) -> Result<Vec<Vec<AloneRun>>, Error> {
-    check(opts)?;
+    check(opts, apps)?;
     for app in apps {
         if app.path.as_os_str() == "-" {
             return Err(app.trace_err(
@@ -376,5 +411,47 @@ mod tests {
             .to_string();
         assert!(e.contains("platform tiny"), "{e}");
         assert!("sets".parse::<Axis>().is_err());
+    }
+
+    /// A bad `base-cpi` or `mlp` is named as the option, with the traces
+    /// it was given for, not as the simulator's placeholder app
+    /// ("app profiled app: mlp: ...").
+    #[test]
+    fn timing_errors_name_the_option_and_the_traces() {
+        let apps = [
+            TraceApp::named("a", Path::new("dir/a.cpt")),
+            TraceApp::named("b", Path::new("b.cpt")),
+        ];
+        for (cpi, mlp, option) in [
+            (1.0, 0.5, "mlp: "),
+            (1.0, f64::INFINITY, "mlp: "),
+            (1.0, f64::NAN, "mlp: "),
+            (f64::NAN, 1.0, "base-cpi: "),
+            (0.0, 2.0, "base-cpi: "),
+            (1e30, 0.5, "base-cpi: "),
+        ] {
+            let opts = ProfileOptions {
+                timing: AppTiming::new(cpi, mlp),
+                ..ProfileOptions::new(tiny_platform())
+            };
+            let e = sweep_many(&apps[..1], Axis::Ways, &opts).unwrap_err();
+            assert!(matches!(e, Error::Usage(_)), "{e:?}");
+            let e = e.to_string();
+            assert!(e.starts_with(option), "{cpi} {mlp}: {e}");
+            assert!(e.ends_with("(the timing of trace dir/a.cpt)"), "{e}");
+            assert!(!e.contains("profiled app"), "{e}");
+            let e = sweep_many(&apps, Axis::Ways, &opts)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.ends_with("(the timing of traces dir/a.cpt, b.cpt)"),
+                "{e}"
+            );
+        }
+        let ok = ProfileOptions {
+            timing: AppTiming::new(0.5, 2.0),
+            ..ProfileOptions::new(tiny_platform())
+        };
+        assert!(check_timing(ok.timing, &apps).is_ok());
     }
 }

@@ -182,13 +182,7 @@ impl<'a> Tables<'a> {
                 let app = &self.mix.apps[a];
                 sd[a] = interpolate(&app.curves.slowdown, f);
                 if self.coupled {
-                    let at =
-                        |v: &Option<Vec<f64>>| v.as_ref().map(|v| interpolate(v, f)).unwrap_or(0.0);
-                    inputs[a] = BwInput {
-                        demand: interpolate(&app.curves.bandwidth_mbps, f),
-                        stalls_total: at(&app.stalls_total),
-                        stalls_mem: at(&app.stalls_mem) + at(&app.stalls_store_buf),
-                    };
+                    inputs[a] = app.bw_input(f);
                 }
             }
         }
