@@ -75,8 +75,8 @@ pub struct CurvesArgs {
     /// Stall-rate curves: memory-level parallelism (>= 1).
     #[arg(long, default_value_t = 1.0)]
     pub mlp: f64,
-    /// Stall-rate curves: run this many instructions, replaying the trace
-    /// if shorter (default: the whole trace once).
+    /// Stall-rate curves: run this many instructions (at most 10^12),
+    /// replaying the trace if shorter (default: the whole trace once).
     #[arg(long)]
     pub instructions: Option<u64>,
     /// Stall-rate curves: seed of the simulation.

@@ -762,14 +762,23 @@ fn option_values() {
             vec!["0", "-1", "nan", "inf", "abc"],
         ),
         (stall.clone(), "--mlp", vec!["0", "0.5", "-1", "nan", "inf"]),
-        (stall.clone(), "--instructions", vec!["0", "-1", "abc"]),
+        (
+            stall.clone(),
+            "--instructions",
+            vec!["0", "-1", "abc", "18446744073709551615", "1000000000001"],
+        ),
         (
             from_trace.clone(),
             "--base-cpi",
             vec!["0", "-1", "nan", "inf"],
         ),
         (from_trace.clone(), "--mlp", vec!["0", "0.5", "nan", "-inf"]),
-        (from_trace.clone(), "--instructions", vec!["0", "-1"]),
+        (
+            from_trace.clone(),
+            "--instructions",
+            vec!["0", "-1", "18446744073709551615"],
+        ),
+        (from_trace.clone(), "--warmup", vec!["18446744073709551615"]),
         (
             from_trace.clone(),
             "--seed",
