@@ -743,9 +743,13 @@ fn option_values() {
             "--page",
             vec!["0", "3", "-1"],
         ),
-        (curves(&[]), "--min-size", vec!["0", "-1", "abc"]),
+        (curves(&[]), "--min-size", vec!["0", "-1", "abc", "32"]),
         (curves(&[]), "--max-size", vec!["0", "-1", "512"]),
-        (curves(&[]), "--per-octave", vec!["0", "-1", "4294967296"]),
+        (
+            curves(&[]),
+            "--per-octave",
+            vec!["0", "-1", "4294967296", "4294967295", "1025"],
+        ),
         (
             curves(&["--kind", "shards"]),
             "--rate",
