@@ -49,7 +49,12 @@ def miss_curve(
     Returns one row per cache size with ``size_bytes``, ``misses``,
     ``miss_ratio`` and ``mpki``; ``df.attrs`` holds ``accesses``,
     ``instructions``, ``kind`` and, for SHARDS, ``sampling`` (with
-    ``index``, the sample index the estimate came from, if any).
+    ``index``, the sample index the estimate came from, if any, and
+    ``warning``, why the sample is too small to mean much, if it is). An
+    empty sample raises :class:`cachepart.UsageError`; so does
+    ``adjust=False`` below rate 1, where the reference sample makes it
+    cancel (it applies with ``max_lines`` from ``rate=1``). Sizes are
+    rounded down to whole lines.
 
     SHARDS reads the trace's sample index (``TRACE.shards``, see
     :func:`build_shards_index`) when there is one that serves the request

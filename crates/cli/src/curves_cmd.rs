@@ -33,13 +33,15 @@ pub struct CurvesArgs {
     /// Count instruction fetches as references too (data only by default).
     #[arg(long)]
     pub ifetch: bool,
-    /// Smallest size of the fully associative and SHARDS curves, in bytes.
+    /// Smallest size of the fully associative and SHARDS curves, in bytes
+    /// (at least one line).
     #[arg(long, default_value_t = 1024)]
     pub min_size: u64,
     /// Largest size of the fully associative and SHARDS curves, in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     pub max_size: u64,
-    /// Sizes per doubling between the smallest and largest size.
+    /// Sizes per doubling between the smallest and largest size (1 to
+    /// 1024); every size is rounded down to whole lines.
     #[arg(long, default_value_t = 1)]
     pub per_octave: u32,
     /// Sets of the cache (set-associative and colored curves).
@@ -59,7 +61,8 @@ pub struct CurvesArgs {
     #[arg(long)]
     pub max_lines: Option<usize>,
     /// SHARDS: divide by the sampled weight instead of the true reference
-    /// count (no SHARDS_adj).
+    /// count (no SHARDS_adj). Only with --max-lines from --rate 1 (plain
+    /// SHARDS); refused where the reference sample makes it cancel.
     #[arg(long)]
     pub no_adjust: bool,
     /// Stall-rate curves: the simulated platform (a built-in name or a
@@ -75,8 +78,8 @@ pub struct CurvesArgs {
     /// Stall-rate curves: memory-level parallelism (>= 1).
     #[arg(long, default_value_t = 1.0)]
     pub mlp: f64,
-    /// Stall-rate curves: run this many instructions, replaying the trace
-    /// if shorter (default: the whole trace once).
+    /// Stall-rate curves: run this many instructions (at most 10^12),
+    /// replaying the trace if shorter (default: the whole trace once).
     #[arg(long)]
     pub instructions: Option<u64>,
     /// Stall-rate curves: seed of the simulation.
@@ -167,6 +170,9 @@ pub fn run(args: CurvesArgs) -> Result<()> {
             "SHARDS: {} sampled references, {} lines tracked, final rate {}, {source}",
             s.sampled_refs, s.sampled_lines, s.final_rate
         );
+        if let Some(why) = &s.warning {
+            eprintln!("warning: {why}");
+        }
     }
     output.write_bytes(render(&out.curve, out.counts.as_ref(), args.format.format)?.as_bytes())
 }

@@ -416,6 +416,20 @@ fn cases() -> Vec<Case> {
             expect: vec!["max-lines 100", "shards"],
         },
         Case {
+            name: "SHARDS no-adjust where the reference sample makes it cancel",
+            files: vec![],
+            traces: small_trace,
+            args: vec!["curves", "t.cpt", "--kind", "shards", "--no-adjust"],
+            expect: vec!["no-adjust", "reference sample", "max-lines"],
+        },
+        Case {
+            name: "SHARDS sample that holds no reference",
+            files: vec![],
+            traces: small_trace,
+            args: vec!["curves", "t.cpt", "--kind", "shards", "--rate", "1e-9"],
+            expect: vec!["SHARDS sample is empty", "higher rate"],
+        },
+        Case {
             name: "platform colors of 1-byte pages",
             files: vec![],
             traces: no_traces,

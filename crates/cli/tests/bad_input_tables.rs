@@ -743,9 +743,13 @@ fn option_values() {
             "--page",
             vec!["0", "3", "-1"],
         ),
-        (curves(&[]), "--min-size", vec!["0", "-1", "abc"]),
+        (curves(&[]), "--min-size", vec!["0", "-1", "abc", "32"]),
         (curves(&[]), "--max-size", vec!["0", "-1", "512"]),
-        (curves(&[]), "--per-octave", vec!["0", "-1", "4294967296"]),
+        (
+            curves(&[]),
+            "--per-octave",
+            vec!["0", "-1", "4294967296", "4294967295", "1025"],
+        ),
         (
             curves(&["--kind", "shards"]),
             "--rate",
@@ -762,14 +766,23 @@ fn option_values() {
             vec!["0", "-1", "nan", "inf", "abc"],
         ),
         (stall.clone(), "--mlp", vec!["0", "0.5", "-1", "nan", "inf"]),
-        (stall.clone(), "--instructions", vec!["0", "-1", "abc"]),
+        (
+            stall.clone(),
+            "--instructions",
+            vec!["0", "-1", "abc", "18446744073709551615", "1000000000001"],
+        ),
         (
             from_trace.clone(),
             "--base-cpi",
             vec!["0", "-1", "nan", "inf"],
         ),
         (from_trace.clone(), "--mlp", vec!["0", "0.5", "nan", "-inf"]),
-        (from_trace.clone(), "--instructions", vec!["0", "-1"]),
+        (
+            from_trace.clone(),
+            "--instructions",
+            vec!["0", "-1", "18446744073709551615"],
+        ),
+        (from_trace.clone(), "--warmup", vec!["18446744073709551615"]),
         (
             from_trace.clone(),
             "--seed",

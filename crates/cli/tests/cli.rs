@@ -710,10 +710,73 @@ fn shards_from_the_sample_index_matches_the_pass() {
     assert!(stderr(&o).contains("shards-index"), "{}", stderr(&o));
 }
 
+#[test]
+fn curve_sizes_are_whole_lines() {
+    let dir = tmpdir("line-sizes");
+    let cpt = gen_trace(
+        dir.path(),
+        "s",
+        "class = \"streaming\"\narray-bytes = 65536",
+    );
+    let t = cpt.to_str().unwrap();
+    // The sizes of the exact and the SHARDS curve, which must agree.
+    let sizes = |extra: &[&str]| {
+        let [exact, shards] = [
+            &["--kind", "fully-associative"][..],
+            &["--kind", "shards", "--rate", "0.5"],
+        ]
+        .map(|kind| {
+            let mut args = vec!["curves", t, "--format", "csv", "-q"];
+            args.extend_from_slice(kind);
+            args.extend_from_slice(extra);
+            let o = cachepart(&args);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let out = String::from_utf8(o.stdout).unwrap();
+            out.lines()
+                .skip(1)
+                .map(|l| l.split(',').next().unwrap().to_string())
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(exact, shards);
+        exact
+    };
+    // A 100-byte cache holds one line: listed as the 64 B it is.
+    assert_eq!(sizes(&["--min-size", "100", "--max-size", "100"]), ["64"]);
+    // Four per octave: 1218, 1448 and 1722 B are 19, 22 and 26 lines.
+    assert_eq!(
+        sizes(&["--max-size", "2048", "--per-octave", "4"]),
+        ["1024", "1216", "1408", "1664", "2048"]
+    );
+}
+
+#[test]
+fn shards_warns_of_a_small_sample() {
+    let dir = tmpdir("small-sample");
+    let cpt = gen_trace(
+        dir.path(),
+        "u",
+        "class = \"cache-sensitive\"\nworking-set-bytes = 131072\ndistribution = \"uniform\"",
+    );
+    let t = cpt.to_str().unwrap();
+    // 2,048 lines at 1 %: about 20 sampled lines, and 30,000 references
+    // give a reference sample of about 3.
+    let o = cachepart(&["curves", t, "--kind", "shards", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: the SHARDS sample is small (") && err.contains("fewer than 100"),
+        "{err}"
+    );
+    // At rate 1 the estimate is exact: no warning.
+    let o = cachepart(&["curves", t, "--kind", "shards", "--rate", "1", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
 #[cfg(unix)]
 #[test]
 fn a_closed_pipe_is_not_a_panic() {
-    // 64,000 curve points (about 2 MB) into `head -1`, which closes the
+    // About 25,000 curve points (1 MB) into `head -1`, which closes the
     // pipe long before the end.
     let dir = tmpdir("pipe");
     let d = dir.path();
@@ -722,7 +785,7 @@ fn a_closed_pipe_is_not_a_panic() {
     let o = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "'{bin}' curves '{}' --per-octave 4000 --format csv | head -1",
+            "'{bin}' curves '{}' --per-octave 1024 --max-size 1099511627776 --format csv | head -1",
             cpt.display()
         ))
         .output()

@@ -93,14 +93,23 @@ impl Curve {
     }
 }
 
+/// The most sizes per octave [`log_sizes`] takes: 1,024 (steps of 0.07 %),
+/// so that even the 64 octaves of a `u64` give at most 65,537 sizes.
+pub const MAX_PER_OCTAVE: u32 = 1024;
+
 /// `per_octave` log-spaced sizes per doubling from `min_bytes` to
 /// `max_bytes` (both included when on the grid), rounded to whole bytes,
 /// e.g. `log_sizes(1024, 64 << 20, 1)` gives the 17 powers of two from
-/// 1 KiB to 64 MiB.
+/// 1 KiB to 64 MiB. `per_octave` is 1 to [`MAX_PER_OCTAVE`].
 pub fn log_sizes(min_bytes: u64, max_bytes: u64, per_octave: u32) -> Result<Vec<u64>> {
-    if min_bytes == 0 || max_bytes < min_bytes || per_octave == 0 {
+    if min_bytes == 0 || max_bytes < min_bytes {
         return Err(CurveError::Sizes(format!(
-            "need 0 < min-size ({min_bytes}) <= max-size ({max_bytes}) and per-octave ({per_octave}) > 0"
+            "need 0 < min-size ({min_bytes}) <= max-size ({max_bytes})"
+        )));
+    }
+    if !(1..=MAX_PER_OCTAVE).contains(&per_octave) {
+        return Err(CurveError::Sizes(format!(
+            "per-octave {per_octave}: expected 1 to {MAX_PER_OCTAVE}"
         )));
     }
     let octaves = (max_bytes as f64 / min_bytes as f64).log2();
@@ -110,6 +119,31 @@ pub fn log_sizes(min_bytes: u64, max_bytes: u64, per_octave: u32) -> Result<Vec<
             let s = min_bytes as f64 * 2f64.powf(k as f64 / f64::from(per_octave));
             (s.round() as u64).clamp(min_bytes, max_bytes)
         })
+        .collect();
+    out.dedup();
+    Ok(out)
+}
+
+/// [`log_sizes`] as caches of whole `line_bytes` lines: each size is
+/// rounded down to whole lines (a cache of `s` bytes holds `s / line`
+/// lines, which is what every curve computes), and sizes that round to
+/// the same number of lines are kept once. So the sizes listed are the
+/// caches modelled; a `min_bytes` below one line (a cache of no line) is
+/// refused. `line_bytes` is checked by [`crate::Options::check`].
+pub fn line_sizes(
+    min_bytes: u64,
+    max_bytes: u64,
+    per_octave: u32,
+    line_bytes: u64,
+) -> Result<Vec<u64>> {
+    if min_bytes < line_bytes {
+        return Err(CurveError::Sizes(format!(
+            "min-size {min_bytes} B is below one line ({line_bytes} B): a cache holds whole lines"
+        )));
+    }
+    let mut out: Vec<u64> = log_sizes(min_bytes, max_bytes, per_octave)?
+        .into_iter()
+        .map(|s| s / line_bytes.max(1) * line_bytes)
         .collect();
     out.dedup();
     Ok(out)
@@ -158,6 +192,44 @@ mod tests {
         let s4 = log_sizes(1024, 64 << 20, 4).unwrap();
         assert_eq!(s4.len(), 65);
         assert!(log_sizes(0, 1, 1).is_err());
+    }
+
+    #[test]
+    fn per_octave_is_bounded() {
+        // 2^32 - 1 per octave once asked for 550 GB of sizes.
+        let e = log_sizes(1024, 64 << 20, u32::MAX).unwrap_err().to_string();
+        assert!(
+            e.contains("per-octave 4294967295: expected 1 to 1024"),
+            "{e}"
+        );
+        assert!(log_sizes(1024, 64 << 20, 0).is_err());
+        let most = log_sizes(1, u64::MAX, MAX_PER_OCTAVE).unwrap();
+        // (fewer: the smallest sizes round to the same bytes)
+        assert!(most.len() > 50_000 && most.len() <= 64 * 1024 + 1);
+    }
+
+    #[test]
+    fn line_sizes_are_whole_lines() {
+        // Below one line: refused, not a row for a cache of no line.
+        let e = line_sizes(32, 1024, 1, 64).unwrap_err().to_string();
+        assert!(e.contains("min-size 32 B is below one line (64 B)"), "{e}");
+        // 100 B holds one 64-byte line: listed as the 64 B it is.
+        assert_eq!(line_sizes(100, 100, 1, 64).unwrap(), vec![64]);
+        // Four per octave from 1 KiB: 1218, 1448, 1722 B round down to
+        // 19, 22 and 26 lines.
+        assert_eq!(
+            line_sizes(1024, 2048, 4, 64).unwrap(),
+            vec![1024, 1216, 1408, 1664, 2048]
+        );
+        // Sizes of the same line count are listed once.
+        let fine = line_sizes(1024, 2048, 64, 64).unwrap();
+        assert_eq!(fine.len(), 17);
+        assert!(fine.iter().all(|s| s % 64 == 0));
+        // Whole lines already: the same as log_sizes.
+        assert_eq!(
+            line_sizes(1024, 64 << 20, 1, 64).unwrap(),
+            log_sizes(1024, 64 << 20, 1).unwrap()
+        );
     }
 
     #[test]

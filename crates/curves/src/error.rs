@@ -17,6 +17,18 @@ pub enum CurveError {
     /// A SHARDS parameter is out of range.
     #[error("bad sampling parameter: {0}")]
     Sampling(String),
+    /// A SHARDS sample holds no reference of a trace that has some: there
+    /// is nothing to estimate the curve from.
+    #[error(
+        "the SHARDS sample is empty: none of the {accesses} line references was sampled \
+         (final rate {rate}), so there is no estimate; sample at a higher rate, or use the exact curve"
+    )]
+    EmptySample {
+        /// Line references of the trace.
+        accesses: u64,
+        /// The sampling rate at the end.
+        rate: f64,
+    },
     /// Sizes of a curve are not strictly increasing, or empty.
     #[error("bad sizes: {0}")]
     Sizes(String),

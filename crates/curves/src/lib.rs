@@ -20,7 +20,8 @@
 //!   [`ShardsEstimate`]; [`ShardsIndex`] (built by [`build_index`])
 //!   stores a trace's base sample so that SHARDS at rates up to
 //!   [`BASE_RATE`] skips the pass over the trace, with the same estimate.
-//! * [`mean_absolute_error`] and [`log_sizes`]: comparing curves.
+//! * [`mean_absolute_error`], [`log_sizes`] and [`line_sizes`]: comparing
+//!   curves, and the sizes to compare them at.
 //! * [`UntilError`]: feeds a fallible trace reader to the builders.
 //!
 //! `docs/curves.md` defines each curve and gives SHARDS' measured error.
@@ -62,7 +63,7 @@ mod stack;
 mod until_error;
 
 pub use colors::{colored, ColorCurves, ColorGeometry};
-pub use curve::{log_sizes, mean_absolute_error, Curve, Point};
+pub use curve::{line_sizes, log_sizes, mean_absolute_error, Curve, Point, MAX_PER_OCTAVE};
 pub use error::{CurveError, Result};
 pub use fully_assoc::{fully_associative, FullyAssociative};
 pub use hash::mix64;
@@ -72,7 +73,7 @@ pub use options::{Options, Totals};
 pub use set_assoc::{set_associative, SetAssoc, MAX_WAYS};
 pub use shards::{
     shards, shards_slice, Sampling, Shards, ShardsConfig, ShardsEstimate, BASE_RATE, BASE_REF_RATE,
-    DEFAULT_EXACT_BELOW, DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW,
+    DEFAULT_EXACT_BELOW, DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW, MIN_SAMPLE,
 };
 pub use shards_index::{
     build_index, build_index_with_base_salt, index_path, IndexSummary, ShardsIndex,

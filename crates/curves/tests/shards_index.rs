@@ -71,6 +71,11 @@ fn configs() -> Vec<ShardsConfig> {
             ShardsConfig::fixed_rate(0.01)
                 .with_salt(salt)
                 .with_adjust(false)
+                .with_exact_below(0),
+        );
+        v.push(
+            ShardsConfig::fixed_rate(0.01)
+                .with_salt(salt)
                 .with_reference_fraction(0.25),
         );
         v.push(ShardsConfig {
@@ -104,7 +109,7 @@ fn index_estimates_equal_a_pass_over_the_trace() {
         assert!(full.sampled_refs > 0, "{cfg:?}");
         served += 1;
     }
-    assert_eq!(served, 21);
+    assert_eq!(served, 24);
     // The index holds about 1/32 of the references.
     let ratio = summary.sampled_refs as f64 / summary.accesses as f64;
     assert!(ratio > 0.005 && ratio < 0.2, "base sample fraction {ratio}");

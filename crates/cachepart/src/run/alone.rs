@@ -80,6 +80,12 @@ fn unknown_axis(s: &str) -> Error {
     Error::Usage(format!("axis {s:?}: expected {}", Axis::expected_quoted()))
 }
 
+/// The most instructions a run may be asked for, `instructions` and
+/// `warmup` each: 10^12, hours of simulation (and 10^12 cycles at CPI 1,
+/// the simulator's longest span), so that a runaway count, e.g. `u64::MAX`
+/// replaying a short trace, is refused instead of running without end.
+pub const MAX_INSTRUCTIONS: u64 = 1_000_000_000_000;
+
 /// How traces are profiled: the platform, the app's core timing, an
 /// instruction limit and the seed.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,11 +96,13 @@ pub struct ProfileOptions {
     /// parallelism.
     pub timing: AppTiming,
     /// Stop each run after this many instructions, replaying the trace if
-    /// it is shorter (`None`: run the trace once).
+    /// it is shorter (`None`: run the trace once); at most
+    /// [`MAX_INSTRUCTIONS`].
     pub instructions: Option<u64>,
     /// Instructions run before the measurement starts (0: none), so that
     /// the cold misses of a warm-up are left out; `instructions` are
     /// counted after it. See [`cachepart_sim::system::run_alone_warmed`].
+    /// At most [`MAX_INSTRUCTIONS`].
     pub warmup: u64,
     /// Seed of the simulation (allocator aging, random replacement).
     pub seed: u64,
@@ -263,6 +271,21 @@ fn check(opts: &ProfileOptions, apps: &[TraceApp]) -> Result<(), Error> {
             "instructions: must be positive (or left out)".into(),
         ));
     }
+    check_run_length(opts)
+}
+
+/// Refuses a run length past [`MAX_INSTRUCTIONS`].
+fn check_run_length(opts: &ProfileOptions) -> Result<(), Error> {
+    for (key, n) in [
+        ("instructions", opts.instructions.unwrap_or(0)),
+        ("warmup", opts.warmup),
+    ] {
+        if n > MAX_INSTRUCTIONS {
+            return Err(Error::Usage(format!(
+                "{key}: {n} is above {MAX_INSTRUCTIONS} (10^12), the longest run the simulator takes"
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -395,6 +418,35 @@ mod tests {
         let c = stall_rate_curve(&app, Axis::Colors, &opts).unwrap();
         assert_eq!(c.points.len(), 4);
         assert!(c.points[0].llc_mpki > 1.5 * c.points[3].llc_mpki, "{c:?}");
+    }
+
+    #[test]
+    fn runaway_run_lengths_are_refused() {
+        let ok = ProfileOptions {
+            instructions: Some(MAX_INSTRUCTIONS),
+            warmup: MAX_INSTRUCTIONS,
+            ..ProfileOptions::new(tiny_platform())
+        };
+        assert!(check(&ok).is_ok());
+        for (opts, key) in [
+            (
+                ProfileOptions {
+                    instructions: Some(u64::MAX),
+                    ..ok.clone()
+                },
+                "instructions: 18446744073709551615 is above 1000000000000",
+            ),
+            (
+                ProfileOptions {
+                    warmup: MAX_INSTRUCTIONS + 1,
+                    ..ok.clone()
+                },
+                "warmup: 1000000000001 is above",
+            ),
+        ] {
+            let e = check(&opts).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
     }
 
     #[test]

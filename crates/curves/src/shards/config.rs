@@ -33,6 +33,9 @@ pub struct ShardsConfig {
     /// Fixed rate or fixed size.
     pub sampling: Sampling,
     /// Divide by the true reference count (`SHARDS_adj`); on by default.
+    /// Off only for plain SHARDS (no reference sample: `exact_below_lines`
+    /// 0, or an initial rate of 1): with a reference sample the estimate
+    /// does not depend on it (see [`ShardsConfig::check`]).
     pub adjust: bool,
     /// Salt of the line hash: the line number is xor-ed with
     /// `mix64(salt)` before hashing, so every salt, 0, 1, 2..., samples
@@ -169,7 +172,13 @@ impl ShardsConfig {
         self
     }
 
-    pub(super) fn check(&self) -> Result<()> {
+    /// Checks the parameters: rates in `(0, 1]`, a positive `max_lines`,
+    /// `exact_below_lines` at most [`MAX_EXACT_BELOW`], and `adjust` off
+    /// only without a reference sample. With one, the miss ratios up to
+    /// `C` lines are its own counts' ratios and the line sample's curve
+    /// above `C` is scaled to agree with them at `C`, so the scale that
+    /// `adjust` sets cancels: turning it off would change nothing.
+    pub fn check(&self) -> Result<()> {
         let (rate, max) = match self.sampling {
             Sampling::FixedRate { rate } => (rate, usize::MAX),
             Sampling::FixedSize {
@@ -195,6 +204,15 @@ impl ShardsConfig {
             return Err(CurveError::Sampling(format!(
                 "exact-below-lines {}: expected at most {MAX_EXACT_BELOW}",
                 self.exact_below_lines
+            )));
+        }
+        if !self.adjust && self.exact_below_lines > 0 && rate < 1.0 {
+            return Err(CurveError::Sampling(format!(
+                "adjust = false (no SHARDS_adj) is for plain SHARDS (exact-below-lines 0, or \
+                 rate 1); with exact-below-lines {C} the miss ratios up to {C} lines come from \
+                 the reference sample and the larger ones are scaled to agree with them at {C}, \
+                 so the adjustment cancels and turning it off would change nothing",
+                C = self.exact_below_lines
             )));
         }
         Ok(())
@@ -235,5 +253,25 @@ mod tests {
         let bad = ShardsConfig::fixed_rate(0.01).with_reference_fraction(0.0);
         assert!(Shards::new(&Options::default(), &bad).is_err());
         assert_eq!(cfg.reference_fraction, DEFAULT_REFERENCE_FRACTION);
+    }
+
+    #[test]
+    fn no_adjust_is_for_plain_shards() {
+        // With the reference sample the adjustment cancels: refused,
+        // rather than silently ignored.
+        let spliced = ShardsConfig::fixed_rate(0.01).with_adjust(false);
+        let e = spliced.check().unwrap_err().to_string();
+        assert!(
+            e.contains("adjust = false") && e.contains("exact-below-lines 256"),
+            "{e}"
+        );
+        assert!(Shards::new(&Options::default(), &spliced).is_err());
+        assert!(spliced.with_exact_below(0).check().is_ok());
+        // Fixed size from rate 1 has no reference sample.
+        let plain = ShardsConfig {
+            exact_below_lines: 256,
+            ..ShardsConfig::fixed_size(100).with_adjust(false)
+        };
+        assert!(plain.check().is_ok());
     }
 }

@@ -6,7 +6,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::curve::{check_sizes, Curve};
-use crate::error::Result;
+use crate::error::{CurveError, Result};
+
+/// The fewest sampled lines, and the fewest references in the reference
+/// sample, of an estimate that [`ShardsEstimate::small_sample`] does not
+/// call too small: 100, where the count of sampled lines, which the line
+/// sample's estimate scales with, has a binomial spread of 10 %, and the
+/// reference sample's miss ratios a standard error of up to 0.05.
+pub const MIN_SAMPLE: u64 = 100;
 
 /// A SHARDS estimate of the stack-distance histogram.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,6 +70,41 @@ impl ShardsEstimate {
         self.ref_counts.iter().sum()
     }
 
+    /// Whether the sample is empty while the trace has references: then
+    /// there is no estimate, and [`ShardsEstimate::curve`] refuses it.
+    pub fn is_empty_sample(&self) -> bool {
+        self.sampled_refs == 0 && self.accesses > 0
+    }
+
+    /// Why the sample is too small for the estimate to mean much, if it
+    /// is: a sample (not exact: final rate below 1) of fewer than
+    /// [`MIN_SAMPLE`] lines, or a reference sample of fewer than
+    /// [`MIN_SAMPLE`] references (when it has any: without one the line
+    /// sample gives every size).
+    pub fn small_sample(&self) -> Option<String> {
+        if self.sampled_refs == 0 || self.final_rate >= 1.0 {
+            return None;
+        }
+        let k = self.ref_samples();
+        let mut why = Vec::new();
+        if self.sampled_lines < MIN_SAMPLE {
+            why.push(format!("{} sampled lines", self.sampled_lines));
+        }
+        if self.exact_below_lines > 0 && k > 0 && k < MIN_SAMPLE {
+            why.push(format!(
+                "{k} references in the reference sample (sizes up to {} lines)",
+                self.exact_below_lines
+            ));
+        }
+        (!why.is_empty()).then(|| {
+            format!(
+                "the SHARDS sample is small ({}, fewer than {MIN_SAMPLE}): the estimate may be far off; \
+                 sample at a higher rate, or use the exact curve",
+                why.join(", ")
+            )
+        })
+    }
+
     /// Line-sample estimate of the misses at `lines`, unscaled.
     fn line_misses(&self, suffix: &[f64], lines: u64) -> f64 {
         let n = usize::try_from(lines).unwrap_or(usize::MAX);
@@ -93,6 +135,9 @@ impl ShardsEstimate {
             return at(lines);
         }
         // Above `C`: the line sample's shape, scaled to agree at `C`.
+        // `base` is 0 only for an empty line sample (a sampled line's
+        // first reference is a cold miss), which has no shape:
+        // `curve` refuses it.
         let base = self.line_misses(suffix, c);
         if base > 0.0 {
             at(c) * self.line_misses(suffix, lines) / base
@@ -115,9 +160,17 @@ impl ShardsEstimate {
     }
 
     /// The estimated curve at `sizes_bytes` (strictly increasing), misses
-    /// rounded and capped at the reference count.
+    /// rounded and capped at the reference count. An empty sample of a
+    /// trace with references is refused ([`CurveError::EmptySample`]):
+    /// its curve would claim no miss at all.
     pub fn curve(&self, sizes_bytes: &[u64]) -> Result<Curve> {
         check_sizes(sizes_bytes)?;
+        if self.is_empty_sample() {
+            return Err(CurveError::EmptySample {
+                accesses: self.accesses,
+                rate: self.final_rate,
+            });
+        }
         let suffix = self.suffix();
         let ref_suffix = self.ref_suffix();
         let misses = sizes_bytes
@@ -145,8 +198,8 @@ mod tests {
             line_bytes: 64,
             weights,
             cold,
-            sampled_refs: 0,
-            sampled_lines: 0,
+            sampled_refs: 500,
+            sampled_lines: 200,
             final_rate: 0.5,
             accesses: 1000,
             instructions: 0,
@@ -179,5 +232,46 @@ mod tests {
         assert!((e.misses_at_lines(100) - 400.0 * 50.0 / 550.0).abs() < 1e-9);
         let c = e.curve(&[64, 256, 64 * 5]).unwrap();
         assert_eq!(c.misses, vec![500, 400, 182]);
+    }
+
+    #[test]
+    fn an_empty_sample_has_no_curve() {
+        // A reference sample of 10 (all at C or more) and an empty line
+        // sample: the curve was all misses up to C and none above.
+        let mut e = estimate(vec![], 0.0, 4, vec![0, 0, 0, 0, 10]);
+        e.sampled_refs = 0;
+        e.sampled_lines = 0;
+        e.final_rate = 0.0001;
+        let err = e.curve(&[64, 1024]).unwrap_err().to_string();
+        assert!(
+            err.contains("SHARDS sample is empty: none of the 1000 line references"),
+            "{err}"
+        );
+        // A trace without references has the all-zero curve.
+        e.accesses = 0;
+        assert_eq!(e.curve(&[64, 1024]).unwrap().misses, vec![0, 0]);
+    }
+
+    #[test]
+    fn a_small_sample_is_named() {
+        let mut e = estimate(vec![0.0, 100.0], 50.0, 4, vec![5, 0, 1, 0, 4]);
+        let why = e.small_sample().unwrap();
+        assert!(
+            why.contains("10 references in the reference sample (sizes up to 4 lines)"),
+            "{why}"
+        );
+        assert!(!why.contains("sampled lines"), "{why}");
+        e.sampled_lines = 99;
+        assert!(e
+            .small_sample()
+            .unwrap()
+            .contains("99 sampled lines, 10 references"));
+        e.ref_counts = vec![50, 0, 0, 0, 50];
+        e.sampled_lines = 100;
+        assert_eq!(e.small_sample(), None);
+        // Exact (rate 1): never too small.
+        e.sampled_lines = 3;
+        e.final_rate = 1.0;
+        assert_eq!(e.small_sample(), None);
     }
 }

@@ -75,7 +75,7 @@ pub use config::{
     Sampling, ShardsConfig, BASE_RATE, BASE_REF_RATE, DEFAULT_EXACT_BELOW,
     DEFAULT_REFERENCE_FRACTION, MAX_EXACT_BELOW,
 };
-pub use estimate::ShardsEstimate;
+pub use estimate::{ShardsEstimate, MIN_SAMPLE};
 pub(crate) use sampler::RefStage;
 pub(crate) use state::StoredReach;
 

@@ -4,8 +4,8 @@
 
 use crate::error::Error;
 use cachepart_curves::{
-    colored, fully_associative, index_path, log_sizes, set_associative, shards, ColorGeometry,
-    Options, Sampling, SetAssoc, ShardsConfig, ShardsEstimate, ShardsIndex, UntilError,
+    colored, fully_associative, index_path, set_associative, shards, ColorGeometry, Options,
+    Sampling, SetAssoc, ShardsConfig, ShardsEstimate, ShardsIndex, UntilError, DEFAULT_EXACT_BELOW,
 };
 use cachepart_trace::{Prefetch, Reader, TraceError};
 use std::io::{BufReader, Read};
@@ -65,7 +65,7 @@ fn shards_result(
     index_skipped: Option<String>,
 ) -> Result<CurveResult, Error> {
     let usage = |e: &dyn std::fmt::Display| Error::Usage(e.to_string());
-    let sizes = log_sizes(req.min_size, req.max_size, req.per_octave).map_err(|e| usage(&e))?;
+    let sizes = req.sizes().map_err(|e| usage(&e))?;
     Ok(CurveResult {
         curve: est.curve(&sizes).map_err(|e| usage(&e))?,
         counts: None,
@@ -75,6 +75,7 @@ fn shards_result(
             final_rate: est.final_rate,
             index,
             index_skipped,
+            warning: est.small_sample(),
         }),
     })
 }
@@ -94,11 +95,23 @@ fn shards_config(req: &CurveRequest) -> Result<ShardsConfig, Error> {
         },
         None => Sampling::FixedRate { rate },
     };
-    Ok(ShardsConfig {
+    if !req.adjust && rate < 1.0 {
+        // The library refuses it too, in its own words (exact-below-lines).
+        return Err(Error::Usage(format!(
+            "no-adjust (adjust = false) at rate {rate}: the sizes up to {C} lines come from the \
+             reference sample and the larger ones are scaled to agree with it at {C} lines, so \
+             SHARDS_adj cancels and no-adjust would change nothing; it applies only to plain \
+             SHARDS, here max-lines from rate 1",
+            C = DEFAULT_EXACT_BELOW
+        )));
+    }
+    let cfg = ShardsConfig {
         sampling: sampling_mode,
         adjust: req.adjust,
         ..ShardsConfig::fixed_rate(rate)
-    })
+    };
+    cfg.check().map_err(|e| Error::Usage(e.to_string()))?;
+    Ok(cfg)
 }
 
 /// The curve from one pass over the trace's records.
@@ -122,7 +135,7 @@ fn pass(
     let ahead = Prefetch::reader(reader).map_err(ctx)?;
     let mut records = UntilError::new(ahead);
     let bad = |e: &dyn std::fmt::Display| Error::Usage(e.to_string());
-    let sizes = || log_sizes(req.min_size, req.max_size, req.per_octave).map_err(|e| bad(&e));
+    let sizes = || req.sizes().map_err(|e| bad(&e));
     let mut sampling = None;
     let curve = match req.kind {
         CurveKind::FullyAssociative => {
@@ -165,6 +178,27 @@ fn pass(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_adjust_only_where_it_changes_the_estimate() {
+        let shards = CurveRequest {
+            kind: CurveKind::Shards,
+            adjust: false,
+            ..CurveRequest::default()
+        };
+        let e = shards_config(&shards).unwrap_err().to_string();
+        assert!(
+            e.contains("no-adjust") && e.contains("reference sample"),
+            "{e}"
+        );
+        // Fixed size from rate 1: plain SHARDS, where it applies.
+        let plain = CurveRequest {
+            rate: Some(1.0),
+            max_lines: Some(100),
+            ..shards
+        };
+        assert!(!shards_config(&plain).unwrap().adjust);
+    }
 
     #[test]
     fn sampling_options_are_for_shards_only() {

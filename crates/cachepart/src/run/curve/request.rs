@@ -122,6 +122,18 @@ impl CurveRequest {
     pub(super) fn rate(&self) -> f64 {
         self.rate.unwrap_or(Self::DEFAULT_RATE)
     }
+
+    /// The sizes of a fully associative or SHARDS curve: `per_octave`
+    /// log-spaced sizes from `min_size` to `max_size`, rounded down to
+    /// whole lines ([`cachepart_curves::line_sizes`]).
+    pub(super) fn sizes(&self) -> cachepart_curves::Result<Vec<u64>> {
+        cachepart_curves::line_sizes(
+            self.min_size,
+            self.max_size,
+            self.per_octave,
+            self.line_bytes,
+        )
+    }
 }
 
 /// SHARDS' sampling figures.
@@ -138,6 +150,9 @@ pub struct SamplingInfo {
     pub index: Option<std::path::PathBuf>,
     /// Why an index next to the trace was not used.
     pub index_skipped: Option<String>,
+    /// Why the sample is too small for the estimate to mean much, if it
+    /// is ([`cachepart_curves::ShardsEstimate::small_sample`]).
+    pub warning: Option<String>,
 }
 
 /// A computed curve.
