@@ -112,6 +112,10 @@ fn run_scenario(a: RunArgs) -> Result<()> {
             no_alone: a.no_alone,
         },
     )?;
+    // and every file the scenario reads (platform, generators, traces)
+    for o in &outputs {
+        o.check_not_input(scenario.inputs.iter().map(PathBuf::as_path))?;
+    }
     let bar = a.quiet.bar(
         Some(1),
         "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} Minstr ({eta})",

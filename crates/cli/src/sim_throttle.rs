@@ -67,6 +67,7 @@ pub fn run(a: ThrottleArgs) -> Result<()> {
             ..Overrides::default()
         },
     )?;
+    output.check_not_input(scenario.inputs.iter().map(std::path::PathBuf::as_path))?;
     let opts = SearchOptions {
         prefetchers: a.prefetchers,
         keep: a.keep,

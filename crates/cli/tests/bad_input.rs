@@ -559,6 +559,34 @@ fn cases() -> Vec<Case> {
             expect: vec!["p.toml", "dram-nss"],
         },
         Case {
+            name: "more cores than any machine in a platform file",
+            files: vec![(
+                "p.toml",
+                include_str!("../../../platforms/xeon-5160.toml")
+                    .replace("cores = 2\n", "cores = 4294967295\n"),
+            )],
+            traces: no_traces,
+            args: vec!["platform", "show", "p.toml"],
+            expect: vec!["p.toml", "cores", "4294967295", "1..=1024"],
+        },
+        Case {
+            name: "private caches beyond the host's memory in a platform file",
+            files: vec![(
+                "p.toml",
+                include_str!("../../../platforms/xeon-5160.toml").replace(
+                    "l1d = { size-bytes = 32768,",
+                    "l1d = { size-bytes = 1125899906842624,",
+                ),
+            )],
+            traces: no_traces,
+            args: vec!["platform", "show", "p.toml"],
+            expect: vec![
+                "p.toml",
+                "core.l1d",
+                "the simulated caches and TLBs would need",
+            ],
+        },
+        Case {
             name: "unknown key in a scenario's app",
             files: vec![("s.toml", SCENARIO.replace("TRACE", "t.cpt") + "mpl = 2.0\n")],
             traces: small_trace,

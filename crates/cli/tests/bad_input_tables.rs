@@ -416,8 +416,16 @@ fn platforms() {
     // (the word the message must hold, the line replaced, bad values):
     // a cache's geometry errors name its table, a memory size error its key
     let keys: Vec<(&str, &str, Vec<&str>)> = vec![
-        ("cores", "cores = 4", vec!["0", "-1", "\"4\"", "1.5"]),
-        ("llc", "size-bytes = 4194304", vec!["0", "3", "1000000"]),
+        (
+            "cores",
+            "cores = 4",
+            vec!["0", "-1", "\"4\"", "1.5", "1025", "4294967295"],
+        ),
+        (
+            "llc",
+            "size-bytes = 4194304",
+            vec!["0", "3", "1000000", "1125899906842624"],
+        ),
         (
             "size-bytes",
             "size-bytes = 4194304",

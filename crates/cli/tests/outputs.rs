@@ -40,6 +40,18 @@ name = "light"
 synth = { seed = 1, accesses = 20_000, pattern = { class = "light", working-set-bytes = 8192 } }
 "#;
 
+/// A scenario that reads a platform file, a generator file and a trace.
+const SCENARIO_FILES: &str = r#"platform = "platform.toml"
+interval-cycles = 200_000
+instructions = 100_000
+[[app]]
+name = "g"
+generator = "gen.toml"
+[[app]]
+name = "t"
+trace = "t.cpt"
+"#;
+
 const GEN: &str =
     "seed = 2\naccesses = 20000\n[pattern]\nclass = \"light\"\nworking-set-bytes = 8192\n";
 
@@ -55,6 +67,7 @@ impl Fixture {
         std::fs::write(d.join("gen.toml"), GEN).unwrap();
         std::fs::write(d.join("platform.toml"), PLATFORM).unwrap();
         std::fs::write(d.join("scenario.toml"), SCENARIO).unwrap();
+        std::fs::write(d.join("scenario-files.toml"), SCENARIO_FILES).unwrap();
         std::fs::write(
             d.join("m.csv"),
             "BENCH,NR_WAYS,ipc,llcmpki,llcmpkc,bandwidth_mbps\n\
@@ -316,6 +329,32 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
             "sim run",
             vec!["sim", "run", "scenario.toml", "-o", "scenario.toml"],
             "scenario.toml",
+        ),
+        (
+            "sim run (its platform file)",
+            vec!["sim", "run", "scenario-files.toml", "-o", "platform.toml"],
+            "platform.toml",
+        ),
+        (
+            "sim run (a generator file)",
+            vec!["sim", "run", "scenario-files.toml", "-o", "gen.toml"],
+            "gen.toml",
+        ),
+        (
+            "sim run (a trace)",
+            vec!["sim", "run", "scenario-files.toml", "-o", "t.cpt"],
+            "t.cpt",
+        ),
+        (
+            "sim throttle (its platform file)",
+            vec![
+                "sim",
+                "throttle",
+                "scenario-files.toml",
+                "-o",
+                "platform.toml",
+            ],
+            "platform.toml",
         ),
         (
             "trace generate",

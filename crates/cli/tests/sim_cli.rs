@@ -206,6 +206,16 @@ fn set_changes_a_key_as_the_file_would() {
         ("colour=1", "unknown field `colour`"),
         ("app.5.mlp=2", "app.5: index 5, but the array has 2 items"),
         ("seed", "expected KEY=VALUE"),
+        // not read as the key's default (mlp 1, no limit) nor as "null"
+        ("app.1.mlp=nan", "app.1.mlp: nan is not a finite number"),
+        (
+            "instructions=inf",
+            "instructions: inf is not a finite number",
+        ),
+        (
+            "interval-cycles=-inf",
+            "interval-cycles: -inf is not a finite number",
+        ),
     ] {
         let out = d.join("out.json");
         let o = cachepart(&[

@@ -90,7 +90,7 @@ pub use throttle_online::{
 };
 pub use ucp::{Ucp, UcpCurve};
 pub use ucp_online::{UcpDecision, UcpOnline};
-pub use user::UserPlan;
+pub use user::{parse_plan, UserPlan};
 pub use whirlpool::Whirlpool;
 pub use yu_petrov::{yu_petrov_ways, YuPetrov};
 

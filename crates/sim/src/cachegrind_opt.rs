@@ -50,10 +50,28 @@ pub enum CacheOptError {
     /// Zero ways (cachegrind itself dies of a division by zero).
     #[error("Cache associativity is 0: a cache needs at least one way.")]
     NoWays,
+    /// A negative value (our words: cachegrind lets its later checks
+    /// refuse it, as a set count or size that makes no sense).
+    #[error("Cache {what} is negative ({value}): expected a positive integer.")]
+    Negative {
+        /// `size`, `associativity` or `line size`.
+        what: &'static str,
+        /// The value given.
+        value: i64,
+    },
+    /// More ways than the simulator models (our words: cachegrind itself
+    /// takes any associativity).
+    #[error("Cache associativity {0} is above {MAX_WAYS}, the most this simulator models.")]
+    TooManyWays(i64),
 }
 
+/// The most ways a cache of the simulator has (its masks are 64-bit).
+pub const MAX_WAYS: i64 = 64;
+
 /// Parses one `--I1`/`--D1`/`--LL` value, `SIZE,WAYS,LINE` in bytes, ways
-/// and bytes, and checks it as cachegrind does.
+/// and bytes, and checks it as cachegrind does, with two checks of our
+/// own around cachegrind's: a negative value is refused as such first,
+/// and more than [`MAX_WAYS`] ways last (the simulator's limit).
 pub fn parse_cache_opt(value: &str) -> Result<CacheConfig, CacheOptError> {
     let syntax = || CacheOptError::Syntax(value.to_string());
     let mut parts = value.split(',');
@@ -73,7 +91,15 @@ pub fn parse_cache_opt(value: &str) -> Result<CacheConfig, CacheOptError> {
     if parts.next().is_some() {
         return Err(syntax());
     }
+    for (what, value) in [("size", size), ("associativity", ways), ("line size", line)] {
+        if value < 0 {
+            return Err(CacheOptError::Negative { what, value });
+        }
+    }
     check_cache(size, ways, line)?;
+    if ways > MAX_WAYS {
+        return Err(CacheOptError::TooManyWays(ways));
+    }
     // the checks leave all three positive and within an int
     Ok(CacheConfig::lru(size as u64, ways as u32, line as u32))
 }
@@ -182,15 +208,23 @@ mod tests {
             "1024,3,64",
             "1024,2,48",
             "0,2,64",
-            "-1,2,64",
             "6291456,16,64",
         ] {
             assert_eq!(err(v), set, "{v}");
         }
+        // negative values: cachegrind's own check, and the option's
+        assert_eq!(
+            check_cache(-1, 2, 64).unwrap_err().to_string(),
+            set,
+            "-1,2,64"
+        );
+        assert_eq!(
+            check_cache(-1024, -2, 64).unwrap_err().to_string(),
+            "Cache size <= line size."
+        );
         assert_eq!(err("384,1,48"), "Cache line size is not a power of two.");
         assert_eq!(err("1024,2,8"), "Cache line size is too small.");
         assert_eq!(err("64,1,64"), "Cache size <= line size.");
-        assert_eq!(err("-1024,-2,64"), "Cache size <= line size.");
         assert_eq!(
             err("99999999999999,2,64"),
             "One of the cache parameters was too large and overflowed."
@@ -212,6 +246,23 @@ mod tests {
             assert!(err(v).starts_with(&format!("Bad argument '{v}'")), "{v}");
         }
         assert!(err("1024,0,64").contains("associativity is 0"));
+        assert_eq!(
+            err("-1,2,64"),
+            "Cache size is negative (-1): expected a positive integer."
+        );
+        assert_eq!(
+            err("65536,-2,64"),
+            "Cache associativity is negative (-2): expected a positive integer."
+        );
+        assert_eq!(
+            err("65536,2,-64"),
+            "Cache line size is negative (-64): expected a positive integer."
+        );
+        assert_eq!(
+            err("65536,1024,64"),
+            "Cache associativity 1024 is above 64, the most this simulator models."
+        );
+        assert!(parse_cache_opt("65536,64,64").is_ok());
         assert_eq!(err("1024,2,0"), "Cache line size is not a power of two.");
     }
 

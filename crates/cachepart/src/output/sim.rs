@@ -63,7 +63,7 @@ pub fn to_table(r: &SimReport) -> String {
             .map(|p| format!(", policy {p}"))
             .unwrap_or_default()
             + &match r.method {
-                RunMethod::ToCompletion => String::new(),
+                RunMethod::ToCompletion {} => String::new(),
                 RunMethod::Restart { completions } => {
                     format!(", method restart ({completions} runs of the slowest app)")
                 }

@@ -29,12 +29,17 @@ fn three() -> u32 {
 }
 
 /// A run methodology (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Every variant is a struct, even one without keys: serde refuses
+/// unknown keys (`deny_unknown_fields`) only in struct variants of an
+/// internally tagged enum, so `[method] kind = "to-completion"` with a
+/// stray key is refused as the others are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RunMethod {
-    /// Each app runs its limit or its trace once; finished apps leave.
-    #[default]
-    ToCompletion,
+    /// Each app runs its limit or its trace once; finished apps leave
+    /// (the default).
+    ToCompletion {},
     /// LFOC's: traces restart until the slowest app completed N runs.
     Restart {
         /// Runs the slowest app completes (default 3).
@@ -48,10 +53,16 @@ pub enum RunMethod {
     },
 }
 
+impl Default for RunMethod {
+    fn default() -> RunMethod {
+        RunMethod::ToCompletion {}
+    }
+}
+
 impl RunMethod {
     /// Whether this is the default (left out of reports).
     pub fn is_default(&self) -> bool {
-        *self == RunMethod::ToCompletion
+        *self == RunMethod::ToCompletion {}
     }
 
     /// Whether apps replay their traces without an instruction limit.
@@ -63,7 +74,7 @@ impl RunMethod {
     /// error is (field, what was expected).
     pub fn check(&self, interval_cycles: u64) -> Result<(), (String, String)> {
         match *self {
-            RunMethod::ToCompletion => Ok(()),
+            RunMethod::ToCompletion {} => Ok(()),
             RunMethod::Restart { completions } => {
                 if completions == 0 {
                     Err((
@@ -135,7 +146,7 @@ impl MethodTracker {
             return Flow::Stop;
         }
         match self.method {
-            RunMethod::ToCompletion => Flow::Continue,
+            RunMethod::ToCompletion {} => Flow::Continue,
             RunMethod::Restart { completions } => {
                 let n = completions as usize;
                 if self.runs.iter().all(|r| r.len() >= n) {
@@ -238,7 +249,7 @@ mod tests {
         );
         assert_eq!(t.stuck(), Some(1));
         // To completion: a finish is the normal end of an app.
-        let mut t = MethodTracker::new(RunMethod::ToCompletion, 1);
+        let mut t = MethodTracker::new(RunMethod::ToCompletion {}, 1);
         assert_eq!(
             t.observe(&interval(0, 100, vec![(0, EventKind::Finished, 10)])),
             Flow::Continue
@@ -247,7 +258,7 @@ mod tests {
 
     #[test]
     fn checks_name_the_field() {
-        assert!(RunMethod::ToCompletion.check(10).is_ok());
+        assert!(RunMethod::ToCompletion {}.check(10).is_ok());
         let (f, _) = RunMethod::Restart { completions: 0 }.check(10).unwrap_err();
         assert_eq!(f, "method.completions");
         let (f, why) = RunMethod::FixedTime { cycles: 25 }.check(10).unwrap_err();
@@ -270,6 +281,18 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.to_string().contains("runs"), "{e}");
+        let f: F = toml::from_str("[method]\nkind = \"to-completion\"\n").unwrap();
+        assert_eq!(f.method, RunMethod::default());
+        for stray in ["bogus = \"x\"", "cycles = 5", "completions = 2"] {
+            let e = toml::from_str::<F>(&format!("[method]\nkind = \"to-completion\"\n{stray}\n"))
+                .err()
+                .unwrap();
+            let key = stray.split(' ').next().unwrap();
+            assert!(
+                e.to_string().contains(&format!("unknown field `{key}`")),
+                "{e}"
+            );
+        }
         let e = toml::from_str::<F>("[method]\nkind = \"forever\"\n")
             .err()
             .unwrap();

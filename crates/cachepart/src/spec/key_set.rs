@@ -10,6 +10,11 @@
 //! Tables on the way are created; an array index must exist. The file is
 //! then read as if it had been written with those values, so a key the
 //! file's schema does not know is refused by the same check as in a file.
+//!
+//! Values pass through JSON on the way, which has no NaN or infinity, so
+//! a non-finite number (`nan`, `inf`, `-inf`) is refused: in a `--set`
+//! value by name of its key, in the file being set by its key's path.
+//! (It would otherwise become an empty value, read as the key's default.)
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -38,9 +43,23 @@ impl KeySet {
                 "{text:?}: {key:?} is not a dotted key (expected names such as lfoc-online.window-instructions)"
             ));
         }
+        let value = value.trim();
+        let parsed = toml_value(value);
+        if let Some(at) = non_finite(&parsed, "") {
+            // the value as typed, or the element of a table or array
+            let shown = if at.is_empty() {
+                value.to_string()
+            } else {
+                find(&parsed, &at).map_or_else(|| value.to_string(), |v| v.to_string())
+            };
+            return Err(format!(
+                "{text:?}: {key}{at}: {shown} is not a finite number; a value set here must be finite"
+            ));
+        }
         Ok(KeySet {
             path,
-            value: toml_value(value.trim()),
+            value: serde_json::to_value(&parsed)
+                .unwrap_or_else(|_| Value::String(value.to_string())),
             text: text.to_string(),
         })
     }
@@ -112,12 +131,36 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// `text` as a TOML value, or as a string when it is not one.
-fn toml_value(text: &str) -> Value {
+fn toml_value(text: &str) -> toml::Value {
     toml::from_str::<toml::Table>(&format!("v = {text}"))
         .ok()
         .and_then(|mut t| t.remove("v"))
-        .and_then(|v| serde_json::to_value(v).ok())
-        .unwrap_or_else(|| Value::String(text.to_string()))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
+/// The element of `v` at `at` (`.key` or `.0` steps).
+fn find<'a>(v: &'a toml::Value, at: &str) -> Option<&'a toml::Value> {
+    at.split('.').skip(1).try_fold(v, |v, step| match v {
+        toml::Value::Array(items) => step.parse::<usize>().ok().and_then(|i| items.get(i)),
+        toml::Value::Table(t) => t.get(step),
+        _ => None,
+    })
+}
+
+/// Where in `v` a non-finite float is (`""` for `v` itself, else
+/// `.key` or `.0` steps after `at`), if anywhere.
+fn non_finite(v: &toml::Value, at: &str) -> Option<String> {
+    match v {
+        toml::Value::Float(f) if !f.is_finite() => Some(at.to_string()),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| non_finite(x, &format!("{at}.{i}"))),
+        toml::Value::Table(t) => t
+            .iter()
+            .find_map(|(k, x)| non_finite(x, &format!("{at}.{k}"))),
+        _ => None,
+    }
 }
 
 /// Parses TOML (or, for `json`, JSON) text, sets `sets`, and reads the
@@ -131,7 +174,15 @@ pub fn read_with<T: DeserializeOwned>(
         serde_json::from_str(text)
             .map_err(|e| cachepart_units::input::plain_type_names(&e.to_string()))?
     } else {
-        toml::from_str(text).map_err(|e| e.to_string())?
+        let doc: toml::Value = toml::from_str(text).map_err(|e| e.to_string())?;
+        if let Some(at) = non_finite(&doc, "") {
+            return Err(format!(
+                "{}: a non-finite number, which can not be carried through --set; \
+                 write a finite number",
+                at.trim_start_matches('.')
+            ));
+        }
+        serde_json::to_value(doc).map_err(|e| e.to_string())?
     };
     for s in sets {
         s.apply(&mut doc)?;
@@ -222,5 +273,39 @@ mod tests {
         );
         let e = read_with::<Doc>(TEXT, false, &sets(&["timing.quantum-cycles=-1"])).unwrap_err();
         assert!(e.contains("quantum-cycles=-1"), "{e}");
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_not_read_as_absent() {
+        for (set, at) in [
+            ("apps.1.mlp=nan", "apps.1.mlp: nan"),
+            ("apps.1.mlp=inf", "apps.1.mlp: inf"),
+            ("apps.1.mlp=-inf", "apps.1.mlp: -inf"),
+            ("apps.1.mlp=+nan", "apps.1.mlp: +nan"),
+            (
+                "timing={ quantum-cycles = nan }",
+                "timing.quantum-cycles: nan",
+            ),
+            ("apps=[1.0, inf]", "apps.1: inf"),
+        ] {
+            let e = KeySet::parse(set).unwrap_err();
+            assert!(
+                e.contains(set) && e.contains(at) && e.contains("not a finite number"),
+                "{set}: {e}"
+            );
+        }
+        // a string that merely spells one is still a string
+        assert_eq!(
+            KeySet::parse("name=\"nan\"").unwrap().value,
+            Value::String("nan".into())
+        );
+        // the file's own non-finite value is refused, not dropped
+        let e = read_with::<Doc>(
+            "name = \"a\"\n[[apps]]\ntrace = \"x\"\nmlp = nan\n",
+            false,
+            &sets(&["name=b"]),
+        )
+        .unwrap_err();
+        assert!(e.contains("apps.0.mlp") && e.contains("non-finite"), "{e}");
     }
 }

@@ -2,7 +2,7 @@
 //! repository, compiled in) and how a scenario names a platform: a
 //! built-in name or the path of a TOML/JSON platform file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cachepart_sim::system::{PlatformConfig, SystemError};
 use cachepart_sim::Mode;
@@ -92,10 +92,7 @@ pub fn resolve(name_or_path: &str, base: Option<&Path>) -> Result<PlatformConfig
             ),
         ));
     }
-    let path = match base {
-        Some(b) if !stdin && Path::new(name_or_path).is_relative() => b.join(name_or_path),
-        _ => Path::new(name_or_path).to_path_buf(),
-    };
+    let path = joined(name_or_path, base);
     let p = PlatformConfig::load(&path).map_err(|e| match e {
         SystemError::Io { path, source } => Error::Io { path, source },
         e => Error::config("", "", e),
@@ -105,6 +102,23 @@ pub fn resolve(name_or_path: &str, base: Option<&Path>) -> Result<PlatformConfig
     check_parts(&p).map_err(|e| Error::config_file(&path, e))?;
     p.check().map_err(|e| Error::config_file(&path, e))?;
     Ok(p)
+}
+
+/// The file a platform named `name_or_path` is read from (relative
+/// paths are taken from `base`), or `None` for a built-in name.
+pub fn file_path(name_or_path: &str, base: Option<&Path>) -> Option<PathBuf> {
+    let is_builtin = BUILTIN.iter().any(|(n, _, _)| *n == name_or_path);
+    (!is_builtin).then(|| joined(name_or_path, base))
+}
+
+/// `name_or_path` taken from `base` when relative (`-` as is).
+fn joined(name_or_path: &str, base: Option<&Path>) -> PathBuf {
+    match base {
+        Some(b) if name_or_path != "-" && Path::new(name_or_path).is_relative() => {
+            b.join(name_or_path)
+        }
+        _ => Path::new(name_or_path).to_path_buf(),
+    }
 }
 
 /// What [`PlatformConfig::check`] leaves to the parts' constructors, checked

@@ -100,6 +100,20 @@ fn one() -> u32 {
     1
 }
 
+/// Most cores a platform may have. The largest machines under one
+/// operating system today have a few hundred cores (a two-socket AMD EPYC
+/// 9965 has 384); 1024 leaves margin while keeping a mistyped count from
+/// sizing the per-core hierarchies (caches and TLBs of every core) beyond
+/// any host.
+pub const MAX_CORES: u32 = 1024;
+
+/// Bytes the simulator keeps per cache line at least (its tag); the
+/// replacement state and per-set state come on top.
+const BYTES_PER_CACHE_LINE: u128 = 8;
+
+/// Bytes the simulator keeps per TLB entry (tag, frame and LRU stamp).
+const BYTES_PER_TLB_ENTRY: u128 = 24;
+
 impl PlatformConfig {
     /// A platform of `cores` cores with these caches and memory, and every
     /// other section at its platform-file default: default TLBs and
@@ -247,10 +261,14 @@ impl PlatformConfig {
 
     /// Checks what the parts' own constructors do not.
     pub fn check(&self) -> Result<(), SystemError> {
-        if self.cores == 0 {
+        if self.cores == 0 || self.cores > MAX_CORES {
             return Err(SystemError::Config {
                 field: "cores".into(),
-                reason: "a platform needs at least one core".into(),
+                reason: format!(
+                    "{} is outside 1..={MAX_CORES} (a platform needs at least one core; \
+                     {MAX_CORES} is above the largest machines' core counts)",
+                    self.cores
+                ),
             });
         }
         if self.mask_min_bits == 0 || self.mask_min_bits > self.llc.ways {
@@ -277,6 +295,61 @@ impl PlatformConfig {
             });
         }
         super::timing::check_tlb_limits(&self.tlb)?;
-        self.timing.check()
+        self.timing.check()?;
+        self.check_model_size()
+    }
+
+    /// Checks that the caches and TLBs of every core, the LLC and the
+    /// victim cache fit in the host's memory before any is allocated
+    /// (each geometry alone may be valid and still far beyond the host:
+    /// `llc.size-bytes = 2^50`). A refusal names the key that needs the
+    /// most.
+    fn check_model_size(&self) -> Result<(), SystemError> {
+        let lines = |c: &CacheConfig| c.geometry().map_or(0, |g| g.lines() as u128);
+        let cores = u128::from(self.cores);
+        let t = &self.tlb;
+        let tlb_entries: u128 = [t.l1d_4k, t.l1d_2m, t.l1i_4k, t.l1i_2m, t.stlb]
+            .iter()
+            .map(|a| u128::from(a.entries))
+            .sum();
+        let mut parts: Vec<(&str, u128)> = vec![
+            (
+                "core.l1i",
+                cores * lines(&self.core.l1i) * BYTES_PER_CACHE_LINE,
+            ),
+            (
+                "core.l1d",
+                cores * lines(&self.core.l1d) * BYTES_PER_CACHE_LINE,
+            ),
+            ("tlb", cores * tlb_entries * BYTES_PER_TLB_ENTRY),
+            ("llc", lines(&self.llc) * BYTES_PER_CACHE_LINE),
+        ];
+        if let Some(l2) = &self.core.l2 {
+            parts.push(("core.l2", cores * lines(l2) * BYTES_PER_CACHE_LINE));
+        }
+        if let Some(v) = &self.l3_victim {
+            let v_lines = u128::from(v.size_bytes / u64::from(v.line_bytes.max(1)));
+            parts.push(("l3-victim", v_lines * BYTES_PER_CACHE_LINE));
+        }
+        let total: u128 = parts.iter().map(|(_, b)| b).sum();
+        let (field, _) = parts
+            .iter()
+            .max_by_key(|(_, b)| *b)
+            .copied()
+            .unwrap_or(("cores", 0));
+        let why = parts
+            .iter()
+            .map(|(k, b)| format!("{k} {}", cachepart_units::host_memory::bytes_text(*b)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        cachepart_units::check_allocation(
+            "the simulated caches and TLBs",
+            &format!("{} cores; {why}", self.cores),
+            total,
+        )
+        .map_err(|e| SystemError::Config {
+            field: field.into(),
+            reason: e.to_string(),
+        })
     }
 }

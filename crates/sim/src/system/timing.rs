@@ -255,16 +255,35 @@ impl AppTiming {
     /// overflow), `mlp` at least 1.
     pub fn check(&self, app: &str) -> Result<(), SystemError> {
         let field = format!("app {app}: base-cpi");
-        if !(self.base_cpi.is_finite() && self.base_cpi > 0.0) {
+        if !self.base_cpi.is_finite() {
+            return Err(SystemError::Config {
+                field,
+                reason: format!(
+                    "{} is not a finite number: base-cpi must be a finite number > 0",
+                    self.base_cpi
+                ),
+            });
+        }
+        if self.base_cpi <= 0.0 {
             return Err(SystemError::Config {
                 field,
                 reason: format!("{} is not a positive number", self.base_cpi),
             });
         }
         limits::check_base_cpi(&field, self.base_cpi)?;
-        if !(self.mlp.is_finite() && self.mlp >= 1.0) {
+        let field = format!("app {app}: mlp");
+        if !self.mlp.is_finite() {
             return Err(SystemError::Config {
-                field: format!("app {app}: mlp"),
+                field,
+                reason: format!(
+                    "{} is not a finite number: mlp must be a finite number >= 1",
+                    self.mlp
+                ),
+            });
+        }
+        if self.mlp < 1.0 {
+            return Err(SystemError::Config {
+                field,
                 reason: format!("{} is below 1", self.mlp),
             });
         }
@@ -343,6 +362,30 @@ impl StallTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_finite_app_timings_are_called_so_not_below_a_bound() {
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let e = AppTiming::new(1.0, v).check("a").unwrap_err().to_string();
+            assert!(
+                e.contains("mlp") && e.contains("must be a finite number >= 1"),
+                "{v}: {e}"
+            );
+            assert!(!e.contains("below"), "{v}: {e}");
+            let e = AppTiming::new(v, 1.0).check("a").unwrap_err().to_string();
+            assert!(
+                e.contains("base-cpi") && e.contains("must be a finite number > 0"),
+                "{v}: {e}"
+            );
+        }
+        let e = AppTiming::new(1.0, 0.5).check("a").unwrap_err().to_string();
+        assert!(e.contains("mlp") && e.contains("0.5 is below 1"), "{e}");
+        let e = AppTiming::new(-1.0, 1.0)
+            .check("a")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("-1 is not a positive number"), "{e}");
+    }
 
     #[test]
     fn stalls_follow_the_table() {

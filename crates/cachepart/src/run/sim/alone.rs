@@ -47,7 +47,7 @@ pub(super) fn alone_totals(
                 file.seed,
             )
             .map(|(t, runs)| (t, gmean(&runs))),
-            RunMethod::ToCompletion => {
+            RunMethod::ToCompletion {} => {
                 run_alone(&scenario.platform, &a, None, file.seed).map(|t| (t, None))
             }
         })

@@ -35,6 +35,12 @@ pub(super) fn build(
     let mut names = std::collections::BTreeSet::new();
     for (i, a) in file.apps.iter().enumerate() {
         let field = |f: &str| format!("app[{i}] ({}).{f}", a.name);
+        if a.name.trim().is_empty() {
+            return Err(err(
+                format!("app[{i}].name"),
+                format!("{:?} is empty: give the app a name for the reports", a.name),
+            ));
+        }
         if !names.insert(a.name.clone()) {
             return Err(err(
                 format!("app[{i}].name"),

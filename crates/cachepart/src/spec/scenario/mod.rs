@@ -115,6 +115,10 @@ pub struct Scenario {
     pub policy: Option<Algorithm>,
     /// The page-color policy, if any.
     pub coloring: Option<Coloring>,
+    /// Every file it reads: the scenario file (when it has one), the
+    /// platform file (unless built in), generator files and traces; an
+    /// output must be none of them.
+    pub inputs: Vec<PathBuf>,
 }
 
 impl Scenario {
@@ -176,6 +180,7 @@ impl Scenario {
         let platform = platform::resolve(&file, base, &err)?;
         run_keys::check(&file, &err)?;
         let policy = policy::parse(&file, &err)?;
+        policy::check_plan(&file, &platform, &err)?;
         let layout = ColorLayout::new(
             &platform
                 .llc
@@ -206,7 +211,9 @@ impl Scenario {
             }
         };
         apps::check_groups(&file, &apps, &err)?;
+        let inputs = input_files(&file, base, path);
         let scenario = Scenario {
+            inputs,
             coloring,
             name,
             path: path.map(Path::to_path_buf),
@@ -222,6 +229,21 @@ impl Scenario {
         }
         Ok(scenario)
     }
+}
+
+/// The files scenario `file` (read from `path`, relative paths taken from
+/// `base`) reads.
+fn input_files(file: &ScenarioFile, base: Option<&Path>, path: Option<&Path>) -> Vec<PathBuf> {
+    let join = |p: &Path| match base {
+        Some(b) if p.is_relative() => b.join(p),
+        _ => p.to_path_buf(),
+    };
+    let mut inputs: Vec<PathBuf> = path.map(Path::to_path_buf).into_iter().collect();
+    inputs.extend(crate::spec::platforms::file_path(&file.platform, base));
+    for a in &file.apps {
+        inputs.extend(a.trace.iter().chain(&a.generator).map(|p| join(p)));
+    }
+    inputs
 }
 
 #[cfg(test)]
@@ -257,6 +279,37 @@ base-cpi = 0.5
         assert_eq!(s.apps[0].llc_mask, Some(WayMask(0xf)));
         assert!(s.apps[0].restart && s.apps[0].instructions == Some(5000));
         assert_eq!(s.apps[1].timing.base_cpi, 0.5);
+    }
+
+    #[test]
+    fn inputs_are_every_file_the_scenario_reads() {
+        let dir = tmp("inputs");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
+        let platform = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../platforms/xeon-5160.toml"),
+        )
+        .unwrap();
+        write(d, "plat.toml", &platform);
+        let p = write(
+            d,
+            "s.toml",
+            "platform = \"plat.toml\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n[[app]]\nname=\"b\"\nsynth = { seed = 2, accesses = 100, pattern = { class = \"light\" } }\n",
+        );
+        let s = Scenario::load(&p).unwrap();
+        assert_eq!(
+            s.inputs,
+            vec![p.clone(), d.join("plat.toml"), d.join("light.toml")]
+        );
+        let p = write(
+            d,
+            "t.toml",
+            "platform = \"xeon-5160\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n",
+        );
+        assert_eq!(
+            Scenario::load(&p).unwrap().inputs,
+            vec![p, d.join("light.toml")]
+        );
     }
 
     #[test]
@@ -299,6 +352,12 @@ base-cpi = 0.5
             ("platform = \"xeon-e5506\"\nmemory-bytes = 4096\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "memory-bytes"),
             ("platform = \"xeon-e5506\"\naging = \"off\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "aging"),
             ("platform = \"xeon-e5506\"\npage-walks = \"deep\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "page-walks"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ntrace=\".\"\n", "app[0] (a).trace: "),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ntrace=\".\"\n", "is a directory; expected a trace file"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"\"\ngenerator=\"light.toml\"\n", "app[0].name: \"\" is empty"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\" \t\"\ngenerator=\"light.toml\"\n", "app[0].name: \" \\t\" is empty"),
+            ("platform = \"xeon-e5506\"\n[method]\nkind = \"to-completion\"\nbogus = \"x\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n", "unknown field `bogus`"),
+            ("platform = \"xeon-e5506\"\n[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\nmlp=inf\n", "mlp: inf is not a finite number: mlp must be a finite number >= 1"),
         ];
         for (i, (text, want)) in cases.iter().enumerate() {
             let p = write(d, &format!("s{i}.toml"), text);

@@ -5,6 +5,8 @@
 //! `[throttle-online]`)
 //! refused under another.
 
+use cachepart_sim::system::PlatformConfig;
+
 use super::{FieldError, ScenarioFile};
 use crate::error::Error;
 use crate::registry::Algorithm;
@@ -32,6 +34,18 @@ pub(super) fn parse(file: &ScenarioFile, err: FieldError<'_>) -> Result<Option<A
             Some(a)
         }
     };
+    if file.plan.is_some() && policy != Some(Algorithm::User) {
+        return Err(err(
+            "plan".into(),
+            format!(
+                "is for policy = \"user\"; {}",
+                match &file.policy {
+                    None => "this scenario has no policy".to_string(),
+                    Some(p) => format!("this scenario's policy is {p:?}"),
+                }
+            ),
+        ));
+    }
     if file.lfoc_preset.is_some()
         && !matches!(
             policy,
@@ -62,10 +76,65 @@ pub(super) fn parse(file: &ScenarioFile, err: FieldError<'_>) -> Result<Option<A
     Ok(policy)
 }
 
+/// Checks the `user` policy's `plan` against the apps of `file` (by
+/// position or name) and `platform`'s mask rules, so that a bad plan is
+/// refused at load time naming the file and the key.
+pub(super) fn check_plan(
+    file: &ScenarioFile,
+    platform: &PlatformConfig,
+    err: FieldError<'_>,
+) -> Result<(), Error> {
+    let Some(text) = &file.plan else {
+        return Ok(());
+    };
+    let names: Vec<String> = file.apps.iter().map(|a| a.name.clone()).collect();
+    let plan = cachepart_policy::parse_plan(text, &names)
+        .map_err(|e| err("plan".into(), e.to_string()))?;
+    plan.validate(names.len(), &platform.mask_rules())
+        .map_err(|e| err("plan".into(), format!("user plan {text:?}: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{tmp, write, GEN};
     use super::super::Scenario;
+
+    #[test]
+    fn a_plan_is_for_the_user_policy_and_checked_at_load_time() {
+        let dir = tmp("plan");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
+        let apps = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n[[app]]\nname=\"b\"\ngenerator=\"light.toml\"\n";
+        let load = |name: &str, keys: &str| {
+            let p = write(d, name, &format!("platform = \"xeon-e5506\"\n{keys}{apps}"));
+            Scenario::load(&p).map_err(|e| e.to_string())
+        };
+        load("ok.toml", "policy = \"user\"\nplan = \"0xff00=0;0xff=b\"\n").unwrap();
+        for (i, (keys, want)) in [
+            (
+                "plan = \"0x3=0,1\"\n",
+                "plan: is for policy = \"user\"; this scenario has no policy",
+            ),
+            (
+                "policy = \"ucp\"\nplan = \"0x3=0,1\"\n",
+                "plan: is for policy = \"user\"; this scenario's policy is \"ucp\"",
+            ),
+            (
+                "policy = \"user\"\nplan = \"0x5=0;0xa=1\"\n",
+                "plan: user plan \"0x5=0;0xa=1\": ",
+            ),
+            (
+                "policy = \"user\"\nplan = \"0x3=0;0xc=x\"\n",
+                "plan: user plan \"0x3=0;0xc=x\": cluster 1: \"x\" is not a program",
+            ),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let e = load(&format!("s{i}.toml"), keys).unwrap_err();
+            assert!(e.contains(&format!("s{i}.toml: {want}")), "{e}");
+        }
+    }
 
     #[test]
     fn a_policy_s_section_is_refused_under_another_policy() {

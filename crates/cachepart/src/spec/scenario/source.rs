@@ -36,6 +36,15 @@ pub(super) fn trace_source(
                 ));
             }
             let p = join(t);
+            if p.is_dir() {
+                return Err(err(
+                    field("trace"),
+                    format!(
+                        "{}: is a directory; expected a trace file (.cpt)",
+                        p.display()
+                    ),
+                ));
+            }
             if !p.is_file() {
                 return Err(err(
                     field("trace"),
