@@ -53,7 +53,7 @@ def curves(
     kind: CurveKind = "fully-associative",
     line: int = 64,
     ifetch: bool = False,
-    min_size: int = 1024,
+    min_size: int | None = None,
     max_size: int = 67108864,
     per_octave: int = 1,
     sets: int = 2048,

@@ -33,7 +33,7 @@ def miss_curve(
     *,
     line: int = 64,
     ifetch: bool = False,
-    min_size: int = 1024,
+    min_size: int | None = None,
     max_size: int = 64 << 20,
     per_octave: int = 1,
     sets: int = 2048,
@@ -54,7 +54,8 @@ def miss_curve(
     empty sample raises :class:`cachepart.UsageError`; so does
     ``adjust=False`` below rate 1, where the reference sample makes it
     cancel (it applies with ``max_lines`` from ``rate=1``). Sizes are
-    rounded down to whole lines.
+    rounded down to whole lines; ``min_size`` defaults to 1 KiB, or one
+    line where ``line`` is larger.
 
     SHARDS reads the trace's sample index (``TRACE.shards``, see
     :func:`build_shards_index`) when there is one that serves the request

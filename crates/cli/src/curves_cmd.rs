@@ -34,9 +34,9 @@ pub struct CurvesArgs {
     #[arg(long)]
     pub ifetch: bool,
     /// Smallest size of the fully associative and SHARDS curves, in bytes
-    /// (at least one line).
-    #[arg(long, default_value_t = 1024)]
-    pub min_size: u64,
+    /// (at least one line) [default: 1024, or one line if larger]
+    #[arg(long)]
+    pub min_size: Option<u64>,
     /// Largest size of the fully associative and SHARDS curves, in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     pub max_size: u64,

@@ -747,6 +747,12 @@ fn curve_sizes_are_whole_lines() {
         sizes(&["--max-size", "2048", "--per-octave", "4"]),
         ["1024", "1216", "1408", "1664", "2048"]
     );
+    // Lines larger than the default smallest size (1 KiB): the curve
+    // starts at one line instead of refusing the default.
+    assert_eq!(
+        sizes(&["--line", "4096", "--max-size", "16384"]),
+        ["4096", "8192", "16384"]
+    );
 }
 
 #[test]

@@ -15,14 +15,14 @@ use crate::kinds;
 
 /// A miss-rate curve of a binary trace; returns `{"points": [...], "sampling": ...}` as JSON.
 #[pyfunction]
-#[pyo3(signature = (trace, kind="fully-associative", line=64, ifetch=false, min_size=1024, max_size=67108864, per_octave=1, sets=2048, ways=16, page=4096, rate=None, max_lines=None, adjust=true, use_index=true))]
+#[pyo3(signature = (trace, kind="fully-associative", line=64, ifetch=false, min_size=None, max_size=67108864, per_octave=1, sets=2048, ways=16, page=4096, rate=None, max_lines=None, adjust=true, use_index=true))]
 fn curves(
     py: Python<'_>,
     trace: PathBuf,
     kind: &str,
     line: u64,
     ifetch: bool,
-    min_size: u64,
+    min_size: Option<u64>,
     max_size: u64,
     per_octave: u32,
     sets: u64,

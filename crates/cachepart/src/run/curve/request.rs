@@ -49,8 +49,10 @@ pub struct CurveRequest {
     pub line_bytes: u64,
     /// Count instruction fetches as references too.
     pub include_ifetch: bool,
-    /// Smallest size of the fully associative and SHARDS curves, in bytes.
-    pub min_size: u64,
+    /// Smallest size of the fully associative and SHARDS curves, in bytes
+    /// (`None`: [`CurveRequest::DEFAULT_MIN_SIZE`], or one line where a
+    /// line is larger).
+    pub min_size: Option<u64>,
     /// Largest size of those curves, in bytes.
     pub max_size: u64,
     /// Sizes per octave of those curves.
@@ -79,7 +81,7 @@ impl Default for CurveRequest {
             kind: CurveKind::FullyAssociative,
             line_bytes: 64,
             include_ifetch: false,
-            min_size: 1024,
+            min_size: None,
             max_size: 64 << 20,
             per_octave: 1,
             sets: 2048,
@@ -119,6 +121,9 @@ impl CurveRequest {
         Ok(())
     }
 
+    /// The smallest size of a curve when none is given: 1 KiB.
+    pub const DEFAULT_MIN_SIZE: u64 = 1024;
+
     pub(super) fn rate(&self) -> f64 {
         self.rate.unwrap_or(Self::DEFAULT_RATE)
     }
@@ -128,7 +133,8 @@ impl CurveRequest {
     /// whole lines ([`cachepart_curves::line_sizes`]).
     pub(super) fn sizes(&self) -> cachepart_curves::Result<Vec<u64>> {
         cachepart_curves::line_sizes(
-            self.min_size,
+            self.min_size
+                .unwrap_or(Self::DEFAULT_MIN_SIZE.max(self.line_bytes)),
             self.max_size,
             self.per_octave,
             self.line_bytes,
