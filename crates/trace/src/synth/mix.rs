@@ -66,8 +66,14 @@ impl InstructionMix {
     pub(crate) fn check(&self) -> Result<()> {
         let a = self.accesses_per_instr;
         if !(a.is_finite() && (MIN_ACCESSES_PER_INSTR..=64.0).contains(&a)) {
+            // tiny rates in scientific notation, not forty digits
+            let shown = if a != 0.0 && a.abs() < 1e-4 {
+                format!("{a:e}")
+            } else {
+                a.to_string()
+            };
             return Err(TraceError::Config(format!(
-                "accesses-per-instr {a} outside [{MIN_ACCESSES_PER_INSTR:e}, 64]"
+                "accesses-per-instr {shown} outside [{MIN_ACCESSES_PER_INSTR:e}, 64]"
             )));
         }
         let s = self.store_fraction;
@@ -145,6 +151,9 @@ mod tests {
             };
             let err = mix.check().unwrap_err().to_string();
             assert!(err.contains("outside [1e-12, 64]"), "{err}");
+            if p == 1e-17 {
+                assert!(err.contains("accesses-per-instr 1e-17 outside"), "{err}");
+            }
         }
     }
 }
