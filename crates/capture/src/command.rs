@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 /// The file `program` names, directly (with a `/`) or as an executable on
 /// `PATH` (the first one, as `execvp` and valgrind look it up); `None` if
-/// there is none.
-pub(crate) fn resolve_command(program: &OsStr) -> Option<PathBuf> {
+/// there is none. A caller checks its output against this file (the
+/// program traced) before a capture.
+pub fn resolve_command(program: &OsStr) -> Option<PathBuf> {
     let p = Path::new(program);
     if program.is_empty() {
         return None;

@@ -18,7 +18,7 @@
 //! * What the routes share: the route runner (`route.rs`), the FIFO in a private
 //!   temporary directory (`fifo.rs`), the temporary output renamed on
 //!   success (`output.rs`), the command's lookup and quoting
-//!   (`command.rs`), and the child processes' lifetime (`process.rs`).
+//!   (`command.rs`: [`resolve_command`]), and the child processes' lifetime (`process.rs`).
 //! * [`CaptureOptions`], [`CaptureSummary`] and the typed [`CaptureError`];
 //!   [`CaptureProgress`], the live figures a caller may display.
 //!
@@ -63,6 +63,7 @@ mod route;
 mod vgtool;
 mod window;
 
+pub use command::resolve_command;
 pub use cpgrind::{capture_cpgrind, cpgrind_lib, stream_cpgrind};
 pub use error::{CaptureError, CaptureResult};
 pub use lackey::{capture_lackey, stream_lackey};

@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use cachepart_capture::{
-    capture_cpgrind, capture_lackey, capture_qemu, CaptureError, CaptureOptions, CaptureProgress,
-    CaptureSummary, DEFAULT_DEP_WINDOW,
+    capture_cpgrind, capture_lackey, capture_qemu, resolve_command, CaptureError, CaptureOptions,
+    CaptureProgress, CaptureSummary, DEFAULT_DEP_WINDOW,
 };
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use crate::common_args::QuietArg;
+use crate::output::Output;
 use crate::trace_cmd::CaptureTool;
 
 /// What `trace capture` records of the program: instruction fetches
@@ -34,7 +35,10 @@ pub struct Window {
 }
 
 /// `trace capture`: exits with the program's status when it failed, and
-/// with 128 + N when interrupted by signal N.
+/// with 128 + N when interrupted by signal N. The output is checked before
+/// the program starts: a regular file or a new path in an existing
+/// directory (symlinks followed, as every command's output), and not the
+/// program traced; `-` is refused, standard output being the program's.
 pub fn capture(
     tool: CaptureTool,
     output: &Path,
@@ -51,6 +55,21 @@ pub fn capture(
     if w.instructions == Some(0) {
         bail!("--instructions 0: expected a positive count (or leave it out to record to the end)");
     }
+    let out = Output::new("-o", output)?;
+    let Some(file) = out.file_path() else {
+        if output.as_os_str() == "-" {
+            bail!("-o -: a capture cannot write its trace to standard output, which the traced program writes to; give a file name");
+        }
+        bail!(
+            "-o {}: not a regular file; a capture writes its trace to a temporary file renamed into place, so give a file name",
+            output.display()
+        );
+    };
+    // the program as the capture runs it (PATH lookup): a missing one is
+    // the capture's own error
+    if let Some(program) = command.first().and_then(|p| resolve_command(p)) {
+        out.check_not_input([program.as_path()])?;
+    }
     let interrupt = Interrupt::register()?;
     let opts = CaptureOptions {
         ifetch: w.ifetch,
@@ -63,9 +82,9 @@ pub fn capture(
     };
     let spinner = opts.progress.clone().and_then(|p| Spinner::start(p, quiet));
     let captured = match tool {
-        CaptureTool::Lackey => capture_lackey(command, output, &opts),
-        CaptureTool::Qemu => capture_qemu(command, output, &opts),
-        CaptureTool::Cpgrind => capture_cpgrind(command, output, &opts),
+        CaptureTool::Lackey => capture_lackey(command, file, &opts),
+        CaptureTool::Qemu => capture_qemu(command, file, &opts),
+        CaptureTool::Cpgrind => capture_cpgrind(command, file, &opts),
     };
     drop(spinner);
     let s = match captured {

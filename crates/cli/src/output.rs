@@ -173,8 +173,23 @@ impl Output {
     /// Runs `write` on a buffered writer to the output and finishes it:
     /// for a file, through a registered temporary renamed into place on
     /// success and removed on failure.
+    ///
+    /// A failure to write is named by this output, whatever `write` made of
+    /// it (a converter that names its input, a library error naming no
+    /// file).
     pub fn write_with<T>(&self, write: impl FnOnce(&mut dyn Write) -> Result<T>) -> Result<T> {
         let ctx = || format!("{} {}", self.option, self.given.display());
+        let write = |out: &mut dyn Write| {
+            let mut watched = Watched {
+                inner: out,
+                failed: None,
+            };
+            let v = write(&mut watched);
+            match (v, watched.failed) {
+                (Err(_), Some(e)) => Err(anyhow::Error::new(e).context(ctx())),
+                (v, _) => v,
+            }
+        };
         match &self.target {
             Target::Stdout => {
                 let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -199,6 +214,40 @@ impl Output {
                 Ok(v)
             }
         }
+    }
+}
+
+/// A writer that remembers its first failure, so that [`Output::write_with`]
+/// can name the output when that failure comes back wrapped in another
+/// error.
+struct Watched<'a> {
+    inner: &'a mut dyn Write,
+    failed: Option<std::io::Error>,
+}
+
+impl Watched<'_> {
+    fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            if self.failed.is_none() && e.kind() != std::io::ErrorKind::Interrupted {
+                self.failed = Some(match e.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(e.kind(), e.to_string()),
+                });
+            }
+        }
+        r
+    }
+}
+
+impl Write for Watched<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
     }
 }
 
@@ -426,6 +475,24 @@ mod tests {
         let s2 = Output::new("--samples", Path::new("-")).unwrap();
         assert!(check_distinct(&[&s1, &a]).is_ok());
         assert!(check_distinct(&[&s1, &s2]).is_err());
+    }
+
+    #[test]
+    fn a_write_failure_is_named_by_the_output_whatever_wraps_it() {
+        let o = Output::new("OUTPUT", Path::new("/dev/full")).unwrap();
+        let r: Result<()> = o.write_with(|w| {
+            w.write_all(&[0; 1 << 21])
+                .context("in.cpt: I/O error (the input, wrongly)")?;
+            Ok(())
+        });
+        let msg = format!("{:#}", r.unwrap_err());
+        assert!(
+            msg.starts_with("OUTPUT /dev/full: No space left on device") && !msg.contains("in.cpt"),
+            "{msg}"
+        );
+        // an error that is not the writer's keeps its own words
+        let r: Result<()> = o.write_with(|_| bail!("in.cpt: line 3: bad"));
+        assert_eq!(r.unwrap_err().to_string(), "in.cpt: line 3: bad");
     }
 
     #[test]

@@ -387,6 +387,62 @@ fn trace_capture_lackey() {
 }
 
 #[test]
+fn trace_capture_refuses_its_output_before_the_program_runs() {
+    // no tool is needed: every refusal comes before the capture starts
+    let dir = tmpdir("capture-out");
+    let d = dir.path();
+    let prog = d.join("mytrue");
+    std::fs::copy("/bin/true", &prog).unwrap();
+    let before = std::fs::read(&prog).unwrap();
+    let link = d.join("link");
+    std::os::unix::fs::symlink("mytrue", &link).unwrap();
+    let hard = d.join("hard");
+    std::fs::hard_link(&prog, &hard).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cachepart"))
+            .args(args)
+            .current_dir(d)
+            .env("PATH", format!("{}:/usr/bin:/bin", d.display()))
+            .output()
+            .expect("run cachepart")
+    };
+    // the traced program, by path, through PATH, a symlink or a hard link
+    for (out, program) in [
+        ("mytrue", "./mytrue"),
+        ("mytrue", "mytrue"),
+        ("link", "./mytrue"),
+        ("hard", "mytrue"),
+    ] {
+        let o = run(&["trace", "capture", "-o", out, "--", program]);
+        assert_eq!(o.status.code(), Some(1), "{out} {program}");
+        assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&prog).unwrap(), before);
+    // `-` is refused (standard output is the program's), not a file `./-`
+    let o = run(&["trace", "capture", "-o", "-", "--", "true"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("standard output"), "{}", stderr(&o));
+    assert!(!d.join("-").exists());
+    // a directory or a missing directory: refused before the program runs
+    // (a program that would leave a mark)
+    std::fs::create_dir(d.join("sub")).unwrap();
+    let mark = d.join("ran");
+    let touch = format!("touch {}", mark.display());
+    for (out, what) in [("sub", "is a directory"), ("nodir/x.cpt", "does not exist")] {
+        let o = run(&["trace", "capture", "-o", out, "--", "sh", "-c", &touch]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains(what), "{}", stderr(&o));
+        assert!(!mark.exists(), "the program ran");
+    }
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["hard", "link", "mytrue", "sub"]);
+}
+
+#[test]
 fn trace_capture_qemu() {
     let have = |p: &str| {
         Command::new(p)

@@ -277,6 +277,48 @@ fn a_character_device_is_written_in_place() {
     }
 }
 
+/// Found by a robustness probe: `trace convert` blamed its input for a
+/// write error ("a.cpt: I/O error: No space left on device") and `trace
+/// generate` named no file. A device that refuses every write (as
+/// /dev/full) is named as the output by every command.
+#[test]
+fn a_write_error_names_the_output() {
+    let f = Fixture::new();
+    let dev = f.path("full.csv");
+    let made = Command::new("mknod")
+        .arg(&dev)
+        .args(["c", "1", "7"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("SKIPPED: mknod is not allowed here");
+        return;
+    }
+    for (name, a) in writers() {
+        let o = f.run(&with_out(&a, "full.csv"));
+        assert_no_panic(name, &o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("full.csv: No space left on device"),
+            "{name}: {e}"
+        );
+    }
+    // standard output on the device
+    let o = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(["trace", "convert", "--from", "cpt", "t.cpt", "-"])
+        .current_dir(f.dir.path())
+        .stdout(std::fs::OpenOptions::new().write(true).open(&dev).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: OUTPUT -: No space left on device"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn dash_writes_to_stdout() {
     let f = Fixture::new();

@@ -174,6 +174,18 @@ fn fetches_and_line_size_must_match() {
     }
 }
 
+/// Found by a robustness probe: `-` was looked for as a file named `-`
+/// ("No such file or directory").
+#[test]
+fn standard_input_is_refused_by_name() {
+    let err = build_index(Path::new("-"), &Options::default(), 64).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("-: ") && msg.contains("standard input can not be read here"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn stale_and_corrupt_indexes_are_refused() {
     let guard = tempdir("bad");

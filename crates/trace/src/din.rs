@@ -11,7 +11,7 @@
 use std::io::BufRead;
 
 use crate::error::{Result, TraceError};
-use crate::record::{Event, Kind, Record};
+use crate::record::{Event, Kind, Record, RecordError};
 use crate::text::{parse_hex, show, Lines};
 
 /// Streams records out of din text.
@@ -70,21 +70,25 @@ fn parse_fields<'a>(
         .ok_or_else(|| format!("missing address in {:?}", show(line)))?;
     let addr =
         parse_hex(addr).ok_or_else(|| format!("bad hexadecimal address in {:?}", show(line)))?;
-    let size = match fields.next() {
-        Some(s) => {
-            let v =
-                parse_hex(s).ok_or_else(|| format!("bad hexadecimal size in {:?}", show(line)))?;
-            u32::try_from(v).unwrap_or(u32::MAX)
-        }
-        None => default_size,
-    };
+    let size = fields
+        .next()
+        .map(|s| parse_hex(s).ok_or_else(|| format!("bad hexadecimal size in {:?}", show(line))))
+        .transpose()?;
     if fields.next().is_some() {
         return Err(format!("too many fields in {:?}", show(line)));
     }
+    let access = |kind| {
+        let size = match size {
+            None => default_size,
+            // a size past u32 is named as it is, not saturated
+            Some(v) => u32::try_from(v).map_err(|_| RecordError::Size(v).to_string())?,
+        };
+        Record::access(kind, addr, size, 0).map_err(|e| e.to_string())
+    };
     let r = match label {
-        b"0" => Record::access(Kind::Load, addr, size, 0),
-        b"1" => Record::access(Kind::Store, addr, size, 0),
-        b"2" => Record::access(Kind::Ifetch, addr, size, 0),
+        b"0" => return access(Kind::Load),
+        b"1" => return access(Kind::Store),
+        b"2" => return access(Kind::Ifetch),
         b"3" => Record::event(Event::Unknown(addr), 0),
         b"4" => Record::event(Event::Flush, 0),
         _ => return Err(format!("unknown label {:?} (expected 0-4)", show(label))),
@@ -139,6 +143,15 @@ mod tests {
             ("0\n", "din line 1: missing address in \"0\""),
             ("0 10 4 9\n", "din line 1: too many fields in \"0 10 4 9\""),
             ("1 qq\n", "din line 1: bad hexadecimal address in \"1 qq\""),
+            // a size past u32 is named, not saturated (0x100000001)
+            (
+                "0 1000 100000001\n",
+                "din line 1: access size 4294967297 is outside 1..=127",
+            ),
+            (
+                "0 1000 80\n",
+                "din line 1: access size 128 is outside 1..=127",
+            ),
         ];
         for (text, msg) in cases {
             let err = DinReader::new(text.as_bytes())

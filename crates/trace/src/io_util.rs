@@ -16,8 +16,9 @@ pub fn open_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
 
 /// Opens a binary trace that will be seeked ([`crate::TraceFile`]: its
 /// index is at the end): `-` is refused with a message that says so,
-/// rather than looked for as a file named `-`.
-pub(crate) fn open_seekable(path: &Path) -> io::Result<File> {
+/// rather than looked for as a file named `-` (also for the commands that
+/// read a trace file twice or write beside it, as `trace shards-index`).
+pub fn open_seekable(path: &Path) -> io::Result<File> {
     if path.as_os_str() == "-" {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

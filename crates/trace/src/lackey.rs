@@ -10,7 +10,7 @@
 use std::io::BufRead;
 
 use crate::error::{Result, TraceError};
-use crate::record::{Kind, Record};
+use crate::record::{Kind, Record, RecordError};
 use crate::text::{parse_dec, parse_hex, show, Lines};
 
 /// Streams records out of lackey text.
@@ -91,7 +91,8 @@ fn parse_line(line: &[u8]) -> Result<Record, String> {
         .ok_or_else(|| format!("bad hexadecimal address in {:?}", show(line)))?;
     let size = parse_dec(&rest[comma + 1..])
         .ok_or_else(|| format!("bad decimal size in {:?}", show(line)))?;
-    let size = u32::try_from(size).unwrap_or(u32::MAX);
+    // a size past u32 is named as written, not saturated
+    let size = u32::try_from(size).map_err(|_| RecordError::Size(size).to_string())?;
     Record::access(kind, addr, size, 0).map_err(|e| e.to_string())
 }
 
@@ -180,6 +181,14 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "lackey line 1: access size 0 is outside 1..=127"
+        );
+        // past u32: the size as written, not saturated
+        let err = LackeyReader::new("I  04000000,3\n L 04001000,4294967297\n".as_bytes())
+            .collect::<Result<Vec<_>>>()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "lackey line 2: access size 4294967297 is outside 1..=127"
         );
     }
 }

@@ -68,7 +68,7 @@ pub use file::{FrameScratch, RecordsFrom, TraceFile};
 pub use header::{Header, DEFAULT_FRAME_RECORDS, MAGIC, VERSION};
 pub use index::FrameInfo;
 pub use info::{info, TraceInfo};
-pub use io_util::open_stream;
+pub use io_util::{open_seekable, open_stream};
 pub use lackey::LackeyReader;
 pub use prefetch::{Prefetch, DEFAULT_CHUNK_RECORDS, DEFAULT_DEPTH};
 pub use reader::Reader;

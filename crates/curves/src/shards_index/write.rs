@@ -208,8 +208,10 @@ pub fn build_index_with_base_salt(
     }
     let io = CurveError::io_at(trace);
     let named = CurveError::in_trace(trace);
+    // `-` is refused by name: the index is built from a file and goes
+    // beside it
+    let file = cachepart_trace::open_seekable(trace).map_err(io)?;
     let (trace_len, trailer) = trace_identity(trace)?;
-    let file = File::open(trace).map_err(io)?;
     let reader =
         Reader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| named(e.into()))?;
     // Frames are decoded on another thread while the sample is taken.

@@ -197,7 +197,12 @@ fn decode_valid<S: RecordSink>(p: &Planes<'_>, offset: u64, first: u64, out: &mu
             };
             let Some(a) = a else {
                 out.push_slice(&recs[..j]);
-                return Err(bad(offset, format!("{section} section ends early")));
+                let c = match h & 7 {
+                    2 => &ic,
+                    4 => &ec,
+                    _ => &dc,
+                };
+                return Err(bad(offset, varint_fault(c, section)));
             };
             let word = a | u64::from(h) << 48;
             recs[j] = if h & 7 == 4 {
@@ -238,18 +243,50 @@ fn get_varint(c: &mut Cursor<'_>) -> Option<u64> {
     }
 }
 
-/// [`get_varint`] past its first byte: a byte at a time.
+/// [`get_varint`] past its first byte: a byte at a time. The cursor
+/// moves only past a varint read (so that [`varint_fault`] can say what is
+/// wrong with one that is not).
 fn get_long_varint(c: &mut Cursor<'_>) -> Option<u64> {
     let mut v = 0u64;
     for i in 0..7 {
-        let b = *c.buf.get(c.pos)?;
-        c.pos += 1;
+        let b = *c.buf.get(c.pos + i)?;
         v |= u64::from(b & 0x7f) << (7 * i);
         if b & 0x80 == 0 {
-            return (v <= MASK48).then_some(v);
+            if v > MASK48 {
+                return None;
+            }
+            c.pos += i + 1;
+            return Some(v);
         }
     }
     None
+}
+
+/// Why the varint at the cursor of `section` cannot be read (the error
+/// path only): the section ends inside it, it holds more than 48 bits, or
+/// it runs past 7 bytes.
+fn varint_fault(c: &Cursor<'_>, section: &str) -> String {
+    let rest = c.buf.get(c.pos..).unwrap_or_default();
+    let bytes = rest.iter().take(7);
+    match rest.iter().take(7).position(|&b| b & 0x80 == 0) {
+        Some(end) => format!(
+            "{section} section: varint {} is above 48 bits",
+            hex_bytes(bytes.take(end + 1))
+        ),
+        None if rest.len() < 7 => format!("{section} section ends early"),
+        None => format!(
+            "{section} section: varint {} runs past 7 bytes",
+            hex_bytes(bytes)
+        ),
+    }
+}
+
+/// Bytes as `ff ff 7f`.
+fn hex_bytes<'a>(bytes: impl Iterator<Item = &'a u8>) -> String {
+    bytes
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Decodes the frame one record at a time, every record checked: the
@@ -273,7 +310,8 @@ fn decode_checked<S: RecordSink>(
             source,
         };
         let (k, s, g) = (p.kinds[i], p.sizes[i], p.gaps[i]);
-        if k > 7 {
+        // 6 and 7 are undefined: named as such, not read from a section
+        if k > 5 {
             return Err(bad_rec(RecordError::KindCode(k)));
         }
         if s > 0x7f {
@@ -282,21 +320,20 @@ fn decode_checked<S: RecordSink>(
         if g > 0x3f {
             return Err(bad_rec(RecordError::Gap(u64::from(g))));
         }
+        let read = |c: &mut Cursor<'_>, section| {
+            get_varint(c).ok_or_else(|| bad(offset, varint_fault(c, section)))
+        };
         let a = match k {
             2 => {
-                let z = get_varint(&mut ic)
-                    .ok_or_else(|| bad(offset, "instruction address section ends early"))?;
-                pi = undelta48(z, pi);
+                pi = undelta48(read(&mut ic, "instruction address")?, pi);
                 pi
             }
             // Data accesses: load, store, modify, dependent load.
             0 | 1 | 3 | 5 => {
-                let z = get_varint(&mut dc)
-                    .ok_or_else(|| bad(offset, "data address section ends early"))?;
-                pd = undelta48(z, pd);
+                pd = undelta48(read(&mut dc, "data address")?, pd);
                 pd
             }
-            _ => get_varint(&mut ec).ok_or_else(|| bad(offset, "escape section ends early"))?,
+            _ => read(&mut ec, "escape")?,
         };
         let word = a | u64::from(k) << 48 | u64::from(s) << 51 | u64::from(g) << 58;
         out.push(Record::from_raw(word).map_err(bad_rec)?);

@@ -160,6 +160,46 @@ fn assemble(records: usize, planes: &[u8], secs: &[Vec<u8>; 3]) -> Vec<u8> {
     out
 }
 
+/// Found by a robustness probe: kind code 6 or 7 with an empty escape
+/// section was "escape section ends early", and a data varint above 48
+/// bits "data address section ends early".
+#[test]
+fn undefined_kinds_and_oversized_varints_are_named() {
+    let recs = records(&[(0, false, 8, 8, 0, 0), (0, false, 16, 8, 0, 0)]);
+    let (planes, secs) = raw_parts(&recs);
+    for k in [6u8, 7] {
+        let mut p = planes.clone();
+        p[1] = k;
+        let (got, err) = decode_all_ways(&assemble(2, &p, &secs)).unwrap();
+        assert_eq!(got.len(), 1);
+        let err = err.unwrap();
+        assert!(
+            err.ends_with(&format!(
+                "bad record 1001 in frame at byte offset 64: undefined kind code {k}"
+            )),
+            "{err}"
+        );
+    }
+    for (bytes, words) in [
+        (
+            vec![0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
+            "data address section: varint ff ff ff ff ff ff 7f is above 48 bits",
+        ),
+        (
+            vec![0xff; 8],
+            "data address section: varint ff ff ff ff ff ff ff runs past 7 bytes",
+        ),
+        (vec![0xff, 0xff], "data address section ends early"),
+    ] {
+        let mut s = secs.clone();
+        s[1] = bytes;
+        let (got, err) = decode_all_ways(&assemble(2, &planes, &s)).unwrap();
+        assert!(got.is_empty());
+        let err = err.unwrap();
+        assert!(err.ends_with(words), "{err}");
+    }
+}
+
 /// How a test frame is spoiled.
 #[derive(Clone, Debug)]
 enum Spoil {
@@ -171,6 +211,9 @@ enum Spoil {
     Extra(usize, Vec<u8>),
     /// A byte of a section (index modulo its length) set to a value.
     Byte(usize, usize, u8),
+    /// Bytes put into a section (at an index modulo its length + 1): a
+    /// varint above 48 bits, one past 7 bytes, or one cut short.
+    Insert(usize, usize, Vec<u8>),
 }
 
 fn spoil() -> impl Strategy<Value = Spoil> {
@@ -179,6 +222,17 @@ fn spoil() -> impl Strategy<Value = Spoil> {
         (0usize..3, any::<usize>()).prop_map(|(s, n)| Spoil::Cut(s, n)),
         (0usize..3, prop::collection::vec(any::<u8>(), 1..4)).prop_map(|(s, b)| Spoil::Extra(s, b)),
         (0usize..3, any::<usize>(), any::<u8>()).prop_map(|(s, i, v)| Spoil::Byte(s, i, v)),
+        (
+            0usize..3,
+            any::<usize>(),
+            prop_oneof![
+                Just(vec![0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
+                Just(vec![0xff; 8]),
+                Just(vec![0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40]),
+                Just(vec![0xff]),
+            ]
+        )
+            .prop_map(|(s, i, b)| Spoil::Insert(s, i, b)),
     ]
 }
 
@@ -219,6 +273,10 @@ proptest! {
                         let i = i % secs[s].len();
                         secs[s][i] = v;
                     }
+                }
+                Spoil::Insert(s, i, b) => {
+                    let i = i % (secs[s].len() + 1);
+                    secs[s].splice(i..i, b);
                 }
             }
         }

@@ -4,6 +4,11 @@
 //! strided, or a sequence of phases), an instruction [`InstructionMix`], a seed and a
 //! number of accesses; [`Generator`] turns it into the same [`Record`]s the
 //! readers yield. The same configuration always gives the same records.
+//! The mix's `accesses-per-instr` is at least 1e-12
+//! ([`MIN_ACCESSES_PER_INSTR`]), and a configuration's mean instruction
+//! count (`accesses / accesses-per-instr`) at most 2^58, so that every
+//! gap fits one `InstrGap` escape and the count a u64; sparser
+//! configurations are refused rather than written with wrong counts.
 //! Configurations deserialise from TOML or JSON with kebab-case names:
 //!
 //! ```
@@ -38,7 +43,7 @@ use crate::header::Header;
 use crate::record::{Kind, Record, MAX_SIZE};
 use crate::writer::{WriteSummary, Writer};
 
-pub use mix::InstructionMix;
+pub use mix::{InstructionMix, MIN_ACCESSES_PER_INSTR};
 pub use pattern::{Distribution, Pattern, Phase};
 
 use phases::Phases;
@@ -48,6 +53,11 @@ use working_set::WorkingSet;
 
 /// Highest address a generator may touch (user half of 48-bit space).
 const ADDR_LIMIT: u64 = 1 << 47;
+
+/// The most instructions a configuration may make on average
+/// (`accesses / accesses-per-instr`): 2^58, so that even gaps all at their
+/// longest draw (about 37 times the mean) keep the count within a u64.
+const MAX_MEAN_INSTRUCTIONS: f64 = (1u64 << 58) as f64;
 
 /// A synthetic application: pattern, instruction mix, seed and length.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -207,6 +217,15 @@ impl SynthConfig {
             return Err(invalid("line-bytes must be a power of two up to 4096"));
         }
         self.mix.check()?;
+        // Every gap is at most about 37 times the mean: under this bound
+        // on the mean count, the trace's instructions fit a u64.
+        let instructions = self.accesses as f64 / self.mix.accesses_per_instr;
+        if instructions > MAX_MEAN_INSTRUCTIONS {
+            return Err(invalid(format!(
+                "accesses {} at accesses-per-instr {} make about {instructions:.3e} instructions, more than a trace counts (at most 2^58, about {MAX_MEAN_INSTRUCTIONS:.3e}); lower accesses or raise accesses-per-instr",
+                self.accesses, self.mix.accesses_per_instr
+            )));
+        }
         Ok(Generator {
             rng: ChaCha8Rng::seed_from_u64(self.seed),
             state: State::new(&self.pattern, self.base, self.line_bytes)?,
@@ -301,5 +320,39 @@ mod tests {
         let json = serde_json::to_string(&cfg).unwrap();
         assert_eq!(serde_json::from_str::<SynthConfig>(&json).unwrap(), cfg);
         assert!(cfg.generator().is_ok());
+    }
+
+    fn sparse(accesses: u64, api: &str) -> SynthConfig {
+        toml::from_str(&format!(
+            "seed = 1\naccesses = {accesses}\n[mix]\naccesses-per-instr = {api}\n\
+             [pattern]\nclass = \"light\"\nworking-set-bytes = 4096\n"
+        ))
+        .unwrap()
+    }
+
+    /// Found by a robustness probe: below about 1.1e-16 every gap was 1
+    /// (1000 instructions for 1000 accesses), and near 1e-14 the count was
+    /// 8% short; gaps past 2^48 were clamped.
+    #[test]
+    fn sparse_mixes_count_their_instructions_or_are_refused() {
+        let count = |cfg: &SynthConfig| {
+            let mut c = crate::Counts::default();
+            for r in cfg.generator().unwrap() {
+                c.add(r);
+            }
+            c.instructions
+        };
+        let n = count(&sparse(1000, "1e-12")) as f64;
+        assert!((0.9e15..1.1e15).contains(&n), "{n}");
+        for api in ["1e-14", "1e-17", "1e-300"] {
+            let err = sparse(1000, api).generator().err().expect(api).to_string();
+            assert!(err.contains("outside [1e-12, 64]"), "{err}");
+        }
+        let err = sparse(1_000_000, "1e-12").generator().err().unwrap();
+        assert!(
+            err.to_string().contains("more than a trace counts"),
+            "{err}"
+        );
+        assert!(sparse(1_000_000, "1e-11").generator().is_ok());
     }
 }
