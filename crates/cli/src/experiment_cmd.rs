@@ -1,16 +1,20 @@
 //! `cachepart experiment run FILE... [--out DIR]`: runs experiment files
 //! (sweeps of simulator scenarios) and writes each one's CSV table, PNG
-//! figure and markdown write-up.
+//! figure and markdown write-up. Before anything runs it reads every file
+//! and refuses two experiments that would write the same outputs, an
+//! output that is one of the experiment files, and an `--out` that is not
+//! a directory.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use cachepart_repro::file::Experiment;
 use cachepart_repro::ExperimentOutput;
-use cachepart_repro::{output_files, runner, ExperimentFile};
+use cachepart_repro::{output_files, output_names, runner, ExperimentFile};
 use clap::{Args, Subcommand};
 
 use crate::common_args::QuietArg;
-use crate::output::{Output, TempFile};
+use crate::output::{check_output_dir, create_output_dir, Output, TempFile};
 
 /// `cachepart experiment ...`
 #[derive(Subcommand)]
@@ -47,9 +51,16 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
     match cmd {
         ExperimentCommand::Run(a) => {
             stdin_at_most_once(&a.files)?;
-            for f in &a.files {
+            check_output_dir("--out", &a.out)?;
+            // Every file is read and its outputs checked before any runs.
+            let experiments = a
+                .files
+                .iter()
+                .map(|f| cachepart_repro::file::Experiment::load(f))
+                .collect::<Result<Vec<_>, _>>()?;
+            check_outputs(&a.files, &experiments, &a.out)?;
+            for (f, experiment) in a.files.iter().zip(experiments) {
                 let start = std::time::Instant::now();
-                let experiment = cachepart_repro::file::Experiment::load(f)?;
                 let n = runner::scenarios(&experiment)?.len();
                 let bar = a.quiet.bar(
                     Some(n as u64),
@@ -107,11 +118,42 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
     }
 }
 
+/// Refuses, before anything runs, two experiments whose outputs in `dir`
+/// would be the same files (one name: the `name` key, else the file's
+/// stem), and an output that is one of the experiment files (`files`).
+fn check_outputs(files: &[PathBuf], experiments: &[Experiment], dir: &Path) -> Result<()> {
+    for (i, (f, e)) in files.iter().zip(experiments).enumerate() {
+        if let Some((g, _)) = files[..i]
+            .iter()
+            .zip(experiments)
+            .find(|(_, other)| other.name == e.name)
+        {
+            anyhow::bail!(
+                "{} and {}: both are named {:?}, so both would write {}; give one a `name` key of its own or run them with different --out",
+                g.display(),
+                f.display(),
+                e.name,
+                output_names(&e.name)
+                    .map(|n| dir.join(n).display().to_string())
+                    .join(", ")
+            );
+        }
+        // A directory not made yet holds no input.
+        if dir.is_dir() {
+            for n in output_names(&e.name) {
+                Output::new("--out", &dir.join(n))?
+                    .check_not_input(files.iter().map(PathBuf::as_path))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes the experiment's files under `dir` all or nothing: each to a
 /// temporary beside its destination (registered, so that SIGINT and SIGTERM
 /// remove it), renamed into place once all three are written.
 fn write_all(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("--out {}", dir.display()))?;
+    create_output_dir("--out", dir)?;
     let files = output_files(out);
     // Every destination is checked (a directory is refused, a symlink
     // followed) before anything is written.

@@ -11,7 +11,8 @@
 //!   with [`crate::interrupt`], whose SIGINT/SIGTERM handler removes it.
 //!
 //! It also refuses an output that is one of the command's inputs (same
-//! device and inode) and two outputs of one command on one file.
+//! device and inode) and two outputs of one command on one file, and an
+//! output directory (`--out DIR`) that is a file ([`check_output_dir`]).
 
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
@@ -341,6 +342,41 @@ pub fn check_distinct(outputs: &[&Output]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an output directory (`--out DIR`, `-o DIR`) that is, or lies
+/// under, something other than a directory (a file, a device), before any
+/// work: `OPTION DIR: is not a directory; ...`. A directory that does not
+/// exist yet passes (it is made when the outputs are written).
+pub fn check_output_dir(option: &str, dir: &Path) -> Result<()> {
+    for (i, p) in dir.ancestors().enumerate() {
+        if p.as_os_str().is_empty() {
+            break;
+        }
+        // Follows symlinks: a link to a directory is one.
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) if i == 0 => bail!(
+                "{option} {}: is not a directory; expected a directory for the outputs (or a path to create one at)",
+                dir.display()
+            ),
+            Ok(_) => bail!(
+                "{option} {}: {} is not a directory; expected a directory for the outputs (or a path to create one at)",
+                dir.display(),
+                p.display()
+            ),
+            Err(_) => continue,
+        }
+    }
+    Ok(())
+}
+
+/// Makes the output directory `dir` (and its parents) after
+/// [`check_output_dir`], so that a file in the way is refused by name
+/// rather than with the OS's `File exists`.
+pub fn create_output_dir(option: &str, dir: &Path) -> Result<()> {
+    check_output_dir(option, dir)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("{option} {}", dir.display()))
+}
+
 /// Follows `path` through symlinks (at most 40) to the path that is not one.
 fn follow_symlinks(path: &Path) -> std::io::Result<PathBuf> {
     let mut p = path.to_path_buf();
@@ -493,6 +529,31 @@ mod tests {
         // an error that is not the writer's keeps its own words
         let r: Result<()> = o.write_with(|_| bail!("in.cpt: line 3: bad"));
         assert_eq!(r.unwrap_err().to_string(), "in.cpt: line 3: bad");
+    }
+
+    #[test]
+    fn an_output_directory_that_is_a_file_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("afile");
+        std::fs::write(&file, "x").unwrap();
+        let err = create_output_dir("--out", &file).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--out ") && err.contains("afile: is not a directory"),
+            "{err}"
+        );
+        let under = file.join("sub");
+        let err = create_output_dir("-o", &under).unwrap_err().to_string();
+        assert!(
+            err.contains("afile/sub: ") && err.contains("afile is not a directory"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+        let new = dir.path().join("a/b");
+        check_output_dir("-o", &new).unwrap();
+        assert!(!new.exists(), "the check makes nothing");
+        create_output_dir("-o", &new).unwrap();
+        assert!(new.is_dir());
+        create_output_dir("-o", &new).unwrap();
     }
 
     #[test]

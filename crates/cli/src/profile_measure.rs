@@ -33,8 +33,8 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "N")]
     instructions: Option<f64>,
     /// Measure each run's first S seconds (whole intervals) instead of its
-    /// whole run.
-    #[arg(long, value_name = "S")]
+    /// whole run (or give --instructions; not both).
+    #[arg(long, value_name = "S", conflicts_with = "instructions")]
     seconds: Option<f64>,
     /// Runs per program and way count; each column is their median.
     #[arg(long, default_value_t = 1, value_name = "R")]

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::output::Output;
+use crate::output::{create_output_dir, Output};
 
 /// `cachepart run`
 #[derive(Args)]
@@ -87,11 +87,13 @@ pub fn run(args: RunArgs) -> Result<()> {
     let made_dir = args.output.as_ref().filter(|d| !d.exists()).cloned();
     let outputs = match &args.output {
         Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("-o {}", dir.display()))?;
-            Some((
-                Output::new("-o", &dir.join("results.json"))?,
-                Output::new("-o", &dir.join("samples.csv"))?,
-            ))
+            create_output_dir("-o", dir)?;
+            let results = Output::new("-o", &dir.join("results.json"))?;
+            let samples = Output::new("-o", &dir.join("samples.csv"))?;
+            for o in [&results, &samples] {
+                o.check_not_input([args.mix.as_path()])?;
+            }
+            Some((results, samples))
         }
         None => None,
     };

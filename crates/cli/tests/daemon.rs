@@ -263,6 +263,27 @@ fn configuration_errors_name_the_file_line_and_field() {
             "policy = \"lfoc\"\nmetrics = \"m.csv\"\n[[target]]\nname = \"db\"\npid = 1\nprofile = \"xy\"\n",
             "daemon.toml:6: target[0].profile: no program 'xy'",
         ),
+        // A policy that plans from curves, and no table to read them from.
+        (
+            "policy = \"lfoc\"\n[[target]]\nname = \"db\"\npid = 1\n",
+            "daemon.toml:1: policy: lfoc plans from each program's alone curves",
+        ),
+        (
+            "interval = \"1s\"\npolicy = \"ucp\"\n[[target]]\nname = \"db\"\npid = 1\n",
+            "daemon.toml:2: policy: ucp plans from each program's alone curves",
+        ),
+        (
+            "policy = \"lfoc\"\nmetrics = \"nonexist.csv\"\n[[target]]\nname = \"db\"\npid = 1\n",
+            "daemon.toml:2: metrics: ",
+        ),
+        (
+            "policy = \"optc-unf\"\n[[target]]\nname = \"db\"\npid = 1\n",
+            "daemon.toml:1: policy: --policy optc-unf: an exact solver",
+        ),
+        (
+            "policy = \"user\"\n[[target]]\nname = \"db\"\npid = 1\n",
+            "daemon.toml:1: policy: --policy user: ",
+        ),
     ];
     support::three_program_metrics(&dir.join("m.csv"));
     let mut failures = Vec::new();

@@ -147,6 +147,23 @@ fn bad_input_fails_clearly_and_writes_nothing() {
     let (code, err) = run(&["--app", "sleep 1", "-o", "m.csv"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("expected NAME=COMMAND"), "{err}");
+    // --instructions and --seconds are alternatives: the parser refuses both
+    let (code, err) = run(&[
+        "--app",
+        &touch,
+        "--seconds",
+        "1",
+        "--instructions",
+        "5",
+        "-o",
+        "m.csv",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--seconds") && err.contains("--instructions"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the program ran");
     // an output in a missing directory: nothing starts
     let (code, err) = run(&["--app", &touch, "-o", "no/such/dir/m.csv"]);
     assert_eq!(code, Some(1), "{err}");

@@ -163,3 +163,83 @@ fn without_resctrl_and_pmu_it_refuses_and_starts_nothing() {
     assert!(!marker.exists());
     assert!(!r.join("out/results.json").exists());
 }
+
+/// A mix the run cannot take is refused before anything starts, naming
+/// the mix file: an app pinned to a core the machine lacks, two apps of
+/// one name, a policy that is no policy on Linux; and an `-o` that is a
+/// file (here the mix itself, which is kept).
+#[test]
+fn bad_mixes_and_policies_name_the_mix_file_and_start_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let mount = r.join("resctrl");
+    fake::resctrl(&mount, Preset::Skylake).unwrap();
+    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    let marker = r.join("started");
+    let app = |name: &str, core: u32| {
+        format!(
+            "[[app]]\nname = \"{name}\"\nargv = [\"touch\", \"{}\"]\ncore = {core}\n",
+            marker.display()
+        )
+    };
+    let p = |s: &str| r.join(s).to_str().unwrap().to_string();
+    let cases = [
+        (
+            app("ammp00", 100000),
+            "stock",
+            "mix.toml: app 0 (ammp00): core 100000",
+        ),
+        (
+            app("ammp00", 0) + &app("ammp00", 1),
+            "stock",
+            "mix.toml: app 1 (ammp00): name \"ammp00\" is app 0's too",
+        ),
+        (
+            app("ammp00", 0),
+            "optc-unf",
+            "--policy optc-unf: an exact solver",
+        ),
+        (
+            app("ammp00", 0),
+            "user",
+            "--policy user: it applies a plan given with --plan",
+        ),
+    ];
+    for (mix, policy, words) in cases {
+        std::fs::write(r.join("mix.toml"), &mix).unwrap();
+        let out = Command::new(bin())
+            .args(["run", &p("mix.toml"), "--policy", policy, "--fake-counters"])
+            .args(["--resctrl", &p("resctrl"), "--resctrl-plain"])
+            .args(["--sys-root", &p("sys")])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mix}: {stderr}");
+        assert!(stderr.contains(words), "{mix}: {stderr}");
+        assert!(!marker.exists(), "{mix}: an app started");
+        assert_eq!(owned(&mount), Vec::<PathBuf>::new(), "{mix}: groups left");
+    }
+    // -o naming a file: refused by name, the file kept.
+    let mix = app("ammp00", 0);
+    std::fs::write(r.join("mix.toml"), &mix).unwrap();
+    let out = Command::new(bin())
+        .args([
+            "run",
+            &p("mix.toml"),
+            "--policy",
+            "stock",
+            "--fake-counters",
+        ])
+        .args(["--resctrl", &p("resctrl"), "--resctrl-plain"])
+        .args(["--sys-root", &p("sys"), "-o", &p("mix.toml")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("mix.toml: is not a directory") && !stderr.contains("os error"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(r.join("mix.toml")).unwrap(), mix);
+    assert!(!marker.exists());
+}

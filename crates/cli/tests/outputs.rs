@@ -608,3 +608,71 @@ fn an_experiment_writes_all_or_nothing() {
     }
     assert_ne!(std::fs::read_to_string(out.join("e.csv")).unwrap(), "old\n");
 }
+
+/// Two experiments of one name would write the same three files, and an
+/// output may be one of the experiment files: both are refused before
+/// anything runs, and nothing is written or replaced.
+#[test]
+fn experiments_whose_outputs_collide_or_are_inputs_are_refused_before_running() {
+    let f = Fixture::new();
+    for d in ["a", "b", "o2", "out"] {
+        std::fs::create_dir(f.path(d)).unwrap();
+    }
+    std::fs::write(f.path("a/x.toml"), support::EXPERIMENT).unwrap();
+    std::fs::write(f.path("b/x.toml"), support::EXPERIMENT).unwrap();
+    std::fs::write(f.path("o2/e1.md"), support::EXPERIMENT).unwrap();
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        (
+            "two files named x",
+            vec!["experiment", "run", "a/x.toml", "b/x.toml", "--out", "out"],
+            vec!["a/x.toml and b/x.toml", "\"x\"", "out/x.csv", "`name`"],
+        ),
+        (
+            "the write-up on its input",
+            vec!["experiment", "run", "o2/e1.md", "--out", "o2"],
+            vec!["--out o2/e1.md: is also an input (o2/e1.md)"],
+        ),
+    ];
+    for (name, a, words) in cases {
+        let o = f.run(&args(&a));
+        assert_no_panic(name, &o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        for w in words {
+            assert!(stderr(&o).contains(w), "{name}: {}", stderr(&o));
+        }
+        // refused before the first run: its progress line never came
+        assert!(!stderr(&o).contains("runs in"), "{name}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{name}: wrote to stdout");
+    }
+    assert_eq!(std::fs::read_dir(f.path("out")).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read_to_string(f.path("o2/e1.md")).unwrap(),
+        support::EXPERIMENT
+    );
+    assert_eq!(std::fs::read_dir(f.path("o2")).unwrap().count(), 1);
+}
+
+/// An `--out` that is a file is refused by name before anything runs, not
+/// with the OS's `File exists`.
+#[test]
+fn an_experiment_out_that_is_a_file_is_refused_by_name() {
+    let f = Fixture::new();
+    std::fs::write(f.path("e.toml"), support::EXPERIMENT).unwrap();
+    std::fs::write(f.path("afile"), "keep\n").unwrap();
+    for out in ["afile", "afile/sub"] {
+        let o = f.run(&args(&["experiment", "run", "e.toml", "--out", out]));
+        assert_no_panic(out, &o);
+        assert_eq!(o.status.code(), Some(1), "{out}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("--out {out}: "))
+                && e.contains("afile")
+                && e.contains("is not a directory")
+                && !e.contains("os error"),
+            "{out}: {e}"
+        );
+        assert!(!e.contains("runs in"), "{out}: ran first: {e}");
+    }
+    assert_eq!(std::fs::read_to_string(f.path("afile")).unwrap(), "keep\n");
+    assert!(f.temporaries().is_empty(), "{:?}", f.temporaries());
+}

@@ -136,6 +136,17 @@ pub enum Error {
         /// Control groups of other managers.
         others: u32,
     },
+    /// An app of the mix that cannot run here, refused before anything
+    /// starts (an empty command, a core this machine lacks).
+    #[error("app {index} ({name}): {why}")]
+    App {
+        /// Its index in the mix.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong and what is expected.
+        why: String,
+    },
     /// A process could not be started, placed or waited for.
     #[error("{what}: {source}")]
     Process {

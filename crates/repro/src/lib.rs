@@ -40,4 +40,6 @@ pub mod window;
 pub mod writeup;
 
 pub use file::{Claim, ExperimentFile};
-pub use runner::{output_files, run_experiment, Analysis, ExperimentOutput, OutputFile};
+pub use runner::{
+    output_files, output_names, run_experiment, Analysis, ExperimentOutput, OutputFile,
+};

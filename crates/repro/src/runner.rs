@@ -229,30 +229,39 @@ impl OutputFile {
     }
 }
 
-/// The experiment's output files, `NAME.csv`, `NAME.png` and `NAME.md`,
-/// in that order, ready to write.
+/// The file names an experiment named `name` writes in the output
+/// directory: `NAME.csv`, `NAME.png` and `NAME.md`, in that order (known
+/// before it runs, so that a caller can refuse two experiments, or an
+/// output and an input, on one file first).
+pub fn output_names(name: &str) -> [String; 3] {
+    [
+        format!("{name}.csv"),
+        format!("{name}.png"),
+        format!("{name}.md"),
+    ]
+}
+
+/// The experiment's output files, named by [`output_names`], in that
+/// order, ready to write.
 pub fn output_files(out: &ExperimentOutput) -> Vec<OutputFile> {
-    let name = &out.experiment.name;
+    let [csv, png, md] = output_names(&out.experiment.name);
     // The figure carries the experiment's own title (the design's title is
     // generic: "Run time alone against the number of colors").
     let mut chart = out.analysis.chart.clone();
     chart.title = out.experiment.file.title.clone();
+    let writeup = writeup::markdown(out, &png, &csv);
     vec![
         OutputFile {
-            name: format!("{name}.csv"),
+            name: csv,
             content: Content::Text(out.analysis.table.to_csv()),
         },
         OutputFile {
-            name: format!("{name}.png"),
+            name: png,
             content: Content::Png(chart),
         },
         OutputFile {
-            name: format!("{name}.md"),
-            content: Content::Text(writeup::markdown(
-                out,
-                &format!("{name}.png"),
-                &format!("{name}.csv"),
-            )),
+            name: md,
+            content: Content::Text(writeup),
         },
     ]
 }

@@ -26,14 +26,31 @@ use crate::run::online_throttle::{throttle_online, ThrottleKnobs};
 use crate::run::profile::RunOptions;
 use crate::Algorithm;
 
-/// Refuses, before anything starts, a policy a Linux machine cannot run
-/// with these counters, or without MSR writes (`allow_msr`:
-/// `throttle-online` writes the cores' clock modulation).
+/// Refuses, before anything starts, a policy a Linux machine cannot run:
+/// an exact solver (a search of the table-driven model, not a policy),
+/// `user` (its plan comes from `--plan`, which Linux runs do not take),
+/// one these counters cannot feed, or one that needs MSR writes without
+/// `allow_msr` (`throttle-online` writes the cores' clock modulation).
 pub fn check_policy(
     policy: Algorithm,
     counters: CounterChoice<'_>,
     allow_msr: bool,
 ) -> Result<(), Error> {
+    if policy.is_optimal() {
+        return Err(Error::Usage(format!(
+            "--policy {policy}: an exact solver searches every plan of the table-driven model \
+             (cachepart profile eval); it is not a policy a machine runs. On Linux use a policy \
+             (stock, equal-part, ucp, kpart, dunn, lfoc, ...) or an online controller"
+        )));
+    }
+    if policy == Algorithm::User {
+        return Err(Error::Usage(
+            "--policy user: it applies a plan given with --plan, which `cachepart run` and the \
+             daemon do not take. On Linux use a policy that plans (stock, equal-part, ucp, \
+             kpart, dunn, lfoc, ...) or an online controller"
+                .into(),
+        ));
+    }
     if policy == Algorithm::ThrottleOnline && !allow_msr {
         return Err(Error::Usage(
             "--policy throttle-online: it throttles cores through their clock-modulation MSR \
@@ -104,4 +121,23 @@ pub fn linux_controller(
         )?),
         p => Box::new(Static::new(policy_for(p, opts)?)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solvers_and_user_are_refused_policies_pass() {
+        let fake = CounterChoice::from_flags(true, None);
+        for (name, words) in [("optc-unf", "exact solver"), ("user", "--plan")] {
+            let e = check_policy(name.parse().unwrap(), fake, true)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(name) && e.contains(words), "{e}");
+        }
+        for ok in ["stock", "lfoc", "lfoc-online", "throttle-online"] {
+            check_policy(ok.parse().unwrap(), fake, true).unwrap();
+        }
+    }
 }

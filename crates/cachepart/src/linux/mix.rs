@@ -2,7 +2,8 @@
 //! measure` profiles), in TOML. Each app is a command line, optionally a
 //! core to pin it to, `restart = true` to start it again when it finishes
 //! before the slowest app has finished its first run, and the name of its
-//! rows in the profile table (`profile`, default its `name`); the file may
+//! rows in the profile table (`profile`, default its `name`); names are
+//! unique (they name the apps in samples and results). The file may
 //! set the interval and the online controllers' parameters.
 
 use std::path::Path;
@@ -106,6 +107,17 @@ impl MixFile {
                     "argv is empty; expected the command and its arguments",
                 ));
             }
+            // The name is the app's in samples and results.
+            if let Some(j) = mix.apps[..i].iter().position(|b| b.name == a.name) {
+                return Err(Error::config(
+                    path.display(),
+                    format!("app {i} ({})", a.name),
+                    format_args!(
+                        "name {:?} is app {j}'s too; expected a name of its own (`profile` names its rows in the profile table)",
+                        a.name
+                    ),
+                ));
+            }
         }
         if let Some(iv) = &mix.interval {
             parse_interval(iv)
@@ -164,6 +176,10 @@ mod tests {
             (
                 "interval = \"soon\"\n[[app]]\nname = \"a\"\nargv = [\"x\"]\n",
                 "interval 'soon'",
+            ),
+            (
+                "[[app]]\nname = \"a\"\nargv = [\"x\"]\n[[app]]\nname = \"a\"\nargv = [\"y\"]\n",
+                "app 1 (a): name \"a\" is app 0's too",
             ),
         ];
         for (text, words) in bad {

@@ -228,7 +228,13 @@ pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport
         alone: alone.clone(),
         interrupt: opts.interrupt.clone(),
     };
-    let mut machine = LinuxMachine::start(config, apps)?;
+    let mut machine = LinuxMachine::start(config, apps).map_err(|e| match e {
+        // An app this machine cannot run is the mix file's error.
+        cachepart_linux::Error::App { index, name, why } => {
+            Error::config(mix_path.display(), format!("app {index} ({name})"), why)
+        }
+        e => e.into(),
+    })?;
     let setup = linux_setup(&machine, interval, mix_path);
     let mut controller =
         linux_controller(opts.policy, mix.sections(), &setup, &RunOptions::default())?;

@@ -107,6 +107,22 @@ impl Algorithm {
         matches!(self, Algorithm::Optimal(..))
     }
 
+    /// True for the policies that plan from the apps' alone curves (a
+    /// profile table on Linux): every one but `stock`, `equal-part` and
+    /// the `whirlpool`s (which need only the app count and the ways) and
+    /// the online controllers that measure instead (`throttle-online`
+    /// needs each app's IPC alone, so it counts).
+    pub fn needs_alone_curves(self) -> bool {
+        match self {
+            Algorithm::Stock
+            | Algorithm::EqualPart
+            | Algorithm::Whirlpool
+            | Algorithm::WhirlpoolC => false,
+            Algorithm::ThrottleOnline => true,
+            a => !a.is_online(),
+        }
+    }
+
     /// True for controllers that measure the mix as it runs (they need a
     /// machine with time: the simulator or Linux, not the table-driven
     /// model).
@@ -185,6 +201,29 @@ mod tests {
         let e = "ucpp".parse::<Algorithm>().unwrap_err().to_string();
         assert!(e.contains("unknown algorithm \"ucpp\""), "{e}");
         assert!(Algorithm::parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn only_the_policies_that_need_no_table_say_so() {
+        let none: Vec<String> = Algorithm::all_names()
+            .iter()
+            .map(|n| n.parse::<Algorithm>().unwrap())
+            .filter(|a| !a.needs_alone_curves())
+            .map(|a| a.to_string())
+            .collect();
+        assert_eq!(
+            none,
+            [
+                "stock",
+                "equal-part",
+                "whirlpool",
+                "whirlpool-c",
+                "lfoc-online",
+                "kpart-dynaway",
+                "dunn-dynamic",
+                "ucp-online"
+            ]
+        );
     }
 
     #[test]

@@ -61,9 +61,10 @@ impl AppSpec {
     /// Checks the spec before anything starts: a command, a core this
     /// machine has.
     pub fn check(&self, index: usize, cores: u32) -> Result<()> {
-        let what = |why: String| Error::Process {
-            what: format!("app {index} ({})", self.name),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+        let what = |why: String| Error::App {
+            index,
+            name: self.name.clone(),
+            why,
         };
         if self.argv.is_empty() || self.argv[0].is_empty() {
             return Err(what("empty command".into()));

@@ -73,6 +73,9 @@ pub struct DaemonConfig {
     pub interval: Duration,
     /// The profile table, resolved against the file's directory.
     pub metrics: Option<PathBuf>,
+    /// The 1-based line of `metrics` (0 without it), for errors found
+    /// when the table is read.
+    pub metrics_line: usize,
     /// The targets, file order.
     pub targets: Vec<Target>,
     /// `[lfoc-online]`.
@@ -183,6 +186,10 @@ impl DaemonConfig {
             policy_line: line_of(text, file.policy.span().start),
             interval,
             metrics,
+            metrics_line: file
+                .metrics
+                .as_ref()
+                .map_or(0, |m| line_of(text, m.span().start)),
             targets,
             lfoc_online: file.lfoc_online,
             kpart_dynaway: file.kpart_dynaway,
@@ -215,6 +222,7 @@ mod tests {
         assert_eq!(c.policy, Algorithm::Lfoc);
         assert_eq!(c.interval, Duration::from_millis(200));
         assert_eq!(c.metrics, Some(PathBuf::from("/etc/cachepart/m.csv")));
+        assert_eq!(c.metrics_line, 3);
         assert_eq!(c.targets.len(), 3);
         assert_eq!(c.targets[0].selector, Selector::Comm("postgres".into()));
         assert_eq!(c.targets[0].profile, "xz");

@@ -14,7 +14,8 @@
 //! (their tasks return to the default group) and ends the loop.
 //!
 //! A static policy plans once per set of processes from the profile table
-//! and reads no counter. An online controller (`lfoc-online`,
+//! and reads no counter; one that plans from curves is refused up front
+//! (as a reload) when the configuration gives no table. An online controller (`lfoc-online`,
 //! `dunn-dynamic`, `kpart-dynaway`; `ucp-online` only on table-driven
 //! counters) is built as `cachepart run` builds it ([`linux_controller`])
 //! and reads the processes' counters (perf, or the table-driven fakes)
@@ -103,9 +104,28 @@ impl Loaded {
             )
         })?;
         let curves = match &config.metrics {
+            None if config.policy.needs_alone_curves() => {
+                return Err(Error::config(
+                    format_args!("{}:{}", path.display(), config.policy_line),
+                    "policy",
+                    format_args!(
+                        "{} plans from each program's alone curves, which the daemon reads from a \
+                         profile table: add metrics = \"TABLE.csv\" (PBBCache metrics CSV, e.g. from \
+                         `cachepart profile measure`) with every target's profile, or use a \
+                         policy that needs none (stock, equal-part, an online controller)",
+                        config.policy
+                    ),
+                ));
+            }
             None => vec![None; config.targets.len()],
             Some(m) => {
-                let table = MetricsTable::from_path(m)?;
+                let table = MetricsTable::from_path(m).map_err(|e| {
+                    Error::config(
+                        format_args!("{}:{}", path.display(), config.metrics_line),
+                        "metrics",
+                        e,
+                    )
+                })?;
                 config
                     .targets
                     .iter()
