@@ -427,7 +427,7 @@ mod tests {
             warmup: MAX_INSTRUCTIONS,
             ..ProfileOptions::new(tiny_platform())
         };
-        assert!(check(&ok).is_ok());
+        assert!(check(&ok, &[]).is_ok());
         for (opts, key) in [
             (
                 ProfileOptions {
@@ -444,7 +444,7 @@ mod tests {
                 "warmup: 1000000000001 is above",
             ),
         ] {
-            let e = check(&opts).unwrap_err().to_string();
+            let e = check(&opts, &[]).unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
         }
     }
