@@ -248,6 +248,21 @@ fn a_fifo_is_written_in_place() {
     }
 }
 
+/// Makes `path` the character device 1,`minor` (3: null, 7: full) with
+/// mknod; `false`, with a `SKIPPED` line, where mknod is not allowed
+/// (not root).
+fn mknod_char(path: &Path, minor: &str) -> bool {
+    let made = Command::new("mknod")
+        .arg(path)
+        .args(["c", "1", minor])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("SKIPPED: mknod is not allowed here");
+    }
+    made
+}
+
 /// A character device 1,3 (a private /dev/null) made with mknod in the
 /// temporary directory; skipped
 /// with a `SKIPPED` line where mknod is not allowed (not root).
@@ -255,13 +270,7 @@ fn a_fifo_is_written_in_place() {
 fn a_character_device_is_written_in_place() {
     let f = Fixture::new();
     let dev = f.path("null.csv");
-    let made = Command::new("mknod")
-        .arg(&dev)
-        .args(["c", "1", "3"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        eprintln!("SKIPPED: mknod is not allowed here");
+    if !mknod_char(&dev, "3") {
         return;
     }
     for (name, a) in writers() {
@@ -285,13 +294,7 @@ fn a_character_device_is_written_in_place() {
 fn a_write_error_names_the_output() {
     let f = Fixture::new();
     let dev = f.path("full.csv");
-    let made = Command::new("mknod")
-        .arg(&dev)
-        .args(["c", "1", "7"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        eprintln!("SKIPPED: mknod is not allowed here");
+    if !mknod_char(&dev, "7") {
         return;
     }
     for (name, a) in writers() {

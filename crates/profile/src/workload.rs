@@ -381,6 +381,16 @@ pub fn parse_json(text: &str, file: &Path) -> Result<Vec<Workload>, ProfileError
 mod tests {
     use super::*;
 
+    /// `text` parsed as the file `name` (TOML or JSON by its extension).
+    fn parse_named(name: &str, text: &str) -> Result<Vec<Workload>, ProfileError> {
+        let p = Path::new(name);
+        if name.ends_with("toml") {
+            parse_toml(text, p)
+        } else {
+            parse_json(text, p)
+        }
+    }
+
     #[test]
     fn text_format() {
         let w = parse_text("a,b,c\n\n# c\nd, e", Path::new("w.csv")).unwrap();
@@ -445,12 +455,7 @@ mod tests {
             ("b.toml", "workloads=[['a'], ['b']]\n", ""),
         ];
         for (name, text, want) in cases {
-            let p = Path::new(name);
-            let r = if name.ends_with("toml") {
-                parse_toml(text, p)
-            } else {
-                parse_json(text, p)
-            };
+            let r = parse_named(name, text);
             if want.is_empty() {
                 assert_eq!(r.unwrap().len(), 2, "{text}");
                 continue;
@@ -517,12 +522,7 @@ mod tests {
             ),
         ];
         for (name, text, want) in cases {
-            let p = Path::new(name);
-            let r = if name.ends_with("toml") {
-                parse_toml(text, p)
-            } else {
-                parse_json(text, p)
-            };
+            let r = parse_named(name, text);
             let e = r.unwrap_err().to_string();
             assert!(e.starts_with(name) && e.contains(want), "{text}: {e}");
         }
