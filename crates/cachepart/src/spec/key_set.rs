@@ -45,12 +45,12 @@ impl KeySet {
         }
         let value = value.trim();
         let parsed = toml_value(value);
-        if let Some(at) = non_finite(&parsed, "") {
+        if let Some((at, element)) = non_finite(&parsed, "") {
             // the value as typed, or the element of a table or array
             let shown = if at.is_empty() {
                 value.to_string()
             } else {
-                find(&parsed, &at).map_or_else(|| value.to_string(), |v| v.to_string())
+                element.to_string()
             };
             return Err(format!(
                 "{text:?}: {key}{at}: {shown} is not a finite number; a value set here must be finite"
@@ -138,20 +138,11 @@ fn toml_value(text: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
-/// The element of `v` at `at` (`.key` or `.0` steps).
-fn find<'a>(v: &'a toml::Value, at: &str) -> Option<&'a toml::Value> {
-    at.split('.').skip(1).try_fold(v, |v, step| match v {
-        toml::Value::Array(items) => step.parse::<usize>().ok().and_then(|i| items.get(i)),
-        toml::Value::Table(t) => t.get(step),
-        _ => None,
-    })
-}
-
 /// Where in `v` a non-finite float is (`""` for `v` itself, else
-/// `.key` or `.0` steps after `at`), if anywhere.
-fn non_finite(v: &toml::Value, at: &str) -> Option<String> {
+/// `.key` or `.0` steps after `at`), and that float, if anywhere.
+fn non_finite<'a>(v: &'a toml::Value, at: &str) -> Option<(String, &'a toml::Value)> {
     match v {
-        toml::Value::Float(f) if !f.is_finite() => Some(at.to_string()),
+        toml::Value::Float(f) if !f.is_finite() => Some((at.to_string(), v)),
         toml::Value::Array(items) => items
             .iter()
             .enumerate()
@@ -175,7 +166,7 @@ pub fn read_with<T: DeserializeOwned>(
             .map_err(|e| cachepart_units::input::plain_type_names(&e.to_string()))?
     } else {
         let doc: toml::Value = toml::from_str(text).map_err(|e| e.to_string())?;
-        if let Some(at) = non_finite(&doc, "") {
+        if let Some((at, _)) = non_finite(&doc, "") {
             return Err(format!(
                 "{}: a non-finite number, which can not be carried through --set; \
                  write a finite number",
