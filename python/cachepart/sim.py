@@ -203,9 +203,9 @@ def cachegrind(
     cachegrind --threads`` does, with the same totals for any count; a
     count the geometry cannot be split by raises ``cachepart.UsageError``.
     ``decoders`` decodes the trace file's frames on that many threads
-    (1 to 256; by default as ``--decoders`` chooses: 1 for one thread,
-    else twice ``threads`` where the CPUs allow), again with the same
-    totals.
+    (1 to 256; by default as ``--decoders`` chooses: twice ``threads``
+    where the CPUs allow beside the simulating threads, never fewer than
+    ``threads``), again with the same totals.
     """
     pairs = call(
         _core.sim_cachegrind,

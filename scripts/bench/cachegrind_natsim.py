@@ -20,11 +20,23 @@ thread included), which other jobs on the machine disturb less than wall
 time.
 
     scripts/bench/cachegrind_natsim.py [--reps N] [--mb SIZE] [--work DIR]
+    scripts/bench/cachegrind_natsim.py --trace FILE.cpt [--reps N] [--work DIR]
+    scripts/bench/cachegrind_natsim.py ... --cp-args "--threads 2"
+
+`--cp-args` adds options to cachepart's command line (`--threads`,
+`--decoders`); the default is cachepart's own defaults.
+
+With `--trace`, an existing `.cpt` is raced instead of a fresh capture:
+its accesses are written once as natsim's raw records by the
+`cpt_to_natsim` example of cachepart-trace (the same records `lk2bin`
+writes from lackey's text; built with cargo unless CPT_TO_NATSIM names
+the binary), so no valgrind is needed, only gcc (or NATSIM, a natsim
+binary already built).
 
 Environment: CACHEPART (default target/release/cachepart), SHARED (default
-../shared). Needs valgrind, gzip and gcc. The traces stay in the work
-directory (default: $TMPDIR/cachepart-cg-natsim) for the next run; delete
-it when done.
+../shared), CPT_TO_NATSIM, NATSIM. Needs valgrind (without `--trace`),
+gzip and gcc. The traces stay in the work directory (default:
+$TMPDIR/cachepart-cg-natsim) for the next run; delete it when done.
 """
 
 from __future__ import annotations
@@ -64,12 +76,36 @@ def make_input(path: Path, mb: float) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def capture(work: Path, cachepart: str, shared: Path, mb: float) -> tuple[Path, Path]:
+def build_tools(work: Path, shared: Path, progs: tuple[str, ...]) -> Path:
+    """natsim (and lk2bin) under WORK/bin, built once; NATSIM names a
+    natsim binary to use instead of building one."""
     bins = work / "bin"
     bins.mkdir(parents=True, exist_ok=True)
-    for prog, flags in (("natsim", ["-O3", "-march=native"]), ("lk2bin", ["-O3"])):
+    if os.environ.get("NATSIM") and not (bins / "natsim").exists():
+        shutil.copy(os.environ["NATSIM"], bins / "natsim")
+    for prog in progs:
+        flags = ["-O3", "-march=native"] if prog == "natsim" else ["-O3"]
         if not (bins / prog).exists():
             sh(["gcc", *flags, "-o", str(bins / prog), str(shared / "bench" / f"{prog}.c")])
+    return bins
+
+
+def from_cpt(work: Path, cpt: Path) -> Path:
+    """natsim's raw records of CPT's accesses, written once into WORK."""
+    raw = work / (cpt.stem + ".bin")
+    if raw.exists() and raw.stat().st_mtime >= cpt.stat().st_mtime:
+        return raw
+    tool = os.environ.get("CPT_TO_NATSIM")
+    if tool is None:
+        sh(["cargo", "build", "--release", "-q", "-p", "cachepart-trace", "--example", "cpt_to_natsim"], cwd=ROOT)
+        tool = str(ROOT / "target/release/examples/cpt_to_natsim")
+    print(f"# writing natsim's raw records of {cpt} (once)", file=sys.stderr)
+    sh([tool, str(cpt), str(raw)])
+    return raw
+
+
+def capture(work: Path, cachepart: str, shared: Path, mb: float) -> tuple[Path, Path]:
+    bins = build_tools(work, shared, ("natsim", "lk2bin"))
     raw, cpt = work / f"gzip9-{mb}mb.bin", work / f"gzip9-{mb}mb.cpt"
     if raw.exists() and cpt.exists():
         return raw, cpt
@@ -120,17 +156,30 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--mb", type=float, default=0.35, help="gzip's input size in MB (default 0.35: about 200 M references)")
     ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "cachepart-cg-natsim")
+    ap.add_argument("--trace", type=Path, help="race on this .cpt instead of capturing gzip -9 (needs no valgrind)")
+    ap.add_argument("--cp-args", default="", help="more options for cachepart sim cachegrind, e.g. '--threads 2'")
     a = ap.parse_args()
     cachepart = os.environ.get("CACHEPART", str(ROOT / "target/release/cachepart"))
     shared = Path(os.environ.get("SHARED", ROOT.parent / "shared"))
     if not Path(cachepart).exists():
         sh(["cargo", "build", "--release", "-q", "-p", "cachepart-cli"], cwd=ROOT)
-    for tool in ("valgrind", "gzip", "gcc"):
+    needs = ["gcc"] if os.environ.get("NATSIM") is None else []
+    if a.trace is None:
+        needs += ["valgrind", "gzip"]
+    for tool in needs:
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is needed (apt-get install {tool})")
-    raw, cpt = capture(a.work, cachepart, shared, a.mb)
+    if a.trace is None:
+        raw, cpt = capture(a.work, cachepart, shared, a.mb)
+        what = f"gzip -9 on {a.mb} MB"
+    else:
+        if not a.trace.is_file():
+            sys.exit(f"--trace {a.trace}: no such file")
+        build_tools(a.work, shared, ("natsim",))
+        cpt, raw = a.trace, from_cpt(a.work, a.trace)
+        what = str(a.trace)
 
-    cp_cmd = [cachepart, "sim", "cachegrind", str(cpt), *(f"--{k}={v}" for k, v in GEOMETRY.items()), "--format", "json"]
+    cp_cmd = [cachepart, "sim", "cachegrind", str(cpt), *(f"--{k}={v}" for k, v in GEOMETRY.items()), *a.cp_args.split(), "--format", "json"]
     ns_cmd = [str(a.work / "bin" / "natsim"), "-c", GEOMETRY["D1"], "-l", GEOMETRY["LL"], str(raw)]
     # warm the page cache and check the counts once
     _, cp_out, _ = timed(cp_cmd)
@@ -150,8 +199,10 @@ def main() -> int:
     if got != want:
         sys.exit(f"the counts differ: cachepart {got}, natsim {want}")
     refs = cp["Ir"] + cp["Dr"] + cp["Dw"]
-    print(f"trace: gzip -9 on {a.mb} MB, {refs:,} references ({cpt.stat().st_size / refs:.3f} bytes/ref in the .cpt,"
+    print(f"trace: {what}, {refs:,} references ({cpt.stat().st_size / refs:.3f} bytes/ref in the .cpt,"
           f" 8 in natsim's file); I1 = D1 = {GEOMETRY['D1']}, LL = {GEOMETRY['LL']}; counts equal")
+    if a.cp_args:
+        print(f"cachepart's options: {a.cp_args}")
     print("| run | cachepart sim cachegrind (s) | M refs/s | natsim (s) | M refs/s | ratio | cachepart CPU (s) | natsim CPU (s) |")
     print("|---|---|---|---|---|---|---|---|")
     cps, nss, cpc, nsc = [], [], [], []

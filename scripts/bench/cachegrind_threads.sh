@@ -12,7 +12,9 @@
 #   CACHEPART  the binary [target/release/cachepart]
 #   TRACE      a .cpt trace to use instead of the synthetic one
 #   ACCESSES   the synthetic trace's references [100000000]
-#   THREADS    thread counts, the first is the baseline ["1 2 4 8"]
+#   THREADS    thread counts, the first is the baseline ["1 2 4 8"]; an
+#              entry N/D runs --threads N --decoders D (e.g. "1 1/2 2 2/4"),
+#              a bare N takes cachepart's default decoders
 #   RUNS       runs per thread count; the median is printed [3]
 #   GEOMETRY   cachegrind's options
 #              ["--I1 32768,8,64 --D1 32768,8,64 --LL 2097152,16,64"]
@@ -50,13 +52,16 @@ EOF
 fi
 
 # seconds of wall time of one run, its JSON left in $dir/out-N.json
+# ($1 is N or N/D; the files are named after it with / as _)
 one_run() {
-    local n=$1 start end
+    local n=${1%%/*} tag=${1//\//_} start end
+    local decoders=()
+    [[ $1 == */* ]] && decoders=(--decoders "${1#*/}")
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    "$CACHEPART" sim cachegrind "$TRACE" $GEOMETRY --threads "$n" --format json \
-        >"$dir/out-$n.json" 2>"$dir/err-$n.txt" || {
-        cat "$dir/err-$n.txt" >&2
+    "$CACHEPART" sim cachegrind "$TRACE" $GEOMETRY --threads "$n" "${decoders[@]}" --format json \
+        >"$dir/out-$tag.json" 2>"$dir/err-$tag.txt" || {
+        cat "$dir/err-$tag.txt" >&2
         exit 1
     }
     end=$(date +%s.%N)
@@ -71,10 +76,13 @@ references() {
 echo "trace: $TRACE"
 echo "geometry: $GEOMETRY"
 echo "runs per thread count: $RUNS (median shown); uptime: $(uptime)"
-printf '%8s %10s %12s %9s\n' threads wall_s M_refs/s speedup
+printf '%8s %9s %10s %12s %9s\n' threads decoders wall_s M_refs/s speedup
 base=""
 base_json=""
 for n in $THREADS; do
+    tag=${n//\//_}
+    dec=default
+    [[ $n == */* ]] && dec=${n#*/}
     times=()
     for ((r = 0; r < RUNS; r++)); do
         times+=("$(one_run "$n")")
@@ -82,15 +90,15 @@ for n in $THREADS; do
     median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
     if [[ -z $base_json ]]; then
         base_json=$dir/base.json
-        cp "$dir/out-$n.json" "$base_json"
+        cp "$dir/out-$tag.json" "$base_json"
         base=$median
-    elif ! cmp -s "$base_json" "$dir/out-$n.json"; then
+    elif ! cmp -s "$base_json" "$dir/out-$tag.json"; then
         echo "error: --threads $n gave other totals than --threads ${THREADS%% *}:" >&2
-        diff "$base_json" "$dir/out-$n.json" >&2 || true
+        diff "$base_json" "$dir/out-$tag.json" >&2 || true
         exit 1
     fi
-    refs=$(references "$dir/out-$n.json")
-    awk -v n="$n" -v t="$median" -v b="$base" -v r="$refs" \
-        'BEGIN { printf "%8d %10.3f %12.1f %8.2fx\n", n, t, r / t / 1e6, b / t }'
+    refs=$(references "$dir/out-$tag.json")
+    awk -v n="${n%%/*}" -v d="$dec" -v t="$median" -v b="$base" -v r="$refs" \
+        'BEGIN { printf "%8d %9s %10.3f %12.1f %8.2fx\n", n, d, t, r / t / 1e6, b / t }'
 done
 echo "uptime after: $(uptime)"

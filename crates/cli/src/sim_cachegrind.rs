@@ -54,16 +54,17 @@ pub struct CachegrindArgs {
     /// its number, bits that lie in the set index of I1, D1 and LL alike,
     /// so the threads share no set. The totals are the same for any N; N
     /// is refused when the levels' set indexes share fewer than log2(N)
-    /// bits. A trace file is also decoded on N threads (see
+    /// bits. A trace file is also decoded on up to 2N more threads (see
     /// --decoders). A command captured after `--` is simulated on one
     /// thread.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,
-    /// Decode a trace file on D threads, frames in parallel (default: 1
-    /// with --threads 1, else twice --threads where the machine has the
-    /// CPUs for them beside the simulating threads, never fewer than
-    /// --threads): more help where decoding, not simulating, bounds the
-    /// speed and cores are free. The totals are the same for any D.
+    /// Decode a trace file on D threads, frames in parallel (default:
+    /// twice --threads where the machine has the CPUs for them beside the
+    /// simulating threads, fewer where it has fewer, never fewer than
+    /// --threads; so 1 on a 2-CPU machine at --threads 1): more help
+    /// where decoding, not simulating, bounds the speed and cores are
+    /// free. The totals are the same for any D.
     /// Standard input is decoded on one thread.
     #[arg(long, value_name = "D")]
     pub decoders: Option<usize>,
