@@ -14,7 +14,7 @@ use cachepart_repro::{output_files, output_names, runner, ExperimentFile};
 use clap::{Args, Subcommand};
 
 use crate::common_args::QuietArg;
-use crate::output::{check_output_dir, create_output_dir, Output, TempFile};
+use crate::output::{check_output_dir, Output, OutputDir, TempFile};
 
 /// `cachepart experiment ...`
 #[derive(Subcommand)]
@@ -151,9 +151,10 @@ fn check_outputs(files: &[PathBuf], experiments: &[Experiment], dir: &Path) -> R
 
 /// Writes the experiment's files under `dir` all or nothing: each to a
 /// temporary beside its destination (registered, so that SIGINT and SIGTERM
-/// remove it), renamed into place once all three are written.
+/// remove it), renamed into place once all three are written. A directory
+/// it makes is removed again if nothing could be written into it.
 fn write_all(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>> {
-    create_output_dir("--out", dir)?;
+    let made = OutputDir::create("--out", dir)?;
     let files = output_files(out);
     // Every destination is checked (a directory is refused, a symlink
     // followed) before anything is written.
@@ -182,6 +183,7 @@ fn write_all(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>> {
             .with_context(|| format!("writing {}", dest.display()))?;
         written.push(dest);
     }
+    made.keep();
     Ok(written)
 }
 

@@ -12,7 +12,9 @@
 //!
 //! It also refuses an output that is one of the command's inputs (same
 //! device and inode) and two outputs of one command on one file, and an
-//! output directory (`--out DIR`) that is a file ([`check_output_dir`]).
+//! output directory (`--out DIR`) that is a file ([`check_output_dir`]);
+//! [`OutputDir`] makes an output directory and removes it again when the
+//! command fails before writing into it.
 
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
@@ -344,37 +346,85 @@ pub fn check_distinct(outputs: &[&Output]) -> Result<()> {
 
 /// Refuses an output directory (`--out DIR`, `-o DIR`) that is, or lies
 /// under, something other than a directory (a file, a device), before any
-/// work: `OPTION DIR: is not a directory; ...`. A directory that does not
-/// exist yet passes (it is made when the outputs are written).
+/// work: `OPTION DIR: is not a directory; ...` (or `OPTION DIR: ANCESTOR is
+/// not a directory; ...`). A directory that does not exist yet passes (it
+/// is made when the outputs are written).
 pub fn check_output_dir(option: &str, dir: &Path) -> Result<()> {
-    for (i, p) in dir.ancestors().enumerate() {
+    for p in dir.ancestors() {
         if p.as_os_str().is_empty() {
             break;
         }
         // Follows symlinks: a link to a directory is one.
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) if i == 0 => bail!(
-                "{option} {}: is not a directory; expected a directory for the outputs (or a path to create one at)",
-                dir.display()
-            ),
-            Ok(_) => bail!(
-                "{option} {}: {} is not a directory; expected a directory for the outputs (or a path to create one at)",
-                dir.display(),
-                p.display()
-            ),
+            Ok(_) => {
+                // The directory itself is named once; an ancestor after it.
+                let which = if p == dir {
+                    String::new()
+                } else {
+                    format!(" {}", p.display())
+                };
+                bail!(
+                    "{option} {}:{which} is not a directory; expected a directory for the outputs (or a path to create one at)",
+                    dir.display()
+                )
+            }
             Err(_) => continue,
         }
     }
     Ok(())
 }
 
-/// Makes the output directory `dir` (and its parents) after
-/// [`check_output_dir`], so that a file in the way is refused by name
-/// rather than with the OS's `File exists`.
-pub fn create_output_dir(option: &str, dir: &Path) -> Result<()> {
-    check_output_dir(option, dir)?;
-    std::fs::create_dir_all(dir).with_context(|| format!("{option} {}", dir.display()))
+/// An output directory made for a command's outputs, after
+/// [`check_output_dir`] (so that a file in the way is refused by name
+/// rather than with the OS's `File exists`).
+///
+/// The directories it made (the one given and any missing parents; never
+/// one that already existed) are removed again, deepest first and only
+/// while empty, when it is dropped without [`OutputDir::keep`]: a command
+/// that fails (or is interrupted) before writing into it leaves no empty
+/// directory behind.
+#[must_use = "dropping it removes the directories it made"]
+pub struct OutputDir {
+    /// The directories made, deepest first.
+    made: Vec<PathBuf>,
+}
+
+impl OutputDir {
+    /// Checks `dir` (given with `option`, for messages) and makes it with
+    /// its missing parents.
+    pub fn create(option: &str, dir: &Path) -> Result<OutputDir> {
+        check_output_dir(option, dir)?;
+        // What is missing now is what this makes (nothing is ever made
+        // where something, even a dangling link, already is).
+        let made = dir
+            .ancestors()
+            .take_while(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err())
+            .map(Path::to_path_buf)
+            .collect();
+        // Made before creating, so that a failure half way removes the
+        // parents already made.
+        let out = OutputDir { made };
+        std::fs::create_dir_all(dir).with_context(|| format!("{option} {}", dir.display()))?;
+        Ok(out)
+    }
+
+    /// Keeps the directory (its outputs are written).
+    pub fn keep(mut self) {
+        self.made.clear();
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        for d in &self.made {
+            // Fails on a directory that holds anything: it and its
+            // parents stay.
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+        }
+    }
 }
 
 /// Follows `path` through symlinks (at most 40) to the path that is not one.
@@ -536,24 +586,56 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("afile");
         std::fs::write(&file, "x").unwrap();
-        let err = create_output_dir("--out", &file).unwrap_err().to_string();
-        assert!(
-            err.starts_with("--out ") && err.contains("afile: is not a directory"),
-            "{err}"
+        let err = OutputDir::create("--out", &file).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "--out {}: is not a directory; expected a directory for the outputs (or a path to create one at)",
+                file.display()
+            )
         );
         let under = file.join("sub");
-        let err = create_output_dir("-o", &under).unwrap_err().to_string();
-        assert!(
-            err.contains("afile/sub: ") && err.contains("afile is not a directory"),
-            "{err}"
+        let err = OutputDir::create("-o", &under).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "-o {}: {} is not a directory; expected a directory for the outputs (or a path to create one at)",
+                under.display(),
+                file.display()
+            )
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
         let new = dir.path().join("a/b");
         check_output_dir("-o", &new).unwrap();
         assert!(!new.exists(), "the check makes nothing");
-        create_output_dir("-o", &new).unwrap();
+        OutputDir::create("-o", &new).unwrap().keep();
         assert!(new.is_dir());
-        create_output_dir("-o", &new).unwrap();
+        OutputDir::create("-o", &new).unwrap().keep();
+    }
+
+    #[test]
+    fn a_made_output_directory_is_removed_unless_kept_or_written_into() {
+        let dir = tempfile::tempdir().unwrap();
+        // Made with its parents, then dropped unused: all of them go.
+        let new = dir.path().join("a/b/c");
+        drop(OutputDir::create("-o", &new).unwrap());
+        assert!(!dir.path().join("a").exists());
+        // A directory that was there is never removed, even empty.
+        let old = dir.path().join("old");
+        std::fs::create_dir(&old).unwrap();
+        drop(OutputDir::create("-o", &old.join("x/y")).unwrap());
+        assert!(old.is_dir() && !old.join("x").exists());
+        drop(OutputDir::create("-o", &old).unwrap());
+        assert!(old.is_dir());
+        // One holding a file stays, with its parents.
+        let d = OutputDir::create("-o", &new).unwrap();
+        std::fs::write(new.join("results.json"), "{}").unwrap();
+        drop(d);
+        assert!(new.join("results.json").is_file());
+        // Kept: stays empty.
+        let kept = dir.path().join("kept");
+        OutputDir::create("-o", &kept).unwrap().keep();
+        assert!(kept.is_dir());
     }
 
     #[test]

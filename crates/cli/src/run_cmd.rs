@@ -8,6 +8,11 @@
 //! at the next check (10 ms), the apps are stopped, the groups removed
 //! and the MSRs restored; nothing is written, and the command exits with
 //! 128 + the signal (130, 143) like every other command.
+//!
+//! Options no run takes (a policy Linux cannot run; one that plans from
+//! the apps' alone curves without `-m/--metrics`) are refused before `-o`
+//! makes anything; a directory `-o` made is removed again when the run
+//! fails or is interrupted before writing into it.
 
 use crate::common_args::HostArgs;
 use anyhow::{Context, Result};
@@ -20,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::output::{create_output_dir, Output};
+use crate::output::{Output, OutputDir};
 
 /// `cachepart run`
 #[derive(Args)]
@@ -36,7 +41,10 @@ pub struct RunArgs {
     /// The interval (`500ms`, `1s`; default: the mix file's, else 500ms).
     #[arg(long, value_parser = parse_interval)]
     interval: Option<std::time::Duration>,
-    /// The profile table (PBBCache metrics CSV) with the apps' alone curves.
+    /// The profile table (PBBCache metrics CSV) with the apps' alone curves:
+    /// needed by every static policy but stock, equal-part and the
+    /// whirlpools, and by throttle-online (such a policy is refused up
+    /// front without it).
     #[arg(short = 'm', long)]
     metrics: Option<PathBuf>,
     #[command(flatten)]
@@ -51,7 +59,8 @@ pub struct RunArgs {
     /// Allow MSR writes (duty cycle, prefetchers) on the apps' cores.
     #[arg(long)]
     allow_msr: bool,
-    /// Write results.json and samples.csv into this directory.
+    /// Write results.json and samples.csv into this directory (made if
+    /// missing; removed again if the run fails before writing into it).
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
 }
@@ -83,17 +92,20 @@ pub fn run(args: RunArgs) -> Result<()> {
         metrics: args.metrics,
         interrupt: Some(flag),
     };
-    // A directory this run makes is removed again if it is interrupted.
-    let made_dir = args.output.as_ref().filter(|d| !d.exists()).cloned();
+    // Options no run takes (a policy Linux cannot run, one that needs the
+    // alone curves without -m) are refused before -o makes anything.
+    opts.check()?;
+    // A directory made here is removed again when the run fails or is
+    // interrupted before its outputs are written.
     let outputs = match &args.output {
         Some(dir) => {
-            create_output_dir("-o", dir)?;
+            let made = OutputDir::create("-o", dir)?;
             let results = Output::new("-o", &dir.join("results.json"))?;
             let samples = Output::new("-o", &dir.join("samples.csv"))?;
             for o in [&results, &samples] {
                 o.check_not_input([args.mix.as_path()])?;
             }
-            Some((results, samples))
+            Some((made, results, samples))
         }
         None => None,
     };
@@ -103,9 +115,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     let sig = which.load(Ordering::Relaxed) as i32;
     if sig != 0 {
         let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
-        if let Some(d) = made_dir {
-            let _ = std::fs::remove_dir(d);
-        }
+        // exit runs no destructor: the directory goes first
+        drop(outputs);
         eprintln!(
             "interrupted by {name}: apps stopped, groups removed, MSRs restored; no output written"
         );
@@ -137,9 +148,13 @@ pub fn run(args: RunArgs) -> Result<()> {
             m.stp, m.antt, m.unfairness
         );
     }
-    if let Some((results, samples)) = outputs {
-        results.write_bytes(serde_json::to_string_pretty(&report)?.as_bytes())?;
-        samples.write_bytes(cachepart::output::samples::to_csv(&report.samples).as_bytes())?;
+    if let Some((made, results, samples)) = outputs {
+        // Both rendered before either is written.
+        let json = serde_json::to_string_pretty(&report)?;
+        let csv = cachepart::output::samples::to_csv(&report.samples);
+        results.write_bytes(json.as_bytes())?;
+        samples.write_bytes(csv.as_bytes())?;
+        made.keep();
     }
     Ok(())
 }

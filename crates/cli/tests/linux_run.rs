@@ -161,7 +161,66 @@ fn without_resctrl_and_pmu_it_refuses_and_starts_nothing() {
     assert!(stderr.contains("MISSING  resctrl mount"), "{stderr}");
     assert!(stderr.contains("perf PMU"), "{stderr}");
     assert!(!marker.exists());
-    assert!(!r.join("out/results.json").exists());
+    assert!(!r.join("out").exists(), "the -o directory it made is left");
+}
+
+/// A run that is refused or fails removes the `-o` directory it made
+/// (with the parents it made) and keeps one that was there; a policy that
+/// plans from the alone curves without `-m` is refused naming the option,
+/// before an app starts or a directory is made.
+#[test]
+fn a_failed_run_leaves_no_output_directory_it_made() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let mount = r.join("resctrl");
+    fake::resctrl(&mount, Preset::Skylake).unwrap();
+    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    let marker = r.join("started");
+    let app = |core: u32| {
+        format!(
+            "[[app]]\nname = \"ammp00\"\nargv = [\"touch\", \"{}\"]\ncore = {core}\n",
+            marker.display()
+        )
+    };
+    let p = |s: &str| r.join(s).to_str().unwrap().to_string();
+    std::fs::create_dir(r.join("old")).unwrap();
+    let cases = [
+        (
+            app(0),
+            "lfoc",
+            "--policy lfoc: lfoc plans from each program's alone curves",
+        ),
+        (app(0), "ucp", "give -m/--metrics TABLE.csv"),
+        (app(0), "optc-unf", "--policy optc-unf: an exact solver"),
+        (
+            app(100000),
+            "stock",
+            "mix.toml: app 0 (ammp00): core 100000",
+        ),
+    ];
+    for (mix, policy, words) in cases {
+        std::fs::write(r.join("mix.toml"), &mix).unwrap();
+        for out in ["new/a/b", "old"] {
+            let o = Command::new(bin())
+                .args(["run", &p("mix.toml"), "--policy", policy, "--fake-counters"])
+                .args(["--resctrl", &p("resctrl"), "--resctrl-plain"])
+                .args(["--sys-root", &p("sys"), "-o", &p(out)])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{policy} -o {out}: {stderr}");
+            assert!(stderr.contains(words), "{policy} -o {out}: {stderr}");
+            assert!(!marker.exists(), "{policy} -o {out}: an app started");
+            assert!(!r.join("new").exists(), "{policy} -o {out}: new/ left");
+            assert!(r.join("old").is_dir(), "{policy} -o {out}: old/ removed");
+            assert_eq!(std::fs::read_dir(r.join("old")).unwrap().count(), 0);
+            assert_eq!(
+                owned(&mount),
+                Vec::<PathBuf>::new(),
+                "{policy}: groups left"
+            );
+        }
+    }
 }
 
 /// A mix the run cannot take is refused before anything starts, naming

@@ -69,6 +69,44 @@ pub fn check_policy(
     Ok(())
 }
 
+/// How a Linux run is given the profile table of the apps' alone curves,
+/// for the message of [`check_alone_curves`].
+#[derive(Clone, Copy, Debug)]
+pub struct TableOption {
+    /// Who reads the table: `` `cachepart run` ``, `the daemon`.
+    pub reader: &'static str,
+    /// How to give it: `give -m/--metrics TABLE.csv`,
+    /// `add metrics = "TABLE.csv"`.
+    pub give: &'static str,
+    /// Whose profiles it must hold: `every app's`, `every target's`.
+    pub whose: &'static str,
+}
+
+/// Refuses, before anything starts, a policy that needs the apps' alone
+/// curves ([`Algorithm::needs_alone_curves`]) when no profile table gives
+/// them (`has_table` false). The reason names the policy and how to give
+/// the table (`how`); the caller places it (an option, a file's line).
+pub fn check_alone_curves(
+    policy: Algorithm,
+    has_table: bool,
+    how: TableOption,
+) -> Result<(), String> {
+    if has_table || !policy.needs_alone_curves() {
+        return Ok(());
+    }
+    let needs = if policy == Algorithm::ThrottleOnline {
+        "normalises each app by its IPC alone"
+    } else {
+        "plans from each program's alone curves"
+    };
+    Err(format!(
+        "{policy} {needs}, which {} reads from a profile table: {} (PBBCache metrics CSV, \
+         e.g. from `cachepart profile measure`) with {} profile, or use a policy that needs \
+         none (stock, equal-part, an online controller)",
+        how.reader, how.give, how.whose
+    ))
+}
+
 /// The online setup of a run of `mix` (read from `mix_path`) on
 /// `machine` with `interval`.
 pub fn linux_setup(machine: &LinuxMachine, interval: Duration, mix_path: &Path) -> OnlineSetup {
@@ -138,6 +176,32 @@ mod tests {
         }
         for ok in ["stock", "lfoc", "lfoc-online", "throttle-online"] {
             check_policy(ok.parse().unwrap(), fake, true).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_policy_that_plans_from_alone_curves_needs_a_table() {
+        let how = TableOption {
+            reader: "the reader",
+            give: "give -t",
+            whose: "every app's",
+        };
+        let e = check_alone_curves(Algorithm::Lfoc, false, how).unwrap_err();
+        assert!(
+            e.starts_with("lfoc plans from each program's alone curves, which the reader")
+                && e.contains(": give -t (")
+                && e.contains("with every app's profile"),
+            "{e}"
+        );
+        let e = check_alone_curves(Algorithm::ThrottleOnline, false, how).unwrap_err();
+        assert!(e.contains("IPC alone") && e.contains("give -t"), "{e}");
+        check_alone_curves(Algorithm::Lfoc, true, how).unwrap();
+        for ok in [
+            Algorithm::Stock,
+            Algorithm::EqualPart,
+            Algorithm::LfocOnline,
+        ] {
+            check_alone_curves(ok, false, how).unwrap();
         }
     }
 }

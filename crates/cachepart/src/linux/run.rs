@@ -23,7 +23,9 @@ use cachepart_profile::{MetricsTable, MixMetrics};
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::linux::control::{check_policy, linux_controller, linux_setup};
+use crate::linux::control::{
+    check_alone_curves, check_policy, linux_controller, linux_setup, TableOption,
+};
 use crate::linux::counters::{counter_source, find_program, CounterChoice};
 use crate::linux::mix::{parse_interval, MixFile};
 use crate::output::samples::SampleRow;
@@ -162,7 +164,26 @@ impl LinuxRunOptions {
     pub fn counters(&self) -> CounterChoice<'_> {
         CounterChoice::from_flags(self.fake_counters, self.fake_table.as_deref())
     }
+
+    /// Refuses options no run can take, before anything is read or
+    /// started: a policy a Linux machine cannot run ([`check_policy`]),
+    /// and one that needs the apps' alone curves without `metrics`
+    /// (`-m/--metrics`, [`check_alone_curves`]). [`run_mix`] checks them
+    /// too; a caller checks first to refuse before making its outputs.
+    pub fn check(&self) -> Result<(), Error> {
+        check_policy(self.policy, self.counters(), self.allow_msr)?;
+        check_alone_curves(self.policy, self.metrics.is_some(), RUN_TABLE)
+            .map_err(|e| Error::Usage(format!("--policy {}: {e}", self.policy)))
+    }
 }
+
+/// How `cachepart run` is given the alone curves, for the message of a
+/// policy that needs them.
+const RUN_TABLE: TableOption = TableOption {
+    reader: "`cachepart run`",
+    give: "give -m/--metrics TABLE.csv",
+    whose: "every app's",
+};
 
 fn alone_curves(mix: &MixFile, metrics: &Path) -> Result<Vec<AppCurves>, Error> {
     let table = MetricsTable::from_path(metrics)?;
@@ -175,14 +196,7 @@ fn alone_curves(mix: &MixFile, metrics: &Path) -> Result<Vec<AppCurves>, Error> 
 /// Runs the mix in `mix_path` to the end of every app's first run.
 pub fn run_mix(mix_path: &Path, opts: &LinuxRunOptions) -> Result<LinuxRunReport, Error> {
     let mix = MixFile::read(mix_path)?;
-    check_policy(opts.policy, opts.counters(), opts.allow_msr)?;
-    if opts.policy == Algorithm::ThrottleOnline && opts.metrics.is_none() {
-        return Err(Error::Usage(
-            "--policy throttle-online: it normalises each app by its IPC alone, which a Linux \
-             run takes from a profile table: give --metrics TABLE with the mix's programs"
-                .into(),
-        ));
-    }
+    opts.check()?;
     let interval = match (opts.interval, &mix.interval) {
         (Some(d), _) => d,
         (None, Some(t)) => parse_interval(t).map_err(|e| Error::config("", "", e))?,
@@ -355,5 +369,34 @@ mod tests {
         assert!(e.contains("nothing was started"), "{e}");
         let e = preflight(&roots, false, true).unwrap_err().to_string();
         assert!(!e.contains("perf PMU"), "{e}");
+    }
+
+    #[test]
+    fn a_policy_that_needs_alone_curves_without_metrics_is_refused_naming_the_option() {
+        let opts = |policy: &str, metrics: Option<&str>| LinuxRunOptions {
+            policy: policy.parse().unwrap(),
+            interval: None,
+            roots: Roots::default(),
+            plain_resctrl: true,
+            fake_counters: true,
+            fake_table: None,
+            allow_msr: true,
+            metrics: metrics.map(PathBuf::from),
+            interrupt: None,
+        };
+        for policy in ["lfoc", "ucp", "throttle-online"] {
+            let e = opts(policy, None).check().unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--policy {policy}: {policy} "))
+                    && e.contains("give -m/--metrics TABLE.csv"),
+                "{e}"
+            );
+            opts(policy, Some("m.csv")).check().unwrap();
+        }
+        for policy in ["stock", "equal-part", "lfoc-online"] {
+            opts(policy, None).check().unwrap();
+        }
+        let e = opts("optc-unf", Some("m.csv")).check().unwrap_err();
+        assert!(e.to_string().contains("exact solver"), "{e}");
     }
 }

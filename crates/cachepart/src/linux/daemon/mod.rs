@@ -42,7 +42,9 @@ pub use config::{DaemonConfig, Target};
 use log::Log;
 
 use crate::error::Error;
-use crate::linux::control::{check_policy, host_setup, linux_controller};
+use crate::linux::control::{
+    check_alone_curves, check_policy, host_setup, linux_controller, TableOption,
+};
 use crate::linux::counters::{counter_source, CounterChoice};
 use crate::linux::run::preflight;
 use crate::run::profile::RunOptions;
@@ -86,6 +88,14 @@ pub struct Requests {
     pub reload: AtomicBool,
 }
 
+/// How the daemon is given the alone curves (its configuration's
+/// `metrics` key), for the message of a policy that needs them.
+const DAEMON_TABLE: TableOption = TableOption {
+    reader: "the daemon",
+    give: "add metrics = \"TABLE.csv\"",
+    whose: "every target's",
+};
+
 /// A configuration with what it needs to plan: the curves.
 struct Loaded {
     config: DaemonConfig,
@@ -103,20 +113,14 @@ impl Loaded {
                 e,
             )
         })?;
+        check_alone_curves(config.policy, config.metrics.is_some(), DAEMON_TABLE).map_err(|e| {
+            Error::config(
+                format_args!("{}:{}", path.display(), config.policy_line),
+                "policy",
+                e,
+            )
+        })?;
         let curves = match &config.metrics {
-            None if config.policy.needs_alone_curves() => {
-                return Err(Error::config(
-                    format_args!("{}:{}", path.display(), config.policy_line),
-                    "policy",
-                    format_args!(
-                        "{} plans from each program's alone curves, which the daemon reads from a \
-                         profile table: add metrics = \"TABLE.csv\" (PBBCache metrics CSV, e.g. from \
-                         `cachepart profile measure`) with every target's profile, or use a \
-                         policy that needs none (stock, equal-part, an online controller)",
-                        config.policy
-                    ),
-                ));
-            }
             None => vec![None; config.targets.len()],
             Some(m) => {
                 let table = MetricsTable::from_path(m).map_err(|e| {
