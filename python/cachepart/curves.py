@@ -16,7 +16,7 @@ from typing import Union, get_args
 import pandas as pd
 
 from cachepart import _core, _frames
-from cachepart._guard import call, frame
+from cachepart._guard import call, frame, output, save_figure
 from cachepart._guard import path as _path
 from cachepart.kinds import Axis, CurveKind
 
@@ -63,6 +63,14 @@ def miss_curve(
     same either way. The sampling options (``rate``, default 0.01;
     ``max_lines``, ``adjust``, ``use_index``) are for ``kind="shards"``
     only: given with another kind they raise :class:`cachepart.UsageError`.
+
+    Argument ranges (others raise :class:`cachepart.UsageError` naming the
+    argument): ``line`` a power of two from 8 to 4096; ``min_size`` at
+    least one line and at most ``max_size``; ``per_octave`` 1 to 1024;
+    ``sets`` 1 to 2**32 and ``ways`` 1 to 1024 (``"set-associative"`` and
+    ``"colors"``); ``page`` a power of two of at least one line whose sets
+    divide ``sets`` (``"colors"``); ``rate`` above 0 and at most 1;
+    ``max_lines`` at least 1.
     """
     doc = json.loads(
         call(
@@ -97,7 +105,9 @@ def build_shards_index(trace: PathLike, *, line: int = 64, ifetch: bool = False,
     :func:`miss_curve` with ``kind="shards"`` then reads the index instead
     of the trace for rates up to 1/32 (same estimate). Returns the index's
     summary: ``path``, ``bytes``, ``accesses``, ``sampled_refs``,
-    ``sampled_lines``, ``ref_samples``.
+    ``sampled_lines``, ``ref_samples``. ``line`` is a power of two from 8
+    to 4096 and ``exact_below`` (the sizes, in lines, the reference sample
+    covers exactly) 0 to 65536; others raise :class:`cachepart.UsageError`.
     """
     return json.loads(call(_core.build_shards_index, _path(trace, "trace"), line=line, ifetch=ifetch, exact_below=exact_below))
 
@@ -127,6 +137,11 @@ def stall_curve(
     ``llc_mpki``, ``llc_misses_per_gcycle``, ``instructions``, ``cycles``
     and ``memory_stall_cycles``; ``df.attrs`` holds ``app``, ``platform``
     and ``axis``. Plot it with ``plot_curves({...}, y="stall_rate")``.
+
+    ``base_cpi`` is a finite number above 0, ``mlp`` a finite number of at
+    least 1, ``instructions`` at least 1 (None: the whole trace) and
+    ``seed`` a whole number from 0 to 2**64 - 1; others raise
+    :class:`cachepart.UsageError`.
     """
     doc = json.loads(
         call(
@@ -160,13 +175,17 @@ def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y
     """Plots several curves (label -> DataFrame from :func:`miss_curve`)
     against cache size on a log2 axis, or against their color or way counts
     when every curve has that column (``kind="colors"`` or
-    ``"set-associative"``). Saves a PNG when ``path`` is given;
-    returns the matplotlib Figure."""
+    ``"set-associative"``). Saves the chart when ``path`` is given, in the
+    format its extension names (PNG without one), at exactly that path,
+    atomically; returns the matplotlib Figure. A ``path`` that is a
+    directory, lies in a missing directory or has an extension matplotlib
+    cannot write raises :class:`cachepart.UsageError` before anything is
+    drawn."""
     if not isinstance(curves, dict):
         raise _core.UsageError(f"curves: expected a dict of label -> DataFrame, not {type(curves).__name__}")
     for label, df in curves.items():
         frame(df, f"curves[{label!r}]", ["size_bytes", y])
-    out = None if path is None else _path(path, "path")
+    out = None if path is None else output(path, "path")
     import matplotlib
 
     if out is not None:
@@ -191,7 +210,7 @@ def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     if out is not None:
-        fig.savefig(out, dpi=100)
+        save_figure(fig, out)
     return fig
 
 

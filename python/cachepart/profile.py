@@ -18,9 +18,16 @@ from typing import Any, Union
 import pandas as pd
 
 from cachepart import _core, _frames
-from cachepart._guard import call, frame, optional_path, paths
+from cachepart._guard import (
+    call,
+    frame,
+    optional_path,
+    output,
+    paths,
+    save_figure,
+    write_atomically,
+)
 from cachepart._guard import mixes as check_mixes
-from cachepart._guard import path as _path
 from cachepart.kinds import BuiltinSet, BwModel, LfocPreset
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -75,6 +82,14 @@ def evaluate(
     ``lfoc_preset`` picks LFOC's (and LFOC+'s) parameters: ``"paper"`` or
     ``"pbbcache"`` (PBBCache's variant, exactly); ``lfoc_max_streaming`` and
     ``lfoc_gaps_per_streaming`` override the preset's values.
+
+    Argument ranges (others raise :class:`cachepart.UsageError` naming the
+    argument): ``ways`` 1 to the table's way count; ``max_bw`` a finite
+    bandwidth of at least 1.0 MB/s (None: unlimited); ``time_limit`` above
+    0 and at most 31536000 seconds (one year); ``threads`` at least 1;
+    ``lfoc_max_streaming`` at least 1 (else :class:`cachepart.PolicyError`)
+    and ``lfoc_gaps_per_streaming`` at least 0; ``mixes`` a non-empty list
+    of non-empty lists of program names.
     """
     return _frames.rows(
         evaluate_records(
@@ -206,11 +221,16 @@ MARKERS = ["o", "^", "s", "D"]
 def plot_tradeoff(df: pd.DataFrame, path: PathLike | None = None, title: str = "STP vs unfairness, normalised to stock"):
     """Scatter of normalised unfairness (x) against normalised STP (y), one
     colour per algorithm and one marker per workload (as the CLI's
-    ``--chart``). Saves a PNG when ``path`` is given; returns the
-    matplotlib Figure."""
+    ``--chart``). Saves the chart when ``path`` is given, in the format its
+    extension names (``.png``, ``.svg``, ``.pdf``, ...; PNG without one),
+    at exactly that path, atomically; returns the matplotlib Figure. A
+    ``path`` that is a directory, lies in a missing directory or has an
+    extension matplotlib cannot write raises :class:`cachepart.UsageError`
+    before anything is drawn."""
+    out = None if path is None else output(path, "path")
     import matplotlib
 
-    if path is not None:
+    if out is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
@@ -255,8 +275,8 @@ def plot_tradeoff(df: pd.DataFrame, path: PathLike | None = None, title: str = "
     ax.set_title(title)
     ax.legend(handles=handles)
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(_path(path, "path"), dpi=100)
+    if out is not None:
+        save_figure(fig, out)
     return fig
 
 
@@ -277,10 +297,22 @@ def from_traces(
     from-trace``), measured after ``warmup`` instructions (cold misses
     left out; ``instructions`` are measured after it). Returns one row per (program, way count) with the
     columns ``BENCH, NR_WAYS, ipc, llcrpki, ..., stalls_store_buf``; with
-    ``path``, also writes the CSV there (usable as ``metrics=path``)."""
+    ``path``, also writes the CSV there (usable as ``metrics=path``),
+    atomically: ``path`` is checked before the traces run (a directory, a
+    missing directory or one of the traces raises
+    :class:`cachepart.UsageError`) and is either left as it was or holds
+    the whole table.
+
+    ``base_cpi`` is a finite number above 0 and ``mlp`` a finite number of
+    at least 1; ``instructions`` (at least 1, or None for the whole trace),
+    ``warmup`` and ``seed`` are whole numbers from 0 to 2**64 - 1; ``names``
+    gives one program name per trace (non-empty, without commas, quotes or
+    newlines, each used once), by default the traces' file names."""
+    trace_paths = paths(traces, "traces")
+    out = None if path is None else output(path, "path", trace_paths)
     text = call(
         _core.profile_from_traces,
-        paths(traces, "traces"),
+        trace_paths,
         platform,
         names=None if names is None else list(names),
         base_cpi=base_cpi,
@@ -289,9 +321,13 @@ def from_traces(
         warmup=warmup,
         seed=seed,
     )
-    if path is not None:
-        with open(_path(path, "path"), "w", encoding="utf-8") as f:
-            f.write(text)
+    if out is not None:
+
+        def write(tmp: str) -> None:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+
+        write_atomically(out, "path", write)
     return _frames.csv(text)
 
 

@@ -79,8 +79,15 @@ def run(
     for a bad scenario (the message names the file and field),
     ``cachepart.TraceError`` (an ``InputError`` too) for a malformed trace,
     and ``cachepart.SimulationError`` for a simulation that fails once
-    started.
+    started. ``seed`` is a whole number from 0 to 2**64 - 1; ``overrides``
+    a dict (anything else raises :class:`cachepart.UsageError`) whose
+    values are finite.
     """
+    if overrides is not None and not isinstance(overrides, dict):
+        raise _core.UsageError(
+            f"overrides {overrides!r}: expected a dict of dotted scenario key -> value"
+            " (e.g. {'app.1.mlp': 2})"
+        )
     keys = [f"{k}={toml_value(v)}" for k, v in (overrides or {}).items()]
     text, csv = call(
         _core.sim_run, path(scenario, "scenario"), seed=seed, policy=policy, alone=alone, set_keys=keys or None
@@ -135,6 +142,12 @@ def throttle(
     time with an idle process of 5%..100% of ``quantum_run_cycles``);
     ``coloring=True`` every static split of the page colors (the scenario
     needs ``allocator = "tam"``).
+
+    ``max_runs`` bounds the simulations the search may run (a search that
+    needs more raises :class:`cachepart.UsageError` saying how many);
+    ``quantum_run_cycles`` is at least 1; ``keep``, ``max_runs``,
+    ``quantum_run_cycles`` and ``seed`` are whole numbers from 0 to
+    2**64 - 1.
     """
     text = call(
         _core.sim_throttle,

@@ -106,6 +106,21 @@ memory = { size-bytes = 67108864 }
 """
 
 
+def test_plot_curves_paths(trace, tmp_path):
+    df = cc.miss_curve(trace)
+    for path, words in [
+        (tmp_path, "is a directory"),
+        (tmp_path / "nowhere" / "c.png", "does not exist"),
+        (tmp_path / "c.nope", r"cannot write a \.nope chart"),
+    ]:
+        with pytest.raises(cachepart.UsageError, match=words):
+            cc.plot_curves({"a": df}, path)
+    assert list(tmp_path.iterdir()) == []
+    cc.plot_curves({"a": df}, tmp_path / "c.pdf")
+    assert (tmp_path / "c.pdf").read_bytes()[:4] == b"%PDF"
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pdf"]
+
+
 def test_stall_curve_and_from_traces(trace, tmp_path):
     import cachepart.profile as cp
 
@@ -153,9 +168,17 @@ def test_bad_arguments_raise_cachepart_errors_only(trace):
         (lambda: cc.plot_curves({"a": 5}), "curves\\['a'\\]: expected a pandas DataFrame"),
         (lambda: cc.mean_absolute_error(df, df, column="nope"), "a: no column 'nope'"),
         (lambda: cc.mean_absolute_error(df, 2), "b: expected a pandas DataFrame"),
+        # u32 arguments: pyo3's overflow named no argument and claimed 0 to 2**64 - 1
+        (lambda: cc.miss_curve(trace, per_octave=2**32), "per_octave 4294967296: expected 1 to 1024"),
+        (lambda: cc.miss_curve(trace, kind="set-associative", ways=2**32), "ways 4294967296: expected 1 to 1024"),
+        (lambda: cc.build_shards_index(trace, exact_below=2**32), "exact_below 4294967296: expected 0 to 65536"),
+        # a bad option, not a bad trace (was a TraceError)
+        (lambda: cc.build_shards_index(trace, line=3), "line size 3 bytes: expected a power of two"),
+        (lambda: cc.build_shards_index(trace, exact_below=2**20), "exact-below-lines 1048576"),
     ]
     for f, match in cases:
         with pytest.raises(cachepart.UsageError, match=match):
             f()
+    assert not pathlib.Path(f"{trace}.shards").exists()
     # The sampling options are the SHARDS curve's.
     assert len(cc.miss_curve(trace, kind="shards", rate=0.5)) > 0

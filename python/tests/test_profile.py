@@ -89,6 +89,51 @@ def test_plot_tradeoff(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(cachepart.UsageError, match="stock"):
         cp.tradeoff(df[df["algorithm"] != "stock"])
+    # the format follows the extension; without one, a PNG at exactly that
+    # path (matplotlib alone would write chart.png beside it)
+    cp.plot_tradeoff(df, tmp_path / "t.svg")
+    assert (tmp_path / "t.svg").read_bytes().startswith(b"<?xml")
+    cp.plot_tradeoff(df, tmp_path / "chart")
+    assert (tmp_path / "chart").read_bytes()[:4] == b"\x89PNG"
+    # written through a temporary file renamed into place: none is left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chart", "t.png", "t.svg"]
+
+
+def test_plot_tradeoff_refuses_bad_paths_before_drawing(tmp_path):
+    df = cp.evaluate(["stock", "lfoc"])
+    for path, words in [
+        # a directory was saved as DIR.png beside it
+        (tmp_path, "is a directory"),
+        (tmp_path / "nowhere" / "t.png", "does not exist"),
+        (tmp_path / "t.xyz", r"cannot write a \.xyz chart \(expected one of: .*png"),
+    ]:
+        with pytest.raises(cachepart.UsageError, match=words):
+            cp.plot_tradeoff(df, path)
+    assert list(tmp_path.iterdir()) == []
+    assert not tmp_path.with_name(tmp_path.name + ".png").exists()
+
+
+def test_from_traces_checks_its_output_before_running(tmp_path):
+    """``path`` is refused before any trace runs, and an input is never
+    clobbered (the CSV used to overwrite a trace given as ``path``)."""
+    trace = tmp_path / "t.cpt"
+    trace.write_bytes(b"CPT1 not really a trace, but an input all the same")
+    before = trace.read_bytes()
+    link = tmp_path / "link.cpt"
+    link.symlink_to(trace)
+    for path, words in [
+        (trace, r"t\.cpt: is also an input"),
+        (link, r"link\.cpt: is also an input"),
+        (tmp_path, "is a directory"),
+        (tmp_path / "nowhere" / "m.csv", "does not exist"),
+    ]:
+        with pytest.raises(cachepart.UsageError, match=words):
+            cp.from_traces([trace], "xeon-e5506", path=path)
+    assert trace.read_bytes() == before
+    # a failing run leaves no output, whole or partial
+    with pytest.raises(cachepart.TraceError):
+        cp.from_traces([trace], "xeon-e5506", path=tmp_path / "m.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.cpt", "t.cpt"]
 
 
 def test_reference_rows(pbb):
@@ -159,12 +204,33 @@ def test_invariants_on_random_mixes(apps):
         (dict(threads=2**70, algorithms=["optc-unf"]), "threads"),
         (dict(mixes="xz,sort"), "mixes"),
         (dict(mixes=["xz,sort"]), "mixes[0]"),
+        # nothing to run is refused, as a workloads file without a workload
+        (dict(mixes=[]), "mixes []: no mix given"),
+        (dict(mixes=[["xz"], []]), "mixes[1]: an empty mix"),
     ],
 )
 def test_bad_options_raise_usage_errors(kwargs, words):
     kwargs.setdefault("algorithms", ["stock"])
     with pytest.raises(cachepart.UsageError, match=words.replace("[", r"\[").replace("]", r"\]")):
         cp.evaluate(**kwargs)
+
+
+def test_classify_refuses_empty_mixes():
+    # not an empty frame, silently
+    for mixes, words in [([], "no mix given"), ([[]], r"mixes\[0\]: an empty mix")]:
+        with pytest.raises(cachepart.UsageError, match=words):
+            cp.classify(mixes=mixes)
+
+
+def test_huge_lfoc_parameters_do_not_overflow():
+    # 2**63 light apps per gap overflowed LFOC's room count: an internal
+    # error (a panic) in debug builds, a wrapped count in release ones.
+    # Any count above the mix's apps admits them all, as 1000 does.
+    mixes = [BUILTIN_APPS]
+    want = cp.evaluate(["lfoc", "lfoc+"], mixes=mixes, lfoc_max_streaming=1000, lfoc_gaps_per_streaming=1000)
+    for big in [2**63, 2**64 - 1]:
+        got = cp.evaluate(["lfoc", "lfoc+"], mixes=mixes, lfoc_max_streaming=big, lfoc_gaps_per_streaming=big)
+        pd.testing.assert_frame_equal(got, want)
 
 
 def test_bad_metrics_raise_input_errors(tmp_path):

@@ -113,6 +113,8 @@ def test_bad_arguments_raise_cachepart_errors_only():
         (lambda: cs.run(5), "scenario 5"),
         (lambda: cs.run(TINY, seed=-1), "seed -1"),
         (lambda: cs.run(TINY, seed="x"), "seed"),
+        # was an AttributeError ('list' object has no attribute 'items')
+        (lambda: cs.run(TINY, overrides=[("seed", 1)]), r"overrides \[\('seed', 1\)\]: expected a dict"),
     ]:
         with pytest.raises(cachepart.UsageError, match=match):
             f()

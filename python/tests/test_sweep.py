@@ -130,6 +130,16 @@ def test_bad_field_is_named_with_the_file(tmp_path, change, field, words):
     assert isinstance(e.value, cachepart.InputError)
 
 
+def test_a_binary_or_missing_sweep_file_is_named(tmp_path):
+    f = tmp_path / "t.cpt"
+    f.write_bytes(b"CPT1\x00\xe1\xff\xfe binary, not TOML")
+    # was a bare UnicodeDecodeError naming no file
+    with pytest.raises(sw.SweepFileError, match=r"t\.cpt: not valid TOML: not UTF-8 text \(byte 5"):
+        sw.plan(f)
+    with pytest.raises(cachepart.UsageError, match="sweep file None: expected a file path"):
+        sw.plan(None)
+
+
 def test_workload_files_are_read_by_the_engine_and_errors_name_them(tmp_path):
     (tmp_path / "w.csv").write_text("xz,sort\nbzip2,grep,md5sum\n")
     text = SWEEP.format(metrics="builtin:debian").replace("[axes]", '[axes]\nworkloads = ["w.csv"]')

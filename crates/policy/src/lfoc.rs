@@ -348,9 +348,18 @@ impl Lfoc {
         let mut lights = of(AppClass::Light).into_iter();
         match self.layout {
             StreamingLayout::OneCluster if reserved > 0 => {
-                let room = (self.max_streaming * reserved).saturating_sub(stream.len());
+                // Saturating: a huge parameter means room for every app
+                // (an overflow would panic, or wrap to a wrong plan).
+                let room = self
+                    .max_streaming
+                    .saturating_mul(reserved)
+                    .saturating_sub(stream.len());
                 let mut cluster = stream;
-                cluster.extend(lights.by_ref().take(room * self.gaps_per_streaming));
+                cluster.extend(
+                    lights
+                        .by_ref()
+                        .take(room.saturating_mul(self.gaps_per_streaming)),
+                );
                 members.push(cluster);
                 sizes.push(reserved);
             }
@@ -358,7 +367,11 @@ impl Lfoc {
                 for group in stream.chunks(per_cluster) {
                     let room = self.max_streaming.saturating_sub(group.len());
                     let mut cluster = group.to_vec();
-                    cluster.extend(lights.by_ref().take(room * self.gaps_per_streaming));
+                    cluster.extend(
+                        lights
+                            .by_ref()
+                            .take(room.saturating_mul(self.gaps_per_streaming)),
+                    );
                     members.push(cluster);
                     sizes.push(1);
                 }
@@ -547,6 +560,32 @@ mod tests {
             Lfoc::default().decide(&mut m),
             Err(PolicyError::EmptyMix)
         ));
+    }
+
+    /// Parameters up to `usize::MAX` (Python's `lfoc_max_streaming=2**63`,
+    /// the CLI's `--lfoc-gaps-per-streaming`) admit every light app to the
+    /// streaming cluster instead of overflowing (a panic in debug builds, a
+    /// wrapped count in release ones).
+    #[test]
+    fn huge_parameters_do_not_overflow() {
+        let mut apps = vec![sensitive("s", 1.3), streaming("t")];
+        for i in 0..3 {
+            apps.push(light(&format!("l{i}")));
+        }
+        for preset in [LfocPreset::Paper, LfocPreset::Pbbcache] {
+            for (max_streaming, gaps) in [(usize::MAX, 3), (5, usize::MAX), (1 << 63, 1 << 63)] {
+                let mut m = FixedMachine::new(apps.clone(), 4);
+                let mut l = Lfoc {
+                    max_streaming,
+                    gaps_per_streaming: gaps,
+                    ..Lfoc::preset(preset)
+                };
+                let p = l.decide(&mut m).unwrap();
+                assert_eq!(p.clusters.len(), 2, "{preset:?} {max_streaming} {gaps}");
+                assert_eq!(p.clusters[0].apps, vec![0]);
+                assert_eq!(p.clusters[1].apps, vec![1, 2, 3, 4]);
+            }
+        }
     }
 
     /// PBBCache's own classes of all 55 programs of its metrics file.

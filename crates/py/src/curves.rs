@@ -4,6 +4,7 @@
 //! Results come back as JSON or CSV text for `python/cachepart/curves.py`
 //! and `profile.py`.
 
+use cachepart::curves::{CurveError, MAX_EXACT_BELOW, MAX_PER_OCTAVE, MAX_WAYS};
 use cachepart::run::alone::{stall_rate_curve, AppTiming, Axis, ProfileOptions, TraceApp};
 use cachepart::run::from_trace;
 use cachepart::{compute_curve, CurveKind, CurveRequest, Error};
@@ -24,9 +25,9 @@ fn curves(
     ifetch: bool,
     min_size: Option<u64>,
     max_size: u64,
-    per_octave: u32,
+    per_octave: u64,
     sets: u64,
-    ways: u32,
+    ways: u64,
     page: u64,
     rate: Option<f64>,
     max_lines: Option<usize>,
@@ -34,6 +35,8 @@ fn curves(
     use_index: bool,
 ) -> PyResult<String> {
     let kind: CurveKind = kinds::parse("kind", kind)?;
+    let per_octave = narrow("per_octave", per_octave, 1, MAX_PER_OCTAVE)?;
+    let ways = narrow("ways", ways, 1, MAX_WAYS)?;
     let req = CurveRequest {
         kind,
         line_bytes: line,
@@ -85,14 +88,21 @@ fn build_shards_index(
     trace: PathBuf,
     line: u64,
     ifetch: bool,
-    exact_below: u32,
+    exact_below: u64,
 ) -> PyResult<String> {
+    let exact_below = narrow("exact_below", exact_below, 0, MAX_EXACT_BELOW)?;
     guarded(py, move || {
         let opts = cachepart::curves::Options::default()
             .with_line_bytes(line)
             .with_ifetch(ifetch);
-        let s = cachepart::curves::build_index(&trace, &opts, exact_below)
-            .map_err(|e| Error::trace("", e))?;
+        let s =
+            cachepart::curves::build_index(&trace, &opts, exact_below).map_err(|e| match e {
+                // a bad option, as `curves` raises it (the trace is not at fault)
+                CurveError::LineSize(_) | CurveError::Sampling(_) | CurveError::Geometry(_) => {
+                    Error::Usage(e.to_string())
+                }
+                e => Error::trace("", e),
+            })?;
         let doc = serde_json::json!({
             "path": s.path,
             "bytes": s.bytes,
@@ -103,6 +113,14 @@ fn build_shards_index(
         });
         Ok::<_, Error>(doc.to_string())
     })
+}
+
+/// A `u32` argument taken as any whole number, so that a value beyond
+/// `u32` is refused with the argument's name and range (pyo3's own
+/// overflow error names neither).
+fn narrow(name: &str, value: u64, min: u32, max: u32) -> PyResult<u32> {
+    u32::try_from(value)
+        .map_err(|_| crate::UsageError::new_err(format!("{name} {value}: expected {min} to {max}")))
 }
 
 fn profile_options(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Union
 
-from cachepart import _core
+from cachepart import _core, _guard
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -189,12 +189,15 @@ def _check_file(file: Path, where: str, value: str) -> None:
 def load(path: PathLike) -> SweepSpec:
     """Reads and checks a sweep file; raises :class:`SweepFileError`
     naming the file and the field on the first problem."""
-    file = Path(os.fspath(path))
+    file = Path(_guard.path(path, "sweep file"))
     try:
         with open(file, "rb") as f:
             doc = tomllib.load(f)
     except OSError as e:
         raise SweepFileError(file, None, f"can not read it: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        # a binary file (a trace, a results file) given by mistake
+        raise SweepFileError(file, None, f"not valid TOML: not UTF-8 text (byte {e.start}: {e.reason})") from None
     except tomllib.TOMLDecodeError as e:
         raise SweepFileError(file, None, f"not valid TOML: {e}") from None
     return from_dict(doc, file)
