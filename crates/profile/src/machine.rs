@@ -192,6 +192,9 @@ mod tests {
         assert_eq!(a.memory_stall_cycles, 0.0, "{a:?}");
         assert_eq!(a.l2_miss_stall_cycles, 0.0, "{a:?}");
         let b = &iv.samples[1];
-        assert!(b.memory_stall_cycles > 0.0 && b.l2_miss_stall_cycles > 0.0, "{b:?}");
+        assert!(
+            b.memory_stall_cycles > 0.0 && b.l2_miss_stall_cycles > 0.0,
+            "{b:?}"
+        );
     }
 }

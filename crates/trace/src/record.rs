@@ -422,9 +422,7 @@ impl Record {
         if gap <= u64::from(MAX_GAP) {
             AfterGap {
                 escapes: 0,
-                record: Some(Record(
-                    (self.0 & !(0x3f << GAP_SHIFT)) | gap << GAP_SHIFT,
-                )),
+                record: Some(Record((self.0 & !(0x3f << GAP_SHIFT)) | gap << GAP_SHIFT)),
             }
         } else {
             AfterGap {
@@ -565,7 +563,10 @@ mod tests {
         assert_eq!(v, [r.with_gap(63).unwrap()]);
         // a record that had a gap gets the new one, not the sum
         let r5 = r.with_gap(5).unwrap();
-        assert_eq!(r5.after_gap(7).collect::<Vec<_>>(), [r.with_gap(7).unwrap()]);
+        assert_eq!(
+            r5.after_gap(7).collect::<Vec<_>>(),
+            [r.with_gap(7).unwrap()]
+        );
         assert_eq!(r5.after_gap(64).nth(1), Some(r));
     }
 
@@ -589,7 +590,9 @@ mod tests {
             assert!(v[..escapes]
                 .iter()
                 .all(|e| matches!(e.as_event(), Some(Event::InstrGap(n)) if n > 0)));
-            let sum = v.iter().try_fold(0u64, |s, e| s.checked_add(e.instructions()));
+            let sum = v
+                .iter()
+                .try_fold(0u64, |s, e| s.checked_add(e.instructions()));
             assert_eq!(sum, Some(gap));
             // every record is one the checked constructors accept
             for e in &v {

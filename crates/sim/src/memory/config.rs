@@ -83,6 +83,39 @@ impl MemoryConfig {
         }
     }
 
+    /// Host bytes the simulated memory takes before a run touches it,
+    /// each with the key that sizes it: the buddy allocator's chunk index
+    /// (`memory.size-bytes`: a pointer per 4 MiB of memory), the
+    /// bookkeeping aging touches (`memory.aging`: 12 B per frame of its
+    /// window) and, with `allocator = "coloris"`, the frames its pool takes
+    /// up front (`memory.coloris.pool-bytes`: their bookkeeping and a
+    /// free-list entry each, counted twice for the lists' growth). What a
+    /// run adds as its apps touch memory (page tables, more bookkeeping)
+    /// depends on the apps and is not counted. A size the allocator
+    /// refuses (not a multiple of 4 KiB, past 16 TiB) counts as is: it is
+    /// refused by name when the memory is built.
+    pub fn planned_bytes(&self) -> Vec<(&'static str, u128)> {
+        let frames = self.size_bytes / super::page::FRAME_BYTES;
+        let entry = u128::from(FrameTable::ENTRY_BYTES);
+        let index = u128::from(frames.div_ceil(super::frame_table::CHUNK_FRAMES))
+            * u128::from(FrameTable::INDEX_BYTES_PER_CHUNK);
+        let mut parts = vec![("memory.size-bytes", index)];
+        let aged = self.aging.as_ref().map_or(0, |a| a.window_frames(frames));
+        if aged > 0 {
+            parts.push(("memory.aging", u128::from(aged) * entry));
+        }
+        if self.allocator == AllocatorKind::Coloris {
+            let pooled = (self.coloris.pool_bytes / super::page::FRAME_BYTES).min(frames);
+            let list = 2 * std::mem::size_of::<super::page::Frame>() as u128;
+            let fresh = pooled.min(frames - aged);
+            parts.push((
+                "memory.coloris.pool-bytes",
+                u128::from(pooled) * list + u128::from(fresh) * entry,
+            ));
+        }
+        parts
+    }
+
     fn buddy(&self) -> Result<BuddyAllocator, MemoryError> {
         self.costs.check()?;
         let mut b = BuddyAllocator::new(self.size_bytes)?;

@@ -314,7 +314,10 @@ fn a_wrong_raw_length_allocates_nothing() {
         let mut dec = FrameDecoder::new().unwrap();
         let mut out = Vec::new();
         let e = dec.decode(h, body, 4096, 0, &mut out).unwrap_err();
-        assert!(matches!(e, TraceError::BadFrame { offset: 4096, .. }), "{e:?}");
+        assert!(
+            matches!(e, TraceError::BadFrame { offset: 4096, .. }),
+            "{e:?}"
+        );
         assert_eq!(
             e.to_string(),
             format!(
