@@ -91,11 +91,12 @@ impl MemoryConfig {
     /// up front (`memory.coloris.pool-bytes`: their bookkeeping and a
     /// free-list entry each, counted twice for the lists' growth). What a
     /// run adds as its apps touch memory (page tables, more bookkeeping)
-    /// depends on the apps and is not counted. A size the allocator
-    /// refuses (not a multiple of 4 KiB, past 16 TiB) counts as is: it is
-    /// refused by name when the memory is built.
+    /// depends on the apps and is not counted. A size past the
+    /// allocator's 2^32 - 1 frames counts as that many: building the
+    /// memory refuses it by name (`memory.size-bytes`, "more than 2^32 - 1
+    /// frames").
     pub fn planned_bytes(&self) -> Vec<(&'static str, u128)> {
-        let frames = self.size_bytes / super::page::FRAME_BYTES;
+        let frames = (self.size_bytes / super::page::FRAME_BYTES).min(u64::from(u32::MAX));
         let entry = u128::from(FrameTable::ENTRY_BYTES);
         let index = u128::from(frames.div_ceil(super::frame_table::CHUNK_FRAMES))
             * u128::from(FrameTable::INDEX_BYTES_PER_CHUNK);
@@ -224,6 +225,35 @@ mod tests {
         assert_eq!(cfg.page_table_colors, TableColors::Any);
         // Absent or default, a serialized memory is as before the key.
         assert!(!serde_json::to_string(&cfg).unwrap().contains("page-table"));
+    }
+
+    /// The planned bookkeeping: a pointer per 4 MiB, 12 B per aged frame,
+    /// 28 B per coloris pool frame; sizes past the allocator's limit count
+    /// as the limit (building refuses them by name).
+    #[test]
+    fn planned_bytes_follow_the_allocator() {
+        let lazy = MemoryConfig {
+            aging: None,
+            ..MemoryConfig::aged(1 << 40, 0)
+        };
+        assert_eq!(lazy.planned_bytes(), [("memory.size-bytes", 2 << 20)]);
+        let huge = MemoryConfig {
+            size_bytes: 1 << 63,
+            ..lazy.clone()
+        };
+        assert_eq!(huge.planned_bytes(), [("memory.size-bytes", 32 << 20)]);
+        assert!(matches!(huge.build(), Err(MemoryError::MemorySize { .. })));
+        let aged = MemoryConfig::aged(1 << 40, 0);
+        // the default 16 GiB window
+        assert_eq!(aged.planned_bytes()[1], ("memory.aging", (4 << 20) * 12));
+        let coloris = MemoryConfig {
+            allocator: AllocatorKind::Coloris,
+            ..lazy
+        };
+        assert_eq!(
+            coloris.planned_bytes()[1],
+            ("memory.coloris.pool-bytes", (1 << 18) * 28)
+        );
     }
 
     #[test]
