@@ -583,7 +583,7 @@ fn cases() -> Vec<Case> {
             expect: vec![
                 "p.toml",
                 "core.l1d",
-                "the simulated caches and TLBs would need",
+                "the simulated platform (caches, TLBs, prefetchers, memory bookkeeping) would need",
             ],
         },
         Case {

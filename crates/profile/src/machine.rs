@@ -3,7 +3,7 @@
 use crate::error::ProfileError;
 use crate::mix::Mix;
 use crate::model::{evaluate, Evaluation, ModelConfig};
-use cachepart_machine::share::interpolate;
+use cachepart_machine::share::{interpolate, interpolate_with_floor};
 use cachepart_machine::{
     AppCurves, Axis, Interval, Machine, MachineError, Plan, Platform, Responder, Sample,
 };
@@ -106,10 +106,14 @@ impl Machine for ProfileMachine {
                 let instructions = ipc * INTERVAL_CYCLES;
                 let f = o.effective_ways;
                 let mpki = interpolate(&c.llcmpki, f);
+                // Stall columns may be all zeros: read them with a floor of
+                // 0 below one way (as `MixApp::bw_input` does), so that an
+                // app with no stall cycles has none at any share.
+                let stalls_at = |v: &Vec<f64>| interpolate_with_floor(v, f, 0.0);
                 let stall_frac = self.mix.apps[o.app]
                     .stalls_mem
                     .as_ref()
-                    .map(|v| interpolate(v, f))
+                    .map(stalls_at)
                     .unwrap_or(0.0);
                 Sample {
                     app: o.app,
@@ -125,7 +129,7 @@ impl Machine for ProfileMachine {
                     l2_miss_stall_cycles: c
                         .stalls_l2_miss
                         .as_ref()
-                        .map_or(f64::NAN, |v| interpolate(v, f) * INTERVAL_CYCLES),
+                        .map_or(f64::NAN, |v| stalls_at(v) * INTERVAL_CYCLES),
                     ran: true,
                     ..Sample::default()
                 }
@@ -139,5 +143,58 @@ impl Machine for ProfileMachine {
             samples,
             events: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandwidth::BwModel;
+    use cachepart_machine::AppEvent;
+
+    /// An app whose table has no stall cycles reports none through
+    /// `run_interval` when it holds less than one way (here: sharing one
+    /// cache with a heavy app). Before, the stall columns were read with the
+    /// 1e-6 floor below one way, so it reported memory-stall and L2-miss
+    /// stall cycles (up to the whole interval) it never has.
+    #[test]
+    fn zero_stalls_stay_zero_below_one_way() {
+        let app = |name: &str, mpkc: f64, stalls: f64| {
+            let mut c = AppCurves::new(
+                name,
+                vec![1.0, 1.2, 1.3],
+                vec![mpkc; 3],
+                vec![mpkc; 3],
+                vec![2000.0; 3],
+            );
+            c.stalls_l2_miss = Some(vec![stalls; 3]);
+            c
+        };
+        let mut mix = Mix::from_curves(vec![app("a", 1.0, 0.0), app("b", 30.0, 0.4)]).unwrap();
+        for (a, stalls) in mix.apps.iter_mut().zip([0.0, 0.5]) {
+            a.stalls_total = Some(vec![stalls; 3]);
+            a.stalls_mem = Some(vec![stalls / 2.0; 3]);
+            a.stalls_store_buf = Some(vec![0.0; 3]);
+        }
+        let cfg = ModelConfig {
+            bw_model: BwModel::Stalls,
+            max_bw_mbps: Some(500.0),
+        };
+        let mut m = ProfileMachine::new(mix, cfg);
+        // both apps share the three ways: b's miss rate takes most of them
+        m.apply(&Plan::shared_all(2, 3)).unwrap();
+        let ev = m.evaluation().unwrap();
+        assert!(ev.apps[0].effective_ways < 1.0, "{ev:?}");
+        assert_eq!(ev.apps[0].slowdown, ev.apps[0].slowdown_nobw, "{ev:?}");
+        let mut respond = |_: &AppEvent| Vec::new();
+        let iv = m.run_interval(&mut respond).unwrap();
+        let a = &iv.samples[0];
+        assert_eq!(a.memory_stall_cycles, 0.0, "{a:?}");
+        assert_eq!(a.l2_miss_stall_cycles, 0.0, "{a:?}");
+        let b = &iv.samples[1];
+        assert!(
+            b.memory_stall_cycles > 0.0 && b.l2_miss_stall_cycles > 0.0,
+            "{b:?}"
+        );
     }
 }

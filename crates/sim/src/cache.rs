@@ -101,6 +101,28 @@ pub struct Cache<R = PolicyState> {
     frames: Option<Box<FrameMarks>>,
 }
 
+/// Host bytes a cache of geometry `geom` under `policy` allocates when it
+/// is built: per line its tag (and, when `owners`, the owner the LLC
+/// tracks), per set its [`SetState`], and the replacement state. The
+/// platform's memory check adds these up before any cache is built.
+pub(crate) fn host_bytes(
+    geom: &Geometry,
+    policy: crate::replacement::PolicyKind,
+    owners: bool,
+) -> u128 {
+    let lines = geom.lines() as u128;
+    let sets = u128::from(geom.sets());
+    let per_line = std::mem::size_of::<u64>()
+        + if owners {
+            std::mem::size_of::<u16>()
+        } else {
+            0
+        };
+    lines * per_line as u128
+        + sets * std::mem::size_of::<SetState>() as u128
+        + policy.host_bytes(sets, u128::from(geom.ways()))
+}
+
 impl Cache<PolicyState> {
     /// An empty cache as configured.
     pub fn new(cfg: &CacheConfig) -> Result<Self, GeometryError> {

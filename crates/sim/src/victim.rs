@@ -48,6 +48,10 @@ use crate::geometry::{CacheConfig, Geometry};
 /// Tag of an invalid L3 line.
 const INVALID: u64 = u64::MAX;
 
+/// Host bytes the L3 keeps per line (block, present and dirty sectors,
+/// stamp), for the platform's memory check.
+pub(crate) const HOST_BYTES_PER_LINE: u64 = 4 * std::mem::size_of::<u64>() as u64;
+
 /// The L3 victim cache as a platform file writes it:
 /// `[l3-victim] size-bytes = 37748736, ways = 12, line-bytes = 256,
 /// slices = 3, cycles = 90`.

@@ -72,7 +72,7 @@ pub use io_util::{open_seekable, open_stream};
 pub use lackey::LackeyReader;
 pub use prefetch::{Prefetch, DEFAULT_CHUNK_RECORDS, DEFAULT_DEPTH};
 pub use reader::Reader;
-pub use record::{Event, Kind, Record, RecordError};
+pub use record::{AfterGap, Event, Kind, Record, RecordError};
 pub use sink::RecordSink;
 pub use stats::{Counts, Footprint};
 pub use writer::{WriteSummary, Writer, DEFAULT_LEVEL, MAX_DEFAULT_THREADS};

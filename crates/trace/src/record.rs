@@ -23,8 +23,9 @@ use thiserror::Error;
 pub const ADDR_BITS: u32 = 48;
 /// Largest access size, in bytes, that a record can hold.
 pub const MAX_SIZE: u32 = 127;
-/// Largest instruction gap a record holds; larger gaps use an
-/// [`Event::InstrGap`] escape record before the record.
+/// Largest instruction gap a record holds; larger gaps use
+/// [`Event::InstrGap`] escape records before the record (see
+/// [`Record::after_gap`]).
 pub const MAX_GAP: u32 = 63;
 /// Largest event payload (48 bits).
 pub const MAX_PAYLOAD: u64 = (1 << ADDR_BITS) - 1;
@@ -410,17 +411,55 @@ impl Record {
         ))
     }
 
-    /// This record preceded by `gap` instructions of any size: if the gap
-    /// fits the gap field it is stored there, otherwise an
-    /// [`Event::InstrGap`] escape record comes first.
-    pub fn after_gap(self, gap: u64) -> (Option<Record>, Record) {
+    /// This record preceded by `gap` instructions of any size, as the
+    /// records to write in order: if the gap fits the gap field it is stored
+    /// there and the record comes alone; otherwise [`Event::InstrGap`]
+    /// escapes come first, as many as the gap needs (each carries at most
+    /// [`MAX_PAYLOAD`] instructions, so a gap above 2^48 - 1 is split over
+    /// consecutive escapes and no instruction is lost), then the record
+    /// with a gap of 0.
+    pub fn after_gap(self, gap: u64) -> AfterGap {
         if gap <= u64::from(MAX_GAP) {
-            (None, self.with_gap(gap as u32).unwrap_or(self))
+            AfterGap {
+                escapes: 0,
+                record: Some(Record((self.0 & !(0x3f << GAP_SHIFT)) | gap << GAP_SHIFT)),
+            }
         } else {
-            // Gaps beyond 48 bits are clamped: no real trace has them.
-            let esc = Record(gap.min(MAX_PAYLOAD) | (Kind::Escape as u64) << KIND_SHIFT);
-            (Some(esc), self.with_gap(0).unwrap_or(self))
+            AfterGap {
+                escapes: gap,
+                record: Some(Record(self.0 & !(0x3f << GAP_SHIFT))),
+            }
         }
+    }
+}
+
+/// The records of [`Record::after_gap`]: the `InstrGap` escapes of a large
+/// gap (none when the gap fits the record), then the record itself.
+#[derive(Clone, Debug, Default)]
+pub struct AfterGap {
+    /// Instructions still to be written as `InstrGap` escapes.
+    escapes: u64,
+    /// The record, until it has been yielded.
+    record: Option<Record>,
+}
+
+impl Iterator for AfterGap {
+    type Item = Record;
+
+    #[inline]
+    fn next(&mut self) -> Option<Record> {
+        if self.escapes > 0 {
+            let n = self.escapes.min(MAX_PAYLOAD);
+            self.escapes -= n;
+            return Some(Record(n | (Kind::Escape as u64) << KIND_SHIFT));
+        }
+        self.record.take()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.escapes.div_ceil(MAX_PAYLOAD) + u64::from(self.record.is_some());
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        (n, Some(n))
     }
 }
 
@@ -515,12 +554,51 @@ mod tests {
     #[test]
     fn large_gaps_become_escapes() {
         let r = Record::access(Kind::Load, 64, 8, 0).unwrap();
-        let (esc, r2) = r.after_gap(1000);
-        assert_eq!(esc.unwrap().as_event(), Some(Event::InstrGap(1000)));
-        assert_eq!(r2.gap(), 0);
-        let (esc, r3) = r.after_gap(63);
-        assert!(esc.is_none());
-        assert_eq!(r3.gap(), 63);
+        let v: Vec<Record> = r.after_gap(1000).collect();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].as_event(), Some(Event::InstrGap(1000)));
+        assert_eq!(v[1].gap(), 0);
+        assert_eq!(v[1].kind(), Kind::Load);
+        let v: Vec<Record> = r.after_gap(63).collect();
+        assert_eq!(v, [r.with_gap(63).unwrap()]);
+        // a record that had a gap gets the new one, not the sum
+        let r5 = r.with_gap(5).unwrap();
+        assert_eq!(
+            r5.after_gap(7).collect::<Vec<_>>(),
+            [r.with_gap(7).unwrap()]
+        );
+        assert_eq!(r5.after_gap(64).nth(1), Some(r));
+    }
+
+    /// A gap above one escape's payload (2^48 - 1) is split over
+    /// consecutive `InstrGap` escapes: before, it was clamped to 2^48 - 1
+    /// and the rest of the instructions were lost without a word.
+    #[test]
+    fn gaps_above_one_escape_are_split() {
+        let r = Record::access(Kind::Store, 0x1000, 4, 0).unwrap();
+        for (gap, escapes) in [
+            (MAX_PAYLOAD, 1),
+            (MAX_PAYLOAD + 1, 2),
+            (3 * MAX_PAYLOAD, 3),
+            (u64::MAX, 65537),
+        ] {
+            let it = r.after_gap(gap);
+            assert_eq!(it.size_hint(), (escapes + 1, Some(escapes + 1)));
+            let v: Vec<Record> = it.collect();
+            assert_eq!(v.len(), escapes + 1, "{gap}");
+            assert_eq!(*v.last().unwrap(), r);
+            assert!(v[..escapes]
+                .iter()
+                .all(|e| matches!(e.as_event(), Some(Event::InstrGap(n)) if n > 0)));
+            let sum = v
+                .iter()
+                .try_fold(0u64, |s, e| s.checked_add(e.instructions()));
+            assert_eq!(sum, Some(gap));
+            // every record is one the checked constructors accept
+            for e in &v {
+                assert_eq!(Record::from_raw(e.raw()), Ok(*e));
+            }
+        }
     }
 
     fn any_event() -> impl Strategy<Value = Event> {
@@ -540,6 +618,23 @@ mod tests {
     }
 
     proptest! {
+        /// `after_gap` keeps every instruction: the records it yields
+        /// account for exactly the gap (plus the record's own fetch).
+        #[test]
+        fn after_gap_preserves_instructions(
+            gap in prop_oneof![0u64..200, 0u64..=u64::MAX / 2, (MAX_PAYLOAD - 5)..(MAX_PAYLOAD * 4)],
+            old_gap in 0u32..=63,
+            kind in prop_oneof![Just(Kind::Load), Just(Kind::Ifetch), Just(Kind::Store)],
+        ) {
+            let r = Record::access(kind, 0x40, 8, old_gap).unwrap();
+            let own = u64::from(kind == Kind::Ifetch);
+            let v: Vec<Record> = r.after_gap(gap).collect();
+            let sum: u64 = v.iter().map(|e| e.instructions()).sum();
+            prop_assert_eq!(sum, gap + own);
+            prop_assert_eq!(v.last().unwrap().kind(), kind);
+            prop_assert!(v[..v.len() - 1].iter().all(|e| e.kind() == Kind::Escape));
+        }
+
         #[test]
         fn events_round_trip(e in any_event(), gap in 0u32..=63) {
             let r = Record::event(e, gap).unwrap();

@@ -83,6 +83,40 @@ impl MemoryConfig {
         }
     }
 
+    /// Host bytes the simulated memory takes before a run touches it,
+    /// each with the key that sizes it: the buddy allocator's chunk index
+    /// (`memory.size-bytes`: a pointer per 4 MiB of memory), the
+    /// bookkeeping aging touches (`memory.aging`: 12 B per frame of its
+    /// window) and, with `allocator = "coloris"`, the frames its pool takes
+    /// up front (`memory.coloris.pool-bytes`: their bookkeeping and a
+    /// free-list entry each, counted twice for the lists' growth). What a
+    /// run adds as its apps touch memory (page tables, more bookkeeping)
+    /// depends on the apps and is not counted. A size past the
+    /// allocator's 2^32 - 1 frames counts as that many: building the
+    /// memory refuses it by name (`memory.size-bytes`, "more than 2^32 - 1
+    /// frames").
+    pub fn planned_bytes(&self) -> Vec<(&'static str, u128)> {
+        let frames = (self.size_bytes / super::page::FRAME_BYTES).min(u64::from(u32::MAX));
+        let entry = u128::from(FrameTable::ENTRY_BYTES);
+        let index = u128::from(frames.div_ceil(super::frame_table::CHUNK_FRAMES))
+            * u128::from(FrameTable::INDEX_BYTES_PER_CHUNK);
+        let mut parts = vec![("memory.size-bytes", index)];
+        let aged = self.aging.as_ref().map_or(0, |a| a.window_frames(frames));
+        if aged > 0 {
+            parts.push(("memory.aging", u128::from(aged) * entry));
+        }
+        if self.allocator == AllocatorKind::Coloris {
+            let pooled = (self.coloris.pool_bytes / super::page::FRAME_BYTES).min(frames);
+            let list = 2 * std::mem::size_of::<super::page::Frame>() as u128;
+            let fresh = pooled.min(frames - aged);
+            parts.push((
+                "memory.coloris.pool-bytes",
+                u128::from(pooled) * list + u128::from(fresh) * entry,
+            ));
+        }
+        parts
+    }
+
     fn buddy(&self) -> Result<BuddyAllocator, MemoryError> {
         self.costs.check()?;
         let mut b = BuddyAllocator::new(self.size_bytes)?;
@@ -191,6 +225,35 @@ mod tests {
         assert_eq!(cfg.page_table_colors, TableColors::Any);
         // Absent or default, a serialized memory is as before the key.
         assert!(!serde_json::to_string(&cfg).unwrap().contains("page-table"));
+    }
+
+    /// The planned bookkeeping: a pointer per 4 MiB, 12 B per aged frame,
+    /// 28 B per coloris pool frame; sizes past the allocator's limit count
+    /// as the limit (building refuses them by name).
+    #[test]
+    fn planned_bytes_follow_the_allocator() {
+        let lazy = MemoryConfig {
+            aging: None,
+            ..MemoryConfig::aged(1 << 40, 0)
+        };
+        assert_eq!(lazy.planned_bytes(), [("memory.size-bytes", 2 << 20)]);
+        let huge = MemoryConfig {
+            size_bytes: 1 << 63,
+            ..lazy.clone()
+        };
+        assert_eq!(huge.planned_bytes(), [("memory.size-bytes", 32 << 20)]);
+        assert!(matches!(huge.build(), Err(MemoryError::MemorySize { .. })));
+        let aged = MemoryConfig::aged(1 << 40, 0);
+        // the default 16 GiB window
+        assert_eq!(aged.planned_bytes()[1], ("memory.aging", (4 << 20) * 12));
+        let coloris = MemoryConfig {
+            allocator: AllocatorKind::Coloris,
+            ..lazy
+        };
+        assert_eq!(
+            coloris.planned_bytes()[1],
+            ("memory.coloris.pool-bytes", (1 << 18) * 28)
+        );
     }
 
     #[test]

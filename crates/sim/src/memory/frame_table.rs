@@ -122,6 +122,9 @@ impl FrameTable {
     /// Bytes per materialised frame.
     pub(crate) const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 
+    /// Bytes of the chunk index per chunk (materialised or not).
+    pub(crate) const INDEX_BYTES_PER_CHUNK: u64 = std::mem::size_of::<Option<Box<Chunk>>>() as u64;
+
     /// Chunks materialised so far.
     pub(crate) fn chunks_in_use(&self) -> usize {
         self.chunks.iter().filter(|c| c.is_some()).count()

@@ -28,6 +28,10 @@ impl TlbArrayConfig {
     }
 }
 
+/// Host bytes an array keeps per entry (tag, frame and LRU stamp), for
+/// the platform's memory check.
+pub const HOST_BYTES_PER_ENTRY: u64 = 3 * std::mem::size_of::<u64>() as u64;
+
 /// A set-associative LRU array of translations.
 #[derive(Clone, Debug)]
 pub struct TlbArray {

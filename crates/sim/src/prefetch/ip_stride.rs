@@ -30,6 +30,9 @@ const EMPTY: Entry = Entry {
     stride: 0,
 };
 
+/// Host bytes of one prefetcher's table.
+pub(super) const TABLE_BYTES: usize = std::mem::size_of::<[Entry; ENTRIES]>();
+
 /// The IP stride prefetcher.
 #[derive(Clone, Debug)]
 pub struct IpStride {

@@ -185,6 +185,13 @@ pub struct Prefetchers {
 }
 
 impl Prefetchers {
+    /// Host bytes one core's prefetchers take (the boxed state, the IP
+    /// stride table and the streamer's streams), for the platform's
+    /// memory check.
+    pub const HOST_BYTES: u64 = (std::mem::size_of::<Prefetchers>()
+        + ip_stride::TABLE_BYTES
+        + streamer::STREAMS_BYTES) as u64;
+
     /// The platform's prefetchers for lines of `1 << line_bits` bytes,
     /// switched by `word` (those the platform lacks stay off).
     pub fn new(platform: &PrefetchPlatform, word: Word, line_bits: u32) -> Self {

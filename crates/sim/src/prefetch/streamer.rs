@@ -20,6 +20,9 @@ struct Stream {
     used: u64,
 }
 
+/// Host bytes of one streamer's streams (once all are tracked).
+pub(super) const STREAMS_BYTES: usize = STREAMS * std::mem::size_of::<Stream>();
+
 /// The L2 streamer.
 #[derive(Clone, Debug)]
 pub struct Streamer {

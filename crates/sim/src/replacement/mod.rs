@@ -71,6 +71,17 @@ pub enum PolicyKind {
 }
 
 impl PolicyKind {
+    /// Host bytes the policy's state takes for `sets` x `ways` lines:
+    /// LRU a word per set up to 16 ways and a byte per line above, SRRIP a
+    /// byte per line, random nothing per line.
+    pub fn host_bytes(self, sets: u128, ways: u128) -> u128 {
+        match self {
+            PolicyKind::Lru if ways <= recency::MAX_WAYS as u128 => sets * 8,
+            PolicyKind::Lru | PolicyKind::Srrip => sets * ways,
+            PolicyKind::Random => 0,
+        }
+    }
+
     /// A fresh policy for `sets` x `ways` lines; `seed` feeds random.
     pub fn build(self, sets: usize, ways: usize, seed: u64) -> PolicyState {
         match self {

@@ -18,6 +18,8 @@
 //! * [`alone`]: alone runs over ways or colors ([`run_alone_at`], [`alone_sweep_many`]).
 //! * [`sim_machine`]: [`SimMachine`], the simulator as a machine.
 //! * [`error`]: [`SystemError`], every failure with its app or field.
+//! * `host_footprint`: the host memory a platform takes before its first
+//!   access, checked by [`PlatformConfig::check`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -49,6 +51,7 @@ pub mod app;
 pub mod clock_modulation;
 pub mod dram;
 pub mod error;
+mod host_footprint;
 pub mod idle_quantum;
 pub mod multicore;
 pub mod platform;

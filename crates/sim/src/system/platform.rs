@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use super::clock_modulation::ClockModulation;
 use super::error::SystemError;
 use super::timing::TimingConfig;
-use crate::geometry::CacheConfig;
+use crate::geometry::{CacheConfig, Geometry};
 use crate::hierarchy::HierarchyConfig;
 use crate::memory::page_walk::TABLE_REGION;
 use crate::memory::FRAME_BYTES;
@@ -106,13 +106,6 @@ fn one() -> u32 {
 /// sizing the per-core hierarchies (caches and TLBs of every core) beyond
 /// any host.
 pub const MAX_CORES: u32 = 1024;
-
-/// Bytes the simulator keeps per cache line at least (its tag); the
-/// replacement state and per-set state come on top.
-const BYTES_PER_CACHE_LINE: u128 = 8;
-
-/// Bytes the simulator keeps per TLB entry (tag, frame and LRU stamp).
-const BYTES_PER_TLB_ENTRY: u128 = 24;
 
 impl PlatformConfig {
     /// A platform of `cores` cores with these caches and memory, and every
@@ -245,13 +238,28 @@ impl PlatformConfig {
         let Some(cfg) = &self.l3_victim else {
             return Ok(None);
         };
+        self.l3_victim_geometry()?;
+        VictimCache::new(cfg, &self.llc, FRAME_BYTES)
+            .map(Some)
+            .map_err(|e| SystemError::Config {
+                field: format!("l3-victim.{}", e.field),
+                reason: e.reason,
+            })
+    }
+
+    /// The geometry of the `[l3-victim]` section, checked as
+    /// [`Self::l3_victim_cache`] checks it, without allocating the cache.
+    fn l3_victim_geometry(&self) -> Result<Option<Geometry>, SystemError> {
+        let Some(cfg) = &self.l3_victim else {
+            return Ok(None);
+        };
         if self.core.mode == Mode::Cachegrind {
             return Err(SystemError::Config {
                 field: "l3-victim".into(),
                 reason: "the cachegrind mode has no level below the LLC".into(),
             });
         }
-        VictimCache::new(cfg, &self.llc, FRAME_BYTES)
+        cfg.check(&self.llc, FRAME_BYTES)
             .map(Some)
             .map_err(|e| SystemError::Config {
                 field: format!("l3-victim.{}", e.field),
@@ -284,7 +292,9 @@ impl PlatformConfig {
             m.check()?;
         }
         self.declared_swap_map()?;
-        self.l3_victim_cache()?;
+        // the victim cache's geometry only: building it would allocate
+        // its arrays before the size check below
+        self.l3_victim_geometry()?;
         if self.tlb.walk == WalkMode::Hierarchy && self.memory.size_bytes > TABLE_REGION {
             return Err(SystemError::Config {
                 field: "tlb.walk".into(),
@@ -299,57 +309,14 @@ impl PlatformConfig {
         self.check_model_size()
     }
 
-    /// Checks that the caches and TLBs of every core, the LLC and the
-    /// victim cache fit in the host's memory before any is allocated
-    /// (each geometry alone may be valid and still far beyond the host:
-    /// `llc.size-bytes = 2^50`). A refusal names the key that needs the
-    /// most.
+    /// Checks that what the simulator allocates for this platform before
+    /// its first access (every core's caches, TLBs and prefetchers, the
+    /// LLC, the victim cache and the memory's bookkeeping: see
+    /// [`super::host_footprint`]) fits in the host's memory, before any of
+    /// it is allocated (each part alone may be valid and still far beyond
+    /// the host: `llc.size-bytes = 2^50`). A refusal names the key that
+    /// needs the most.
     fn check_model_size(&self) -> Result<(), SystemError> {
-        let lines = |c: &CacheConfig| c.geometry().map_or(0, |g| g.lines() as u128);
-        let cores = u128::from(self.cores);
-        let t = &self.tlb;
-        let tlb_entries: u128 = [t.l1d_4k, t.l1d_2m, t.l1i_4k, t.l1i_2m, t.stlb]
-            .iter()
-            .map(|a| u128::from(a.entries))
-            .sum();
-        let mut parts: Vec<(&str, u128)> = vec![
-            (
-                "core.l1i",
-                cores * lines(&self.core.l1i) * BYTES_PER_CACHE_LINE,
-            ),
-            (
-                "core.l1d",
-                cores * lines(&self.core.l1d) * BYTES_PER_CACHE_LINE,
-            ),
-            ("tlb", cores * tlb_entries * BYTES_PER_TLB_ENTRY),
-            ("llc", lines(&self.llc) * BYTES_PER_CACHE_LINE),
-        ];
-        if let Some(l2) = &self.core.l2 {
-            parts.push(("core.l2", cores * lines(l2) * BYTES_PER_CACHE_LINE));
-        }
-        if let Some(v) = &self.l3_victim {
-            let v_lines = u128::from(v.size_bytes / u64::from(v.line_bytes.max(1)));
-            parts.push(("l3-victim", v_lines * BYTES_PER_CACHE_LINE));
-        }
-        let total: u128 = parts.iter().map(|(_, b)| b).sum();
-        let (field, _) = parts
-            .iter()
-            .max_by_key(|(_, b)| *b)
-            .copied()
-            .unwrap_or(("cores", 0));
-        let why = parts
-            .iter()
-            .map(|(k, b)| format!("{k} {}", cachepart_units::host_memory::bytes_text(*b)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        cachepart_units::check_allocation(
-            "the simulated caches and TLBs",
-            &format!("{} cores; {why}", self.cores),
-            total,
-        )
-        .map_err(|e| SystemError::Config {
-            field: field.into(),
-            reason: e.to_string(),
-        })
+        super::host_footprint::check_within(self, cachepart_units::host_memory::host_memory_bytes())
     }
 }

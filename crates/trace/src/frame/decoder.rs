@@ -43,7 +43,9 @@ const BLOCK: usize = 2048;
 /// Decompresses frames; keeps its zstd context and scratch buffer.
 pub(crate) struct FrameDecoder {
     dec: Decompressor<'static>,
-    raw: Vec<u8>,
+    /// The decompressed frame (visible to the frame tests, which check
+    /// that a corrupt header sizes nothing).
+    pub(super) raw: Vec<u8>,
 }
 
 /// A decompressed frame's planes and the bounds of its varint sections.
@@ -123,7 +125,21 @@ impl FrameDecoder {
     }
 
     /// Decompresses the frame and splits it into its planes and sections.
+    /// The header's raw length is bounded by its record count
+    /// ([`FrameHeader::parse`]); a zstd frame that records its content
+    /// size (as every frame a writer makes does) must agree with it before
+    /// the buffer is sized, so that a corrupt length allocates nothing.
     fn decompress(&mut self, h: FrameHeader, body: &[u8], offset: u64) -> Result<Planes<'_>> {
+        match zstd::zstd_safe::get_frame_content_size(body) {
+            Ok(Some(size)) if size != u64::from(h.raw_len) => {
+                return Err(bad(
+                    offset,
+                    format!("zstd frame holds {size} bytes, header says {}", h.raw_len),
+                ));
+            }
+            Ok(_) => {}
+            Err(_) => return Err(bad(offset, "zstd: not a zstd frame header")),
+        }
         self.raw.clear();
         self.raw.reserve(h.raw_len as usize);
         let got = self

@@ -283,3 +283,86 @@ proptest! {
         decode_all_ways(&assemble(recs.len(), &planes, &secs));
     }
 }
+
+/// A frame header whose raw length is within the bounds of its record
+/// count but not what its zstd frame holds is refused, naming the offset,
+/// before the decoder sizes its buffer: before, a corrupt header claiming
+/// 16 Mi records and 160 MiB reserved 160 MiB for a 30-byte frame.
+#[test]
+fn a_wrong_raw_length_allocates_nothing() {
+    let recs = records(&[(0, false, 8, 8, 0, 0), (0, false, 16, 8, 0, 0)]);
+    let (planes, secs) = raw_parts(&recs);
+    let frame = assemble(recs.len(), &planes, &secs);
+    let mut hb = [0u8; FRAME_HEADER];
+    hb.copy_from_slice(&frame[..FRAME_HEADER]);
+    let good = FrameHeader::parse(&hb, 0).unwrap();
+    let body = &frame[FRAME_HEADER..];
+    let huge = FrameHeader {
+        records: MAX_FRAME_RECORDS,
+        raw_len: (SECTIONS as u64 + u64::from(MAX_FRAME_RECORDS) * MAX_RAW_PER_RECORD) as u32,
+        ..good
+    };
+    // the header alone is in range (it is consistent with its record count)
+    FrameHeader::parse(&huge.encode(), 0).unwrap();
+    for h in [
+        huge,
+        FrameHeader {
+            raw_len: good.raw_len + 1,
+            ..good
+        },
+    ] {
+        let mut dec = FrameDecoder::new().unwrap();
+        let mut out = Vec::new();
+        let e = dec.decode(h, body, 4096, 0, &mut out).unwrap_err();
+        assert!(
+            matches!(e, TraceError::BadFrame { offset: 4096, .. }),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "bad frame at byte offset 4096: zstd frame holds {} bytes, header says {}",
+                good.raw_len, h.raw_len
+            )
+        );
+        assert_eq!(dec.raw.capacity(), 0, "{h:?}");
+        assert!(out.is_empty());
+    }
+    // a body that is not a zstd frame at all
+    let mut dec = FrameDecoder::new().unwrap();
+    let e = dec
+        .decode(good, &[0u8; 32], 7, 0, &mut Vec::new())
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bad frame at byte offset 7: zstd: not a zstd frame header"
+    );
+    assert_eq!(dec.raw.capacity(), 0);
+}
+
+/// Raw lengths outside what the record count allows (`8 + 3 n` to
+/// `8 + 10 n` bytes) are refused by the header check, naming the offset.
+#[test]
+fn raw_lengths_outside_the_record_bounds_are_refused() {
+    let n = 40u32;
+    for raw_len in [0, 8 + 3 * n - 1, 8 + 10 * n + 1, u32::MAX] {
+        let h = FrameHeader {
+            compressed_len: 100,
+            records: n,
+            raw_len,
+        };
+        let e = FrameHeader::parse(&h.encode(), 123).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("bad frame at byte offset 123: raw length {raw_len} out of range")
+        );
+    }
+    for raw_len in [8 + 3 * n, 8 + 10 * n] {
+        let h = FrameHeader {
+            compressed_len: 100,
+            records: n,
+            raw_len,
+        };
+        assert_eq!(FrameHeader::parse(&h.encode(), 0).unwrap(), h);
+    }
+}

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, TraceError};
 use crate::header::Header;
-use crate::record::{Kind, Record, MAX_SIZE};
+use crate::record::{AfterGap, Kind, Record, MAX_SIZE};
 use crate::writer::{WriteSummary, Writer};
 
 pub use mix::{InstructionMix, MIN_ACCESSES_PER_INSTR};
@@ -231,7 +231,7 @@ impl SynthConfig {
             state: State::new(&self.pattern, self.base, self.line_bytes)?,
             mix: self.mix.clone(),
             left: self.accesses,
-            pending: None,
+            pending: AfterGap::default(),
         })
     }
 
@@ -261,7 +261,7 @@ pub struct Generator {
     state: State,
     mix: InstructionMix,
     left: u64,
-    pending: Option<Record>,
+    pending: AfterGap,
 }
 
 impl Iterator for Generator {
@@ -269,7 +269,7 @@ impl Iterator for Generator {
 
     #[inline]
     fn next(&mut self) -> Option<Record> {
-        if let Some(r) = self.pending.take() {
+        if let Some(r) = self.pending.next() {
             return Some(r);
         }
         if self.left == 0 {
@@ -284,13 +284,9 @@ impl Iterator for Generator {
         let gap = self.mix.gap(&mut self.rng);
         // Fields were checked when the generator was built.
         let rec = Record::access(kind, addr, size, 0).expect("generator fields are valid");
-        match rec.after_gap(gap) {
-            (Some(esc), r) => {
-                self.pending = Some(r);
-                Some(esc)
-            }
-            (None, r) => Some(r),
-        }
+        // The escapes of a large gap (if any), then the record.
+        self.pending = rec.after_gap(gap);
+        self.pending.next()
     }
 }
 
