@@ -116,11 +116,22 @@ impl PrefetchPlatform {
             }
         }
         Word::new(self.default_word).map_err(|e| ("prefetchers.default-word".into(), e))?;
-        if self.streamer_degree == 0 || self.streamer_distance == 0 {
-            return Err((
-                "prefetchers.streamer-degree".into(),
-                "degree and distance must be at least 1 line".into(),
-            ));
+        // The streamer never leaves its 4 KiB page of 64 lines, so it can
+        // run at most 63 lines ahead of a request and issue at most 63 a
+        // request: a larger value would be taken silently as 63.
+        let max = streamer::MAX_AHEAD;
+        for (key, v) in [
+            ("streamer-degree", self.streamer_degree),
+            ("streamer-distance", self.streamer_distance),
+        ] {
+            if !(1..=max).contains(&v) {
+                return Err((
+                    format!("prefetchers.{key}"),
+                    format!(
+                        "{v}: expected 1 to {max} lines (the streamer stays within its 4 KiB page)"
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -401,5 +412,32 @@ mod tests {
         assert!(platform(&["l2-streamer", "l2-adjacent"]).check().is_ok());
         // a platform built in code without the section checks too
         assert!(PrefetchPlatform::default().check().is_ok());
+    }
+
+    /// Each streamer field is named on its own, and a value past the page
+    /// (which the streamer would take silently as 63) is refused.
+    #[test]
+    fn streamer_degree_and_distance_are_named_and_bounded_by_the_page() {
+        for (degree, distance, key) in [
+            (0, 16, "prefetchers.streamer-degree"),
+            (2, 0, "prefetchers.streamer-distance"),
+            (64, 16, "prefetchers.streamer-degree"),
+            (2, u32::MAX, "prefetchers.streamer-distance"),
+        ] {
+            let p = PrefetchPlatform {
+                streamer_degree: degree,
+                streamer_distance: distance,
+                ..platform(&["l2-streamer"])
+            };
+            let (k, msg) = p.check().unwrap_err();
+            assert_eq!(k, key, "{degree} {distance}");
+            assert!(msg.contains("expected 1 to 63 lines"), "{msg}");
+        }
+        let edge = PrefetchPlatform {
+            streamer_degree: 63,
+            streamer_distance: 63,
+            ..platform(&["l2-streamer"])
+        };
+        assert!(edge.check().is_ok());
     }
 }

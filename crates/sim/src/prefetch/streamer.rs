@@ -9,6 +9,10 @@
 const STREAMS: usize = 32;
 const PAGE_LINES_BITS: u32 = 6; // 64 lines of 64 bytes
 
+/// The most lines the streamer can run ahead of a request, or issue for
+/// one: the rest of its page.
+pub const MAX_AHEAD: u32 = (1 << PAGE_LINES_BITS) - 1;
+
 #[derive(Clone, Copy, Debug)]
 struct Stream {
     page: u64,
