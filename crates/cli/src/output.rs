@@ -220,6 +220,34 @@ impl Output {
     }
 }
 
+/// Writes each output's bytes, all or nothing as far as files go: every
+/// file's bytes go to a registered temporary beside it first, and the
+/// temporaries are renamed into place only once all are written (a full
+/// disk leaves none of them); standard output, devices and FIFOs, which
+/// cannot be staged, are written after that.
+pub fn write_all_bytes(outputs: &[(&Output, &[u8])]) -> Result<()> {
+    let mut staged = Vec::new();
+    for (o, bytes) in outputs {
+        if let Target::File(p) = &o.target {
+            let ctx = || format!("{} {}", o.option, o.given.display());
+            let tmp = TempFile::beside(p).with_context(ctx)?;
+            let mut f = tmp.file().with_context(ctx)?;
+            f.write_all(bytes).with_context(ctx)?;
+            f.flush().with_context(ctx)?;
+            staged.push((tmp, p, ctx));
+        }
+    }
+    for (tmp, p, ctx) in staged {
+        tmp.persist(p).with_context(ctx)?;
+    }
+    for (o, bytes) in outputs {
+        if !matches!(o.target, Target::File(_)) {
+            o.write_bytes(bytes)?;
+        }
+    }
+    Ok(())
+}
+
 /// A writer that remembers its first failure, so that [`Output::write_with`]
 /// can name the output when that failure comes back wrapped in another
 /// error.
@@ -521,6 +549,31 @@ impl Drop for TempFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file that cannot be written leaves none of the others: the first
+    /// output is not renamed into place when the second fails, and no
+    /// temporary is left.
+    #[test]
+    fn write_all_bytes_writes_no_file_unless_all_are_staged() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        std::fs::create_dir(&gone).unwrap();
+        let first = Output::new("-o", &dir.path().join("results.json")).unwrap();
+        let second = Output::new("-o", &gone.join("samples.csv")).unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        let e = write_all_bytes(&[(&first, b"{}"), (&second, b"a,b\n")]).unwrap_err();
+        assert!(format!("{e:#}").contains("samples.csv"), "{e:#}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        // and both land when both can be written
+        std::fs::create_dir(&gone).unwrap();
+        write_all_bytes(&[(&first, b"{}"), (&second, b"a,b\n")]).unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("results.json")).unwrap(),
+            b"{}"
+        );
+        assert_eq!(std::fs::read(gone.join("samples.csv")).unwrap(), b"a,b\n");
+    }
 
     #[test]
     fn dash_is_stdout_and_symlinks_resolve_to_their_target() {

@@ -152,8 +152,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         // Both rendered before either is written.
         let json = serde_json::to_string_pretty(&report)?;
         let csv = cachepart::output::samples::to_csv(&report.samples);
-        results.write_bytes(json.as_bytes())?;
-        samples.write_bytes(csv.as_bytes())?;
+        crate::output::write_all_bytes(&[(&results, json.as_bytes()), (&samples, csv.as_bytes())])?;
         made.keep();
     }
     Ok(())
