@@ -112,11 +112,25 @@ def test_random_mixes_are_fixed_by_seed_size_and_index(tmp_path):
         (("apps = [3, 4, 5]", "apps = [3, 12]"), "axes.random-mixes.apps", "has 9"),
         (("seeds = [7]", "seeds = [7, 7]"), "axes.random-mixes.seeds[1]", "repeated"),
         (("[axes]", '[axes]\nbw-model = ["simple", "fancy"]'), "axes.bw-model[1]", "fancy"),
-        (("[axes]", "[axes]\nmax-bw = [35000, -1]"), "axes.max-bw[1]", "expected a number"),
+        (("[axes]", "[axes]\nmax-bw = [35000, -1]"), "axes.max-bw[1]", "-1: expected a finite number of at least 0"),
         (("[axes]", "[axes]\nprefetch = [1]"), "axes.prefetch", "unknown axis"),
         (('metrics = "builtin:debian"', 'metrics = "missing.csv"'), "base.metrics", "no such file"),
         (("[axes]", '[axes]\nworkloads = ["nowhere.csv"]'), "axes.workloads[0]", "no such file"),
         (("[axes]", '[axes]\nlfoc-preset = ["paper", "other"]'), "axes.lfoc-preset[1]", "other"),
+        # non-finite numbers: refused by their key, not a traceback from the hash's JSON
+        (("[axes]", "[axes]\nmax-bw = [35000, inf]"), "axes.max-bw[1]", "inf: expected a finite number of at least 0"),
+        (("[axes]", "[axes]\ntime-limit = [nan]"), "axes.time-limit[0]", "expected a finite number"),
+        # values every run would fail on: tried on the engine once, before anything runs
+        (("[axes]", "[axes]\nthreads = [1, 0]"), "axes.threads[1]", "expected at least 1 thread"),
+        (("[axes]", "[axes]\nways = [11, 0]"), "axes.ways[1]", "expected 1 to 11"),
+        (("[base]", "[base]\nmax-bw = 0"), "base.max-bw", "at least 1.0 MB/s"),
+        # the same point twice, written two ways
+        (("[axes]", "[axes]\nmax-bw = [35000, 35000.0]"), "axes.max-bw[1]", "repeated (as [0])"),
+        # more draws than different mixes: the same mix under two names
+        (("apps = [3, 4, 5]", "apps = [3, 9]"), "axes.random-mixes.count", "only 1 different mix of 9"),
+        # a count with zeros too many: refused before the plan fills the memory
+        (("count = 20", "count = 100_000_000"), "axes.random-mixes.count", "above the 1000000 one sweep may have"),
+        (('name = "t"', 'name = "../t"'), "sweep.name", "without '/'"),
     ],
 )
 def test_bad_field_is_named_with_the_file(tmp_path, change, field, words):
@@ -244,7 +258,7 @@ def test_killed_worker_loses_and_doubles_nothing(cluster, tmp_path):
         c.wait_for_workers(3, timeout=60)
         # 1,500 runs: on a quiet machine 300 could all finish before the
         # watcher sees a third of them done
-        text = SWEEP.format(metrics="builtin:debian").replace("count = 20", "count = 100")
+        text = SWEEP.format(metrics="builtin:debian").replace("count = 20", "count = 75").replace("apps = [3, 4, 5]", "apps = [4, 5]").replace("seeds = [7]", "seeds = [7, 8]")
         plan = sw.plan(write(tmp_path, text))
         out = tmp_path / "out"
         killed = []
@@ -279,8 +293,9 @@ def _sigint_as_default() -> None:
 def test_interrupted_sweep_resumes_without_redoing(cluster, tmp_path, sig):
     address, _ = cluster
     # 1,500 runs, one per task: on a quiet machine 300 could all finish
-    # before the interrupt
-    f = write(tmp_path, SWEEP.format(metrics="builtin:debian").replace("count = 20", "count = 100"))
+    # before the interrupt (2 seeds x 2 sizes x 75 mixes x 5 algorithms;
+    # not 100 mixes of 3: the table has only 84 different ones)
+    f = write(tmp_path, SWEEP.format(metrics="builtin:debian").replace("count = 20", "count = 75").replace("apps = [3, 4, 5]", "apps = [4, 5]").replace("seeds = [7]", "seeds = [7, 8]"))
     plan = sw.plan(f)
     out = tmp_path / "out"
     cli = subprocess.Popen(
@@ -428,6 +443,111 @@ def test_sim_platform_and_scenario_key_axes(tmp_path):
         with pytest.raises(sw.SweepFileError) as e:
             sw.plan(write(tmp_path, bad, "bad.toml"))
         assert e.value.field == field, (field, str(e.value))
+
+
+def test_table_and_scenario_axes_are_one_run_each_not_a_repeat(tmp_path, debian_csv):
+    """``metrics`` and ``scenario`` as axes (the plan's outer loop) give one
+    run per table or scenario, not one per pair of them refused as repeats."""
+    (tmp_path / "param.csv").write_text(cachepart.profile.builtin_metrics_csv("parametric"))
+    text = SWEEP.format(metrics="builtin:debian").replace('metrics = "builtin:debian"\n', "").replace(
+        "[axes]", '[axes]\nmetrics = ["debian.csv", "param.csv"]'
+    ).replace("count = 20", "count = 2")
+    runs = sw.plan(write(tmp_path, text)).runs
+    assert len(runs) == 2 * 3 * 2 * 5
+    assert [r.labels["table"] for r in runs[:: 3 * 2 * 5]] == ["debian.csv", "param.csv"]
+    tiny = ROOT / "examples/scenarios/tiny.toml"
+    (tmp_path / "a.toml").write_text(tiny.read_text())
+    (tmp_path / "b.toml").write_text(tiny.read_text().replace("seed = 7", "seed = 8"))
+    sim = '[sweep]\nkind = "sim"\n[axes]\nscenario = ["a.toml", "b.toml"]\nseed = [1, 2]\n'
+    runs = sw.plan(write(tmp_path, sim, "sim.toml")).runs
+    assert [(r.labels["scenario"], r.labels["seed"]) for r in runs] == [
+        ("a.toml", 1), ("a.toml", 2), ("b.toml", 1), ("b.toml", 2)
+    ]
+
+
+def test_sim_set_values_refused_before_anything_runs(tmp_path):
+    """A scenario key given twice (quoted and dotted), a non-finite value, and
+    too many runs are named by their key in the plan."""
+    tiny = (ROOT / "examples/scenarios/tiny.toml").resolve()
+    head = f'[sweep]\nkind = "sim"\n[base]\nscenario = "{tiny}"\n'
+    for body, field, words in (
+        ('[axes.set]\n"app.1.mlp" = [1.0, 2.0]\napp.1.mlp = [3.0]\n', "axes.set.app.1.mlp", "given twice"),
+        ('[base.set]\n"app.1.mlp" = 2.0\n[base.set.app.1]\nmlp = 3.0\n', "base.set.app.1.mlp", "given twice"),
+        ('[axes.set]\n"app.1.mlp" = [1.0, nan]\n', "axes.set.app.1.mlp[1]", "nan: expected a finite number"),
+        ('[base.set]\ntiming = { dram-ns = inf }\n', "base.set.timing.dram-ns", "expected a finite number"),
+        (
+            "[axes]\nseed = [" + ", ".join(map(str, range(1000))) + "]\n[axes.set]\ninstructions = ["
+            + ", ".join(map(str, range(1, 1002))) + "]\n",
+            "axes",
+            "1 scenarios x 1000 values of axes.seed x 1001 values of axes.set.instructions = 1001000 runs",
+        ),
+    ):
+        with pytest.raises(sw.SweepFileError) as e:
+            sw.plan(write(tmp_path, head + body))
+        assert e.value.field == field and words in str(e.value), str(e.value)
+
+
+def test_out_must_be_new_empty_or_this_sweeps(tmp_path):
+    """``run`` refuses a results directory that is a file, another
+    directory with files, or another sweep's results, before writing
+    anything; it takes a new or empty one, and its own (resume)."""
+    from cachepart.sweep.runner import check_out
+
+    sweep = SWEEP.format(metrics="builtin:debian").replace("count = 20", "count = 1")
+    plan = sw.plan(write(tmp_path, sweep))
+    other = sw.plan(write(tmp_path, sweep.replace('name = "t"', 'name = "u"'), "u.toml"))
+    (tmp_path / "file").write_text("keep\n")
+    (tmp_path / "inputs").mkdir()
+    (tmp_path / "inputs" / "mixes.csv").write_text("xz,sort\n")
+    for out, words in (
+        (tmp_path / "file", "exists and is not a directory"),
+        (tmp_path / "inputs", "is not a results directory (no sweep.json) and holds other files (mixes.csv)"),
+        (tmp_path, "is the directory of the sweep file"),
+    ):
+        with pytest.raises(cachepart.UsageError) as e:
+            sw.run(plan, out=out, client=object())
+        assert str(e.value).startswith(f"--out {out}: {words}"), str(e.value)
+    assert (tmp_path / "file").read_text() == "keep\n"
+    assert sorted(p.name for p in (tmp_path / "inputs").iterdir()) == ["mixes.csv"]
+    check_out(tmp_path / "new", plan)
+    (tmp_path / "empty").mkdir()
+    check_out(tmp_path / "empty", plan)
+    res = tmp_path / "res"
+    store.write_json({"name": "t", "kind": "profile", "file": str(tmp_path / "s.toml"), "runs": 1}, res / store.INFO)
+    check_out(res, plan)
+    with pytest.raises(cachepart.UsageError) as e:
+        check_out(res, other)
+    assert "holds the results of the profile sweep 't'" in str(e.value) and "not of the profile sweep 'u'" in str(e.value)
+    (res / store.INFO).write_text("{not json")
+    with pytest.raises(cachepart.UsageError, match="sweep.json is not a sweep description"):
+        check_out(res, plan)
+
+
+def test_report_refuses_to_overwrite_what_it_reads(tmp_path, capsys):
+    res = tmp_path / "res"
+    sweep_file = write(tmp_path, SWEEP.format(metrics="builtin:debian"))
+    store.write_json({"name": "t", "kind": "profile", "file": str(sweep_file), "runs": 0}, res / store.INFO)
+    before = sweep_file.read_text()
+    for dest, words in (
+        (res / store.INFO, "is part of the results directory"),
+        (res / "runs" / "x.html", "is part of the results directory"),
+        (res, "is a directory"),
+        (sweep_file, "is the sweep file of"),
+    ):
+        assert main(["report", str(res), "-o", str(dest)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: -o {dest}: {words}"), err
+    assert sweep_file.read_text() == before
+    assert (res / store.INFO).read_text().startswith("{")
+
+
+def test_local_workers_are_bounded(capsys):
+    from cachepart.sweep.runner import MAX_WORKERS_PER_CPU, _cpus
+
+    most = MAX_WORKERS_PER_CPU * _cpus()
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(EXAMPLES / "quick.toml"), "--workers", str(most + 1), "-q"])
+    assert f"--workers {most + 1}: expected at most {most}" in str(e.value)
 
 
 def test_missing_dask_is_named_with_what_to_install(monkeypatch, capsys):

@@ -36,7 +36,7 @@ pub enum PolicyError {
         what: String,
     },
     /// A parameter is out of range.
-    #[error("{policy}: parameter {name} = {value}: {expected}")]
+    #[error("{policy}: parameter {name} = {value}: expected {expected}")]
     BadParameter {
         /// The policy.
         policy: String,

@@ -25,6 +25,11 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
 /// * without the Rust type names serde puts in it: a value of the wrong
 ///   type for a table reads "expected struct SynthConfig"; users wrote a
 ///   table, not a struct, so it becomes "expected a table";
+/// * without Rust's number type names: "expected u32" becomes "expected a
+///   whole number from 0 to 4294967295", "expected u64" "expected a whole
+///   number of at least 0", "expected i64" "expected a whole number",
+///   "expected f64" "expected a number" (a fraction, `nan` or a negative
+///   number given for a count otherwise reads "expected u64");
 /// * without serde_json's "at line N column 0" for an input that ends too
 ///   early (the position after its last newline, a column no editor
 ///   shows): it becomes "at the end of the input, after line N-1" (or
@@ -42,6 +47,45 @@ pub fn plain_type_names(message: &str) -> String {
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(after.len());
         rest = &after[end..];
+    }
+    out.push_str(rest);
+    plain_number_names(&out)
+}
+
+/// The words for Rust's number types after "expected " in a parser's
+/// message.
+const NUMBER_NAMES: [(&str, &str); 12] = [
+    ("u8", "a whole number from 0 to 255"),
+    ("u16", "a whole number from 0 to 65535"),
+    ("u32", "a whole number from 0 to 4294967295"),
+    ("u64", "a whole number of at least 0"),
+    ("usize", "a whole number of at least 0"),
+    ("u128", "a whole number of at least 0"),
+    ("i8", "a whole number from -128 to 127"),
+    ("i16", "a whole number from -32768 to 32767"),
+    ("i32", "a whole number from -2147483648 to 2147483647"),
+    ("i64", "a whole number"),
+    ("f32", "a number"),
+    ("f64", "a number"),
+];
+
+/// "expected u32" (and the other number types of [`NUMBER_NAMES`]) said
+/// in words; "expected u32x" or "expected u32_t" are left alone.
+fn plain_number_names(message: &str) -> String {
+    const EXPECTED: &str = "expected ";
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(EXPECTED) {
+        let head = i + EXPECTED.len();
+        out.push_str(&rest[..head]);
+        rest = &rest[head..];
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if let Some((_, words)) = NUMBER_NAMES.iter().find(|(t, _)| *t == &rest[..end]) {
+            out.push_str(words);
+            rest = &rest[end..];
+        }
     }
     out.push_str(rest);
     out
@@ -83,6 +127,41 @@ mod tests {
             "expected a table, expected a table"
         );
         assert_eq!(plain_type_names("expected a string"), "expected a string");
+    }
+
+    /// A fraction, `nan` or a negative number for a count reads in words
+    /// what was expected, not Rust's type name; other words stay.
+    #[test]
+    fn number_type_names_become_words() {
+        assert_eq!(
+            plain_type_names("line 9\ninvalid type: floating point `1.5`, expected u32\n"),
+            "line 9\ninvalid type: floating point `1.5`, expected a whole number from 0 to 4294967295\n"
+        );
+        assert_eq!(
+            plain_type_names("invalid type: floating point `NaN`, expected u64 at line 2 column 9"),
+            "invalid type: floating point `NaN`, expected a whole number of at least 0 at line 2 column 9"
+        );
+        assert_eq!(
+            plain_type_names("invalid value: integer `-1`, expected u64"),
+            "invalid value: integer `-1`, expected a whole number of at least 0"
+        );
+        assert_eq!(
+            plain_type_names("invalid type: string \"x\", expected f64"),
+            "invalid type: string \"x\", expected a number"
+        );
+        for kept in [
+            "expected u32x",
+            "expected u64_t",
+            "expected a u32",
+            "expected",
+        ] {
+            assert_eq!(plain_type_names(kept), kept);
+        }
+        let json_err = serde_json::from_str::<u32>("1.5").unwrap_err().to_string();
+        assert!(
+            plain_type_names(&json_err).contains("expected a whole number from 0 to 4294967295"),
+            "{json_err}"
+        );
     }
 
     #[test]

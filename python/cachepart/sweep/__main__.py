@@ -34,8 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a sweep (resumes: runs already done are skipped)")
     r.add_argument("file", help="the sweep file (TOML)")
     r.add_argument("--scheduler", metavar="ADDR", help="a Dask scheduler (tcp://HOST:PORT); default: a local cluster")
-    r.add_argument("--workers", type=int, metavar="N", help="worker processes of the local cluster (default: one per CPU)")
-    r.add_argument("--out", metavar="DIR", help="results directory (default: NAME-results)")
+    r.add_argument("--workers", type=int, metavar="N", help="worker processes of the local cluster (default: one per CPU; at most 8 per CPU)")
+    r.add_argument("--out", metavar="DIR", help="results directory: new, empty, or this sweep's to resume (default: NAME-results)")
     r.add_argument("--batch", type=int, metavar="N", help="runs per Dask task (default: sized from the measured run time, about half a second of work a task)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     rep = sub.add_parser("report", help="write the HTML report of a results directory")
@@ -89,6 +89,16 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise SystemExit("cachepart sweep: error: --workers must be at least 1")
+    if args.workers is not None and args.scheduler is None:
+        from cachepart.sweep.runner import MAX_WORKERS_PER_CPU, _cpus
+
+        most = MAX_WORKERS_PER_CPU * _cpus()
+        if args.workers > most:
+            # each worker is a process of its own: a typo would start thousands
+            raise SystemExit(
+                f"cachepart sweep: error: --workers {args.workers}: expected at most {most} "
+                f"({MAX_WORKERS_PER_CPU} per CPU of this machine) for a local cluster"
+            )
     signal.signal(signal.SIGTERM, _raise_terminated)
     s = run(args.file, scheduler=args.scheduler, workers=args.workers, out=args.out, batch=args.batch, progress=not args.quiet)
     print(

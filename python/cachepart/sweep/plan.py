@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -54,8 +55,26 @@ else:  # pragma: no cover
 #: Bumped when the meaning of a run's content changes (old results are
 #: then not reused).
 PLAN_FORMAT = 1
-#: Profile options whose values the plan tries on the engine once each.
-PROBED = ("bw-model", "lfoc-preset")
+#: Profile options whose values the plan tries on the engine once each
+#: (per table: the ways it covers differ), so that a value every run
+#: would fail on (``ways = 0``, ``max-bw = 0``, ``threads = 0``, an
+#: unknown ``bw-model``) is refused before anything runs. ``plan`` is
+#: left to the runs: it names the programs of each mix.
+PROBED = (
+    "ways",
+    "bw-model",
+    "max-bw",
+    "time-limit",
+    "threads",
+    "lfoc-preset",
+    "lfoc-max-streaming",
+    "lfoc-gaps-per-streaming",
+)
+#: The most runs one sweep file may expand to: the plan holds every run
+#: in memory (a few kilobytes each) before anything is submitted, so a
+#: count typed with three zeros too many is refused rather than filling
+#: the memory. Split a larger study into several sweep files.
+MAX_RUNS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -137,9 +156,28 @@ def random_mix(names: Sequence[str], size: int, seed: int, k: int, repetition: b
     return sorted(set(names), key=lambda n: (rank(n), n))[:size]
 
 
-def _option_combinations(spec: SweepSpec) -> list[dict[str, Any]]:
-    keys = list(spec.axes)
+def _option_combinations(spec: SweepSpec, outer: str) -> list[dict[str, Any]]:
+    """Every combination of the option axes but ``outer`` (``metrics`` or
+    ``scenario``: the plan's outer loop, one table or scenario at a time)."""
+    keys = [k for k in spec.axes if k != outer]
     return [dict(zip(keys, values)) for values in itertools.product(*(spec.axes[k] for k in keys))]
+
+
+def _check_size(spec: SweepSpec, field: str, factors: list[tuple[str, int]]) -> None:
+    """Refuses a plan of more than :data:`MAX_RUNS` runs before it is
+    built; ``factors`` say what multiplies to its size."""
+    total = math.prod(n for _, n in factors)
+    if total > MAX_RUNS:
+        what = " x ".join(f"{n} {name}" for name, n in factors)
+        raise SweepFileError(
+            spec.path,
+            field,
+            f"{what} = {total} runs, above the {MAX_RUNS} one sweep may have (split it into several sweep files)",
+        )
+
+
+def _axes_size(spec: SweepSpec, outer: str) -> list[tuple[str, int]]:
+    return [(f"values of axes.{k}", len(v)) for k, v in spec.axes.items() if k != outer]
 
 
 def _engine_error(spec: SweepSpec, field: str, e: Exception) -> SweepFileError:
@@ -162,7 +200,23 @@ def _profile_runs(spec: SweepSpec) -> list[Run]:
     files = _FileHashes()
     tables = spec.axes.get("metrics", [spec.base.get("metrics", "builtin:debian")])
     table_field = "axes.metrics" if "metrics" in spec.axes else "base.metrics"
-    combos = _option_combinations(spec)
+    rm = spec.random_mixes
+    if rm is not None:
+        _check_size(
+            spec,
+            "axes.random-mixes.count",
+            [
+                ("tables", len(tables)),
+                ("seeds", len(rm.seeds)),
+                ("sizes", len(rm.apps)),
+                ("mixes", rm.count),
+                *_axes_size(spec, "metrics"),
+                ("algorithms", len(spec.algorithms)),
+            ],
+        )
+    else:
+        _check_size(spec, "axes", [("tables", len(tables)), *_axes_size(spec, "metrics"), ("algorithms", len(spec.algorithms))])
+    combos = _option_combinations(spec, "metrics")
     engine = _core.__version__
     runs: list[Run] = []
     for ti, table in enumerate(tables):
@@ -193,7 +247,6 @@ def _profile_runs(spec: SweepSpec) -> list[Run]:
                         list(g.sort_values("app_index")["app"]),
                     )
                 )
-        rm = spec.random_mixes
         if rm is not None:
             for size in rm.apps:
                 if size > len(names) and not rm.repetition:
@@ -202,6 +255,27 @@ def _profile_runs(spec: SweepSpec) -> list[Run]:
                         "axes.random-mixes.apps",
                         f"mixes of {size} programs, but {_table_label(table)} has {len(names)} (set repetition = true?)",
                     )
+                distinct = math.comb(len(names), size)
+                if rm.count > distinct and not rm.repetition:
+                    # more draws than mixes: some would be the same mix twice
+                    # under two names, counted twice in every mean
+                    raise SweepFileError(
+                        spec.path,
+                        "axes.random-mixes.count",
+                        f"{rm.count} mixes of {size} programs, but {_table_label(table)} has {len(names)} programs: "
+                        f"only {distinct} different mix{'es' if distinct != 1 else ''} of {size} (lower count, or set repetition = true)",
+                    )
+        _check_size(
+            spec,
+            "axes.workloads" if spec.workloads else "axes.random-mixes.count",
+            [
+                ("tables", len(tables)),
+                ("mixes", len(mixes) + (rm.count * len(rm.seeds) * len(rm.apps) if rm else 0)),
+                *_axes_size(spec, "metrics"),
+                ("algorithms", len(spec.algorithms)),
+            ],
+        )
+        if rm is not None:
             for seed in rm.seeds:
                 for size in rm.apps:
                     for k in range(rm.count):
@@ -293,7 +367,8 @@ def scenario_inputs(scenario: str, files: _FileHashes | None = None) -> dict[str
 def _sim_runs(spec: SweepSpec) -> list[Run]:
     files = _FileHashes()
     scenarios = spec.axes.get("scenario", [spec.base.get("scenario")])
-    combos = _option_combinations(spec)
+    _check_size(spec, "axes", [("scenarios", len(scenarios)), *_axes_size(spec, "scenario")])
+    combos = _option_combinations(spec, "scenario")
     engine = _core.__version__
     runs: list[Run] = []
     for si, scenario in enumerate(scenarios):

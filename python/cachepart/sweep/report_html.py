@@ -23,6 +23,7 @@ from typing import Any, Union
 import pandas as pd
 
 from cachepart import _core
+from cachepart.sweep import store
 from cachepart.sweep.results import info, load, load_failures, load_samples
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -269,11 +270,28 @@ def _samples_plot(df: pd.DataFrame, samples: pd.DataFrame) -> str:
     return _png(fig)
 
 
+def _check_dest(out: Path, dest: Path) -> None:
+    """Refuses a report path that is one of the report's inputs: the
+    results (``sweep.json``, anything under ``runs/``, ``samples/``,
+    ``failed/``) or the sweep file ``sweep.json`` names; or a directory."""
+    d = dest.resolve()
+    if d.is_dir():
+        raise _core.UsageError(f"-o {dest}: is a directory; expected the HTML file to write")
+    o = out.resolve()
+    inputs = [o / store.INFO, o]
+    if d in inputs or any(d.is_relative_to(o / sub) for sub in (store.RUNS, store.SAMPLES, store.FAILED)):
+        raise _core.UsageError(f"-o {dest}: is part of the results directory {out}, which the report reads; write it elsewhere")
+    sweep_file = info(out).get("file") if o.is_dir() else None
+    if isinstance(sweep_file, str) and Path(sweep_file).resolve() == d:
+        raise _core.UsageError(f"-o {dest}: is the sweep file of {out}; write the report elsewhere")
+
+
 def report(out: PathLike, path: PathLike, sample_runs: Sequence[str] | None = None) -> Path:
     """Writes the report of ``out`` to ``path`` (atomically); returns it.
     ``sample_runs``: as for :func:`render`."""
-    text = render(out, sample_runs)
     dest = Path(os.fspath(path))
+    _check_dest(Path(os.fspath(out)), dest)
+    text = render(out, sample_runs)
     tmp = dest.parent / f".{dest.name}.{os.getpid()}.tmp"
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -19,6 +19,7 @@ is recorded as its runs' failure; the next ``run`` retries it.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -53,6 +54,47 @@ class Summary:
 def default_out(plan: Plan) -> Path:
     """``NAME-results`` in the current directory."""
     return Path(f"{plan.spec.name}-results")
+
+
+def check_out(out: Path, plan: Plan) -> None:
+    """Refuses a results directory that is not this sweep's, before
+    anything is written: a file, a directory that holds other things (the
+    inputs' directory: its files would sit beside the results, and a
+    ``sweep.json`` of its own would be replaced), or the results of another
+    sweep (name or kind): :func:`cachepart.sweep.load` would mix their runs
+    with this one's. A missing or empty directory, or one of this sweep
+    (resumed), is taken."""
+    from cachepart import _core
+
+    def refuse(why: str) -> _core.UsageError:
+        return _core.UsageError(f"--out {out}: {why}; give a new directory, or this sweep's results directory to resume")
+
+    if not out.exists():
+        if out.is_symlink():
+            raise refuse("is a dangling symbolic link")
+        return
+    if not out.is_dir():
+        raise refuse("exists and is not a directory")
+    if plan.spec.path.resolve().parent == out:
+        raise refuse("is the directory of the sweep file")
+    info_path = out / store.INFO
+    if not info_path.exists():
+        stray = sorted(p.name for p in out.iterdir() if p.name not in (store.RUNS, store.SAMPLES, store.FAILED))
+        if stray:
+            raise refuse(f"is not a results directory (no {store.INFO}) and holds other files ({', '.join(stray[:3])}{', ...' if len(stray) > 3 else ''})")
+        return
+    try:
+        with open(info_path, encoding="utf-8") as f:
+            info = json.load(f)
+    except (OSError, ValueError) as e:
+        raise refuse(f"{store.INFO} is not a sweep description ({e})") from None
+    if not isinstance(info, dict) or "name" not in info or "kind" not in info:
+        raise refuse(f"{store.INFO} is not a sweep description (no name and kind)")
+    if (info["name"], info["kind"]) != (plan.spec.name, plan.spec.kind):
+        raise refuse(
+            f"holds the results of the {info['kind']} sweep {info['name']!r} (file {info.get('file')}), "
+            f"not of the {plan.spec.kind} sweep {plan.spec.name!r}"
+        )
 
 
 #: Wall seconds of work an automatically sized task aims at. Dask's cost
@@ -97,6 +139,10 @@ def _timed(runs: list[Run], out: str) -> tuple[list[tuple[str, str]], float]:
 
 def _batches(runs: list[Run], batch: int) -> list[list[Run]]:
     return [runs[i : i + batch] for i in range(0, len(runs), batch)]
+
+
+#: The most worker processes a local cluster may have per CPU (``--workers``).
+MAX_WORKERS_PER_CPU = 8
 
 
 def _cpus() -> int:
@@ -166,6 +212,7 @@ def run(
         raise _core.UsageError(f"batch {batch}: expected at least 1 run per task")
     out_dir = Path(os.fspath(out)) if out is not None else default_out(plan)
     out_dir = out_dir.resolve()
+    check_out(out_dir, plan)
     out_dir.mkdir(parents=True, exist_ok=True)
     store.write_json(
         {"name": plan.spec.name, "kind": plan.spec.kind, "file": str(plan.spec.path.resolve()), "runs": len(plan.runs)},

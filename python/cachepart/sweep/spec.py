@@ -13,6 +13,7 @@ Keys are kebab-case, as in scenario files. See docs/sweeps.md for the format.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -55,11 +56,14 @@ def _number(v: object) -> bool:
 
 
 def _check_int(v: object) -> str | None:
-    return None if _int(v) and v >= 0 else "expected a whole number >= 0"  # type: ignore[operator]
+    return None if _int(v) and v >= 0 else "expected a whole number of at least 0"  # type: ignore[operator]
 
 
 def _check_number(v: object) -> str | None:
-    return None if _number(v) and v >= 0 else "expected a number >= 0"  # type: ignore[operator]
+    # nan and inf are refused here: they can not be hashed (canonical JSON)
+    # and no option takes them
+    ok = _number(v) and math.isfinite(v) and v >= 0  # type: ignore[arg-type,operator]
+    return None if ok else "expected a finite number of at least 0"
 
 
 def _check_str(v: object) -> str | None:
@@ -91,6 +95,9 @@ PROFILE_OPTIONS: dict[str, tuple[str, Callable[[object], str | None]]] = {
 }
 
 def _check_toml(v: object) -> str | None:
+    if isinstance(v, float) and not math.isfinite(v):
+        # the scenario's --set refuses it too, and a run's hash can not hold it
+        return f"expected a finite number ({v!r} is not; a value set here must be finite)"
     if isinstance(v, (bool, int, float, str)):
         return None
     if isinstance(v, list):
@@ -221,6 +228,9 @@ def from_dict(doc: dict[str, Any], file: Path) -> SweepSpec:
     name = sweep.get("name", file.stem)
     if not isinstance(name, str) or not name:
         raise SweepFileError(file, "sweep.name", "expected a non-empty string")
+    if "/" in name or "\0" in name or name in (".", ".."):
+        # it names the default results directory, NAME-results, here
+        raise SweepFileError(file, "sweep.name", f"{name!r}: expected a name without '/' (the default results directory is NAME-results)")
     options = PROFILE_OPTIONS if kind == "profile" else SIM_OPTIONS
     path_keys = ("metrics",) if kind == "profile" else ("scenario",)
 
@@ -257,6 +267,10 @@ def from_dict(doc: dict[str, Any], file: Path) -> SweepSpec:
             if not isinstance(sets, dict):
                 raise SweepFileError(file, f"{section}.set", "expected a table of scenario keys ([" + section + ".set])")
             for k, v in _flatten(sets):
+                if SET_PREFIX + k in d:
+                    # "a.b" = ... and a.b = ... (or [section.set.a]) are two
+                    # TOML keys but one scenario key: one would be lost
+                    raise SweepFileError(file, f"{section}.set.{k}", "given twice (as a quoted dotted key and as a table): give it once")
                 d[SET_PREFIX + k] = v
     base = {k: option(k, v, f"base.{k}") for k, v in base_doc.items()}
 
@@ -315,13 +329,28 @@ def _table(doc: dict[str, Any], key: str, file: Path) -> dict[str, Any]:
     return t
 
 
+def _same_key(v: object) -> object:
+    """What makes two values the same point of an axis: equal numbers
+    (``1000`` and ``1000.0``) are, a number and a boolean are not; lists
+    and tables compare element by element."""
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, (int, float)):
+        return ("number", v)
+    if isinstance(v, list):
+        return ("list", tuple(_same_key(x) for x in v))
+    if isinstance(v, dict):
+        return ("table", tuple((k, _same_key(v[k])) for k in sorted(v)))
+    return ("other", repr(v))
+
+
 def _no_repeats(values: list[Any], file: Path, where: str) -> None:
-    seen: set[str] = set()
+    seen: dict[object, int] = {}
     for i, v in enumerate(values):
-        k = repr(v)
+        k = _same_key(v)
         if k in seen:
-            raise SweepFileError(file, f"{where}[{i}]", f"{v!r} is repeated")
-        seen.add(k)
+            raise SweepFileError(file, f"{where}[{i}]", f"{v!r} is repeated (as [{seen[k]}])")
+        seen[k] = i
 
 
 def _algorithms(value: object, file: Path) -> list[str]:

@@ -116,7 +116,10 @@ impl RecolorEngine {
         if !(cfg.win_us.is_finite() && cfg.win_us >= 0.0) {
             return Err(MemoryError::Config {
                 field: "recolor.win-us",
-                reason: format!("{} is not a finite number of microseconds >= 0", cfg.win_us),
+                reason: format!(
+                    "{}: expected a finite number of microseconds of at least 0",
+                    cfg.win_us
+                ),
             });
         }
         Ok(RecolorEngine {

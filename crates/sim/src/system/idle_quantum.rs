@@ -34,13 +34,13 @@ impl IdleQuantum {
         if self.run_cycles == 0 {
             return Err((
                 "run-cycles",
-                "0: the app must run for at least one cycle each round".into(),
+                "0: expected at least 1 cycle: the app must run each round".into(),
             ));
         }
         if self.idle_cycles == 0 {
             return Err((
                 "idle-cycles",
-                "0: an idle process that never runs throttles nothing (leave quantum out for no idle process)".into(),
+                "0: expected at least 1 cycle: an idle process that never runs throttles nothing (leave quantum out for no idle process)".into(),
             ));
         }
         // Ticks (`TICKS_PER_CYCLE` per cycle) of a round must fit in u64.
@@ -50,7 +50,7 @@ impl IdleQuantum {
             ("idle-cycles", self.idle_cycles),
         ] {
             if v > MAX {
-                return Err((field, format!("{v}: at most {MAX}")));
+                return Err((field, format!("{v}: expected at most {MAX} cycles")));
             }
         }
         Ok(())

@@ -306,7 +306,21 @@ impl PlatformConfig {
         }
         super::timing::check_tlb_limits(&self.tlb)?;
         self.timing.check()?;
+        self.check_paging_costs()?;
         self.check_model_size()
+    }
+
+    /// `memory.costs`, checked with the platform rather than when its
+    /// memory is built, so that a platform file's bad cost is named by its
+    /// key (`memory.costs.page-in-us`) and file.
+    fn check_paging_costs(&self) -> Result<(), SystemError> {
+        self.memory.costs.check().map_err(|e| match e {
+            crate::memory::MemoryError::Config { field, reason } => SystemError::Config {
+                field: format!("memory.{field}"),
+                reason,
+            },
+            source => SystemError::Memory { app: None, source },
+        })
     }
 
     /// Checks that what the simulator allocates for this platform before

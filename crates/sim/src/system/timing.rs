@@ -175,25 +175,40 @@ impl TimingConfig {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(bad(f, "must be a positive number"))
+                Err(bad(f, &format!("{v}: expected a finite number above 0")))
             }
         };
         pos(self.freq_ghz, "freq-ghz")?;
         pos(self.dram_bandwidth_gbps, "dram-bandwidth-gbps")?;
-        if !(self.dram_ns.is_finite() && self.dram_ns >= 0.0) {
-            return Err(bad("dram-ns", "must be a number >= 0"));
-        }
-        if !(self.dram_queue_factor.is_finite() && self.dram_queue_factor >= 0.0) {
-            return Err(bad("dram-queue-factor", "must be a number >= 0"));
-        }
+        let non_negative = |v: f64, f: &str| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(bad(
+                    f,
+                    &format!("{v}: expected a finite number of at least 0"),
+                ))
+            }
+        };
+        non_negative(self.dram_ns, "dram-ns")?;
+        non_negative(self.dram_queue_factor, "dram-queue-factor")?;
         if !(self.dram_max_utilisation >= 0.0 && self.dram_max_utilisation < 1.0) {
-            return Err(bad("dram-max-utilisation", "must be in [0, 1)"));
+            return Err(bad(
+                "dram-max-utilisation",
+                &format!(
+                    "{}: expected a number of at least 0 and below 1",
+                    self.dram_max_utilisation
+                ),
+            ));
         }
         if self.bandwidth_window_cycles == 0 {
-            return Err(bad("bandwidth-window-cycles", "must be positive"));
+            return Err(bad(
+                "bandwidth-window-cycles",
+                "0: expected at least 1 cycle",
+            ));
         }
         if self.quantum_cycles == 0 {
-            return Err(bad("quantum-cycles", "must be positive"));
+            return Err(bad("quantum-cycles", "0: expected at least 1 cycle"));
         }
         limits::check_timing(self)?;
         if let Some(w) = &self.window {
@@ -362,6 +377,89 @@ impl StallTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each bad timing value is refused naming its key, the value and
+    /// what was expected (1 cycle is allowed where 0 is refused).
+    #[test]
+    fn timing_checks_say_what_is_expected() {
+        let d = TimingConfig::default();
+        assert!(d.check().is_ok());
+        let cases: [(TimingConfig, &str); 9] = [
+            (
+                TimingConfig {
+                    freq_ghz: f64::NAN,
+                    ..d.clone()
+                },
+                "timing.freq-ghz: NaN: expected a finite number above 0",
+            ),
+            (
+                TimingConfig {
+                    dram_bandwidth_gbps: 0.0,
+                    ..d.clone()
+                },
+                "timing.dram-bandwidth-gbps: 0: expected a finite number above 0",
+            ),
+            (
+                TimingConfig {
+                    dram_ns: -1.0,
+                    ..d.clone()
+                },
+                "timing.dram-ns: -1: expected a finite number of at least 0",
+            ),
+            (
+                TimingConfig {
+                    dram_ns: f64::INFINITY,
+                    ..d.clone()
+                },
+                "timing.dram-ns: inf: expected a finite number of at least 0",
+            ),
+            (
+                TimingConfig {
+                    dram_queue_factor: f64::NAN,
+                    ..d.clone()
+                },
+                "timing.dram-queue-factor: NaN: expected a finite number of at least 0",
+            ),
+            (
+                TimingConfig {
+                    dram_max_utilisation: 1.0,
+                    ..d.clone()
+                },
+                "timing.dram-max-utilisation: 1: expected a number of at least 0 and below 1",
+            ),
+            (
+                TimingConfig {
+                    dram_max_utilisation: f64::NAN,
+                    ..d.clone()
+                },
+                "timing.dram-max-utilisation: NaN: expected",
+            ),
+            (
+                TimingConfig {
+                    bandwidth_window_cycles: 0,
+                    ..d.clone()
+                },
+                "timing.bandwidth-window-cycles: 0: expected at least 1 cycle",
+            ),
+            (
+                TimingConfig {
+                    quantum_cycles: 0,
+                    ..d.clone()
+                },
+                "timing.quantum-cycles: 0: expected at least 1 cycle",
+            ),
+        ];
+        for (t, want) in cases {
+            let e = t.check().unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        let one = TimingConfig {
+            quantum_cycles: 1,
+            bandwidth_window_cycles: 1,
+            ..d
+        };
+        assert!(one.check().is_ok());
+    }
 
     #[test]
     fn non_finite_app_timings_are_called_so_not_below_a_bound() {

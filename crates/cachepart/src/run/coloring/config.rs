@@ -161,7 +161,7 @@ impl ColoringFile {
         if self.period_intervals == Some(0) {
             return Err(err(
                 "coloring.period-intervals".into(),
-                "must be at least 1".into(),
+                "0: expected a whole number of sampling intervals of at least 1".into(),
             ));
         }
         let unit = self.unit.unwrap_or(1);
@@ -222,7 +222,7 @@ impl ColoringFile {
         if !(win_us.is_finite() && win_us >= 0.0) {
             return Err(err(
                 "coloring.win-us".into(),
-                format!("{win_us} is not a finite number of microseconds >= 0"),
+                format!("{win_us}: expected a finite number of microseconds of at least 0"),
             ));
         }
         let curve = match self.curve.as_deref() {
@@ -297,6 +297,38 @@ mod tests {
             ),
             ("policy = \"coloris-static\"\nlow = 0.1", "coloring.low"),
             ("policy = \"tam-static\"\ncurve = \"x\"", "coloring.curve"),
+            (
+                "policy = \"coloris-dynamic\"\nlow = nan\nhigh = 0.5",
+                "coloring.low: coloris: parameter thresholds.low = NaN: expected a miss rate between 0 and 1",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = inf",
+                "coloring.high: coloris: parameter thresholds.high = inf: expected a miss rate between 0 and 1",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = -0.1\nhigh = 0.5",
+                "coloring.low: coloris: parameter thresholds.low = -0.1: expected a miss rate between 0 and 1",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 1.5",
+                "coloring.high: coloris: parameter thresholds.high = 1.5: expected",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = nan",
+                "coloring.win-us: NaN: expected a finite number of microseconds of at least 0",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = inf",
+                "coloring.win-us: inf: expected a finite number",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = -3",
+                "coloring.win-us: -3: expected a finite number of microseconds of at least 0",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nperiod-intervals = 0",
+                "coloring.period-intervals: 0: expected a whole number of sampling intervals of at least 1",
+            ),
             (
                 "policy = \"tam-static\"\nsweep-step = 0",
                 "coloring.sweep-step",

@@ -366,6 +366,47 @@ base-cpi = 0.5
             assert!(e.contains(&format!("s{i}.toml")), "case {i}: {e}");
         }
     }
+
+    /// The numbers of `[coloring]` and an app's `quantum`: a NaN, an
+    /// infinity, a negative number, a fraction where a whole number is
+    /// needed, or a zero where it makes no sense is refused naming the
+    /// file, the key and what is expected (in words, not Rust's types).
+    #[test]
+    fn bad_coloring_and_quantum_numbers_name_the_key_and_what_is_expected() {
+        let dir = tmp("numbers");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
+        let dynamic = "[coloring]\npolicy = \"coloris-dynamic\"\n";
+        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let cases: [(String, &[&str]); 16] = [
+            (format!("{dynamic}low = nan\nhigh = 0.5\n{app}"), &["coloring.low: ", "NaN: expected a miss rate between 0 and 1"]),
+            (format!("{dynamic}low = 0.1\nhigh = inf\n{app}"), &["coloring.high: ", "inf: expected a miss rate between 0 and 1"]),
+            (format!("{dynamic}low = -0.5\nhigh = 0.5\n{app}"), &["coloring.low: ", "-0.5: expected a miss rate"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nwin-us = nan\n{app}"), &["coloring.win-us: NaN: expected a finite number of microseconds of at least 0"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nwin-us = -inf\n{app}"), &["coloring.win-us: -inf: expected a finite number"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nunit = 1.5\n{app}"), &["unit = 1.5", "expected a whole number from 0 to 4294967295"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nunit = 0\n{app}"), &["coloring.unit: ", "expected between 1 and the number of colors"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nperiod-intervals = -1\n{app}"), &["period-intervals = -1", "expected a whole number of at least 0"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nperiod-intervals = 0\n{app}"), &["coloring.period-intervals: 0: expected a whole number of sampling intervals of at least 1"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nmin-references = 2.5\n{app}"), &["min-references = 2.5", "expected a whole number of at least 0"]),
+            (format!("[coloring]\npolicy = \"tam-static\"\nsweep-step = nan\n{app}"), &["sweep-step = nan", "expected a whole number from 0 to 4294967295"]),
+            (format!("{app}quantum = {{ run-cycles = 0, idle-cycles = 3 }}\n"), &["app[0] (a).quantum.run-cycles: 0: expected at least 1 cycle"]),
+            (format!("{app}quantum = {{ run-cycles = 10, idle-cycles = 0 }}\n"), &["app[0] (a).quantum.idle-cycles: 0: expected at least 1 cycle"]),
+            (format!("{app}quantum = {{ run-cycles = 1.5, idle-cycles = 3 }}\n"), &["run-cycles = 1.5", "expected a whole number of at least 0"]),
+            (format!("{app}quantum = {{ run-cycles = 10, idle-cycles = nan }}\n"), &["idle-cycles = nan", "expected a whole number of at least 0"]),
+            (format!("{app}quantum = {{ run-cycles = 10, idle-cycles = -1 }}\n"), &["idle-cycles = -1", "expected a whole number of at least 0"]),
+        ];
+        for (i, (body, wants)) in cases.iter().enumerate() {
+            let name = format!("n{i}.toml");
+            let p = write(d, &name, &format!("platform = \"xeon-e5506\"\n{body}"));
+            let e = Scenario::load(&p).unwrap_err().to_string();
+            assert!(e.contains(&name), "case {i}: {e}");
+            for want in *wants {
+                assert!(e.contains(want), "case {i}: {want:?} in {e}");
+            }
+            assert!(!e.contains(" u32") && !e.contains(" u64"), "case {i}: {e}");
+        }
+    }
 }
 
 /// Scratch files the tests of this module's files share.

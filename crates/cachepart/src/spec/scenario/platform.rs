@@ -27,8 +27,17 @@ pub(super) fn resolve(
         platform.memory.allocator = k;
     }
     if let Some(c) = file.paging_costs {
-        c.check()
-            .map_err(|e| err("paging-costs".into(), e.to_string()))?;
+        c.check().map_err(|e| match e {
+            // The key as the scenario writes it: paging-costs.page-in-us.
+            cachepart_sim::memory::MemoryError::Config { field, reason } => err(
+                format!(
+                    "paging-costs.{}",
+                    field.strip_prefix("costs.").unwrap_or(field)
+                ),
+                reason,
+            ),
+            e => err("paging-costs".into(), e.to_string()),
+        })?;
         platform.memory.costs = c;
     }
     if let Some(p) = &file.prefetchers {
@@ -192,6 +201,56 @@ mod tests {
         assert_eq!(
             Scenario::load(&p).unwrap().platform.tlb.walk,
             WalkMode::Hierarchy
+        );
+    }
+
+    /// A bad paging cost, in a scenario's `paging-costs` or a platform
+    /// file's `memory.costs`, is refused naming the file and the key as
+    /// written there, and the range expected.
+    #[test]
+    fn bad_paging_costs_name_the_file_and_key() {
+        let dir = tmp("paging-costs");
+        let d = dir.path();
+        write(d, "light.toml", GEN);
+        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let expected = "expected a finite number of microseconds from 0 to 1000000 (one second)";
+        for (i, (cost, key)) in [
+            ("page-copy-us = nan", "page-copy-us"),
+            ("page-out-us = -1.0", "page-out-us"),
+            ("page-in-us = inf", "page-in-us"),
+            ("page-in-us = 2e6", "page-in-us"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let name = format!("s{i}.toml");
+            let p = write(
+                d,
+                &name,
+                &format!("platform = \"xeon-5160\"\npaging-costs = {{ {cost} }}\n{app}"),
+            );
+            let e = Scenario::load(&p).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("{name}: paging-costs.{key}: "))
+                    && e.contains(expected)
+                    && !e.contains("costs.costs"),
+                "{cost}: {e}"
+            );
+        }
+        let base = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../platforms/xeon-5160.toml"),
+        )
+        .unwrap();
+        write(
+            d,
+            "costly.toml",
+            &base.replace("[memory]\n", "[memory]\ncosts = { page-in-us = -1.0 }\n"),
+        );
+        let p = write(d, "p.toml", &format!("platform = \"costly.toml\"\n{app}"));
+        let e = Scenario::load(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("costly.toml: memory.costs.page-in-us: -1: ") && e.contains(expected),
+            "{e}"
         );
     }
 

@@ -55,16 +55,13 @@ impl PagingCosts {
             ("costs.page-out-us", self.page_out_us),
             ("costs.page-in-us", self.page_in_us),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
+            // One message for NaN, infinities, negative and too long.
+            if !(v.is_finite() && (0.0..=MAX_COST_US).contains(&v)) {
                 return Err(MemoryError::Config {
                     field,
-                    reason: format!("{v} is not a finite number of microseconds >= 0"),
-                });
-            }
-            if v > MAX_COST_US {
-                return Err(MemoryError::Config {
-                    field,
-                    reason: format!("{v:?} is above {MAX_COST_US:?} microseconds (one second)"),
+                    reason: format!(
+                        "{v}: expected a finite number of microseconds from 0 to {MAX_COST_US} (one second)"
+                    ),
                 });
             }
         }
@@ -223,9 +220,24 @@ mod tests {
                 },
                 "costs.page-in-us",
             ),
+            (
+                PagingCosts {
+                    page_out_us: f64::NAN,
+                    ..zero
+                },
+                "costs.page-out-us",
+            ),
         ] {
             match costs.check() {
-                Err(MemoryError::Config { field, .. }) => assert_eq!(field, key),
+                Err(MemoryError::Config { field, reason }) => {
+                    assert_eq!(field, key);
+                    assert!(
+                        reason.ends_with(
+                            ": expected a finite number of microseconds from 0 to 1000000 (one second)"
+                        ),
+                        "{reason}"
+                    );
+                }
                 other => panic!("{key}: {other:?}"),
             }
         }
