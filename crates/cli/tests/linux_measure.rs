@@ -7,7 +7,7 @@
 
 mod support;
 
-use cachepart::linux::fake::{self, Preset};
+use cachepart::linux::fake;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -119,9 +119,7 @@ fn measure_round_trips_a_table_on_the_emulated_resctrl() {
 fn bad_input_fails_clearly_and_writes_nothing() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
-    let mount = r.join("resctrl");
-    fake::resctrl(&mount, Preset::Skylake).unwrap();
-    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    let mount = support::fake_skylake_two_cpus(r);
     let marker = r.join("started");
     let touch = format!("a=touch {}", marker.display());
     let common = [
@@ -231,9 +229,7 @@ fn without_resctrl_and_pmu_it_refuses_and_starts_nothing() {
 fn an_interrupt_stops_the_program_removes_its_group_and_writes_nothing() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
-    let mount = r.join("resctrl");
-    fake::resctrl(&mount, Preset::Skylake).unwrap();
-    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    let mount = support::fake_skylake_two_cpus(r);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cachepart"))
         .args([
             "profile",

@@ -172,9 +172,7 @@ fn without_resctrl_and_pmu_it_refuses_and_starts_nothing() {
 fn a_failed_run_leaves_no_output_directory_it_made() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
-    let mount = r.join("resctrl");
-    fake::resctrl(&mount, Preset::Skylake).unwrap();
-    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    let mount = support::fake_skylake_two_cpus(r);
     let marker = r.join("started");
     let app = |core: u32| {
         format!(
@@ -231,9 +229,7 @@ fn a_failed_run_leaves_no_output_directory_it_made() {
 fn bad_mixes_and_policies_name_the_mix_file_and_start_nothing() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
-    let mount = r.join("resctrl");
-    fake::resctrl(&mount, Preset::Skylake).unwrap();
-    fake::sys_tree(&r.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    let mount = support::fake_skylake_two_cpus(r);
     let marker = r.join("started");
     let app = |name: &str, core: u32| {
         format!(

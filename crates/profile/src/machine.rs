@@ -149,7 +149,6 @@ impl Machine for ProfileMachine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandwidth::BwModel;
     use cachepart_machine::AppEvent;
 
     /// An app whose table has no stall cycles reports none through
@@ -159,27 +158,7 @@ mod tests {
     /// stall cycles (up to the whole interval) it never has.
     #[test]
     fn zero_stalls_stay_zero_below_one_way() {
-        let app = |name: &str, mpkc: f64, stalls: f64| {
-            let mut c = AppCurves::new(
-                name,
-                vec![1.0, 1.2, 1.3],
-                vec![mpkc; 3],
-                vec![mpkc; 3],
-                vec![2000.0; 3],
-            );
-            c.stalls_l2_miss = Some(vec![stalls; 3]);
-            c
-        };
-        let mut mix = Mix::from_curves(vec![app("a", 1.0, 0.0), app("b", 30.0, 0.4)]).unwrap();
-        for (a, stalls) in mix.apps.iter_mut().zip([0.0, 0.5]) {
-            a.stalls_total = Some(vec![stalls; 3]);
-            a.stalls_mem = Some(vec![stalls / 2.0; 3]);
-            a.stalls_store_buf = Some(vec![0.0; 3]);
-        }
-        let cfg = ModelConfig {
-            bw_model: BwModel::Stalls,
-            max_bw_mbps: Some(500.0),
-        };
+        let (mix, cfg) = crate::model::zero_and_half_stall_mix();
         let mut m = ProfileMachine::new(mix, cfg);
         // both apps share the three ways: b's miss rate takes most of them
         m.apply(&Plan::shared_all(2, 3)).unwrap();

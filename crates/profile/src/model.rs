@@ -232,6 +232,36 @@ fn check_finite(
     Ok(())
 }
 
+/// For tests: app `a` (1 miss per kilo-cycle, no stall cycles at all) and
+/// app `b` (30, half its cycles stalled on memory, 0.4 on L2 misses) over
+/// three ways, every stall column present, under the `stalls` model at
+/// 500 MB/s.
+#[cfg(test)]
+pub(crate) fn zero_and_half_stall_mix() -> (Mix, ModelConfig) {
+    let app = |name: &str, mpkc: f64, l2_miss: f64| {
+        let mut c = cachepart_machine::AppCurves::new(
+            name,
+            vec![1.0, 1.2, 1.3],
+            vec![mpkc; 3],
+            vec![mpkc; 3],
+            vec![2000.0; 3],
+        );
+        c.stalls_l2_miss = Some(vec![l2_miss; 3]);
+        c
+    };
+    let mut mix = Mix::from_curves(vec![app("a", 1.0, 0.0), app("b", 30.0, 0.4)]).unwrap();
+    for (a, stalls) in mix.apps.iter_mut().zip([0.0, 0.5]) {
+        a.stalls_total = Some(vec![stalls; 3]);
+        a.stalls_mem = Some(vec![stalls / 2.0; 3]);
+        a.stalls_store_buf = Some(vec![0.0; 3]);
+    }
+    let cfg = ModelConfig {
+        bw_model: crate::bandwidth::BwModel::Stalls,
+        max_bw_mbps: Some(500.0),
+    };
+    (mix, cfg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,25 +361,7 @@ mod tests {
     /// at one way or more it got factor 1.
     #[test]
     fn zero_stalls_stay_zero_below_one_way() {
-        let app = |name: &str, mpkc: f64| {
-            cachepart_machine::AppCurves::new(
-                name,
-                vec![1.0, 1.2, 1.3],
-                vec![mpkc; 3],
-                vec![mpkc; 3],
-                vec![2000.0; 3],
-            )
-        };
-        let mut mix = Mix::from_curves(vec![app("a", 1.0), app("b", 30.0)]).unwrap();
-        for (a, stalls) in mix.apps.iter_mut().zip([0.0, 0.5]) {
-            a.stalls_total = Some(vec![stalls; 3]);
-            a.stalls_mem = Some(vec![stalls / 2.0; 3]);
-            a.stalls_store_buf = Some(vec![0.0; 3]);
-        }
-        let cfg = ModelConfig {
-            bw_model: BwModel::Stalls,
-            max_bw_mbps: Some(500.0),
-        };
+        let (mix, cfg) = zero_and_half_stall_mix();
         let ev = evaluate(&mix, &shared(&mix), &cfg).unwrap();
         let a = &ev.apps[0];
         assert!(a.effective_ways < 1.0, "{a:?}");

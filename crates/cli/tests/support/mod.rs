@@ -200,3 +200,15 @@ pub fn three_program_table() -> String {
     }
     s
 }
+
+/// A plain-directory resctrl tree (the Skylake preset) at `ROOT/resctrl`
+/// and a `/sys` of 2 CPUs with an 11 MiB 11-way LLC at `ROOT/sys`, for
+/// `cachepart run --resctrl-plain ... --sys-root ROOT/sys`; returns the
+/// resctrl path.
+pub fn fake_skylake_two_cpus(root: &Path) -> PathBuf {
+    use cachepart::linux::fake::{self, Preset};
+    let mount = root.join("resctrl");
+    fake::resctrl(&mount, Preset::Skylake).unwrap();
+    fake::sys_tree(&root.join("sys"), 2, 11264 * 1024, 11, false).unwrap();
+    mount
+}
