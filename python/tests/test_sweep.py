@@ -105,6 +105,32 @@ def test_random_mixes_are_fixed_by_seed_size_and_index(tmp_path):
     assert [r.call["mixes"] for r in again.runs] != [r.call["mixes"] for r in runs]
 
 
+def test_random_mixes_of_a_size_and_seed_are_all_different():
+    from cachepart.sweep.plan import random_mix, random_mixes
+
+    names = [f"p{i}" for i in range(5)]
+    # all 10 mixes of 3 out of 5: the independent draws repeat some
+    draws = [tuple(sorted(random_mix(names, 3, 7, k))) for k in range(10)]
+    assert len(set(draws)) < 10
+    got = random_mixes(names, 3, 7, 10)
+    assert len({tuple(sorted(m)) for m in got}) == 10
+    # the draws before the first repeat are kept as they were
+    first = next(i for i, d in enumerate(draws) if d in draws[:i])
+    assert [tuple(sorted(m)) for m in got[:first]] == draws[:first]
+    # with repetition, as multisets: all 35 of 3 out of 5
+    got = random_mixes(names, 3, 7, 35, repetition=True)
+    assert len({tuple(sorted(m)) for m in got}) == 35
+
+
+def test_random_mixes_beyond_the_different_ones_are_refused_with_repetition_too(tmp_path):
+    # 9 programs make C(17, 9) = 24310 multisets of 9: 24311 cannot all differ
+    text = SWEEP.format(metrics="builtin:debian").replace("apps = [3, 4, 5]", "apps = [9]")
+    text = text.replace("count = 20", "repetition = true\ncount = 24311")
+    with pytest.raises(sw.SweepFileError) as e:
+        sw.plan(write(tmp_path, text))
+    assert "axes.random-mixes.count" in str(e.value) and "only 24310 different mixes" in str(e.value)
+
+
 @pytest.mark.parametrize(
     ("change", "field", "words"),
     [

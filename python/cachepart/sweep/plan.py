@@ -15,7 +15,10 @@ module: mix ``k`` of size ``n`` under seed ``s`` is the ``n`` programs of
 the table with the smallest ``sha256("s:n:k:name")`` or, with repetition,
 program ``sha256("s:n:k:j") mod P`` of the ``P`` sorted names at each
 position ``j``; so a mix depends on nothing but those values and the
-table's program names.
+table's program names. The ``count`` mixes of a size and seed are the
+first ``count`` different ones among draws ``k = 0, 1, 2, ...``: a draw
+holding the same programs as an earlier one (in any order) is skipped,
+so no mix is run, and counted in every mean, twice under two names.
 
 Checks that need the engine run here, before anything is submitted: the
 metrics tables and workload files are read by cachepart's own readers
@@ -156,6 +159,24 @@ def random_mix(names: Sequence[str], size: int, seed: int, k: int, repetition: b
     return sorted(set(names), key=lambda n: (rank(n), n))[:size]
 
 
+def random_mixes(names: Sequence[str], size: int, seed: int, count: int, repetition: bool = False) -> list[list[str]]:
+    """The first ``count`` different mixes of ``size`` programs under
+    ``seed``: draws ``0, 1, 2, ...`` of :func:`random_mix`, skipping one
+    that holds the same programs as an earlier draw (in any order). The
+    caller checks that the table has ``count`` different mixes."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[list[str]] = []
+    k = 0
+    while len(out) < count:
+        mix = random_mix(names, size, seed, k, repetition)
+        k += 1
+        key = tuple(sorted(mix))
+        if key not in seen:
+            seen.add(key)
+            out.append(mix)
+    return out
+
+
 def _option_combinations(spec: SweepSpec, outer: str) -> list[dict[str, Any]]:
     """Every combination of the option axes but ``outer`` (``metrics`` or
     ``scenario``: the plan's outer loop, one table or scenario at a time)."""
@@ -255,15 +276,17 @@ def _profile_runs(spec: SweepSpec) -> list[Run]:
                         "axes.random-mixes.apps",
                         f"mixes of {size} programs, but {_table_label(table)} has {len(names)} (set repetition = true?)",
                     )
-                distinct = math.comb(len(names), size)
-                if rm.count > distinct and not rm.repetition:
+                # mixes as sets of programs, or as multisets with repetition
+                distinct = math.comb(len(names) + size - 1, size) if rm.repetition else math.comb(len(names), size)
+                if rm.count > distinct:
                     # more draws than mixes: some would be the same mix twice
                     # under two names, counted twice in every mean
                     raise SweepFileError(
                         spec.path,
                         "axes.random-mixes.count",
                         f"{rm.count} mixes of {size} programs, but {_table_label(table)} has {len(names)} programs: "
-                        f"only {distinct} different mix{'es' if distinct != 1 else ''} of {size} (lower count, or set repetition = true)",
+                        f"only {distinct} different mix{'es' if distinct != 1 else ''} of {size}"
+                        + (" (lower count)" if rm.repetition else " (lower count, or set repetition = true)"),
                     )
         _check_size(
             spec,
@@ -278,13 +301,8 @@ def _profile_runs(spec: SweepSpec) -> list[Run]:
         if rm is not None:
             for seed in rm.seeds:
                 for size in rm.apps:
-                    for k in range(rm.count):
-                        mixes.append(
-                            (
-                                {"mix": f"r{size}-s{seed}-{k}", "mix_source": "random", "mix_seed": seed},
-                                random_mix(names, size, seed, k, rm.repetition),
-                            )
-                        )
+                    for k, apps in enumerate(random_mixes(names, size, seed, rm.count, rm.repetition)):
+                        mixes.append(({"mix": f"r{size}-s{seed}-{k}", "mix_source": "random", "mix_seed": seed}, apps))
         for labels, apps in mixes:
             for combo in combos:
                 options = {**spec.base, **combo}
