@@ -172,6 +172,8 @@ def test_bad_arguments_raise_cachepart_errors_only(trace):
         (lambda: cc.miss_curve(trace, per_octave=2**32), "per_octave 4294967296: expected 1 to 1024"),
         (lambda: cc.miss_curve(trace, kind="set-associative", ways=2**32), "ways 4294967296: expected 1 to 1024"),
         (lambda: cc.build_shards_index(trace, exact_below=2**32), "exact_below 4294967296: expected 0 to 65536"),
+        (lambda: cc.miss_curve(trace, per_octave=-1), "per_octave -1: expected 1 to 1024"),
+        (lambda: cc.build_shards_index(trace, exact_below=-5), "exact_below -5: expected 0 to 65536"),
         # a bad option, not a bad trace (was a TraceError)
         (lambda: cc.build_shards_index(trace, line=3), "line size 3 bytes: expected a power of two"),
         (lambda: cc.build_shards_index(trace, exact_below=2**20), "exact-below-lines 1048576"),

@@ -25,9 +25,9 @@ fn curves(
     ifetch: bool,
     min_size: Option<u64>,
     max_size: u64,
-    per_octave: u64,
+    per_octave: i128,
     sets: u64,
-    ways: u64,
+    ways: i128,
     page: u64,
     rate: Option<f64>,
     max_lines: Option<usize>,
@@ -88,7 +88,7 @@ fn build_shards_index(
     trace: PathBuf,
     line: u64,
     ifetch: bool,
-    exact_below: u64,
+    exact_below: i128,
 ) -> PyResult<String> {
     let exact_below = narrow("exact_below", exact_below, 0, MAX_EXACT_BELOW)?;
     guarded(py, move || {
@@ -115,10 +115,11 @@ fn build_shards_index(
     })
 }
 
-/// A `u32` argument taken as any whole number, so that a value beyond
-/// `u32` is refused with the argument's name and range (pyo3's own
-/// overflow error names neither).
-fn narrow(name: &str, value: u64, min: u32, max: u32) -> PyResult<u32> {
+/// A `u32` argument taken as any whole number (up to 128 bits), so that a
+/// negative value or one beyond `u32` is refused with the argument's name
+/// and range (pyo3's own overflow error names neither, and claims 0 to
+/// 2**64 - 1).
+fn narrow(name: &str, value: i128, min: u32, max: u32) -> PyResult<u32> {
     u32::try_from(value)
         .map_err(|_| crate::UsageError::new_err(format!("{name} {value}: expected {min} to {max}")))
 }
