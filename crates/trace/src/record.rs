@@ -406,9 +406,13 @@ impl Record {
         if gap > MAX_GAP {
             return Err(RecordError::Gap(u64::from(gap)));
         }
-        Ok(Record(
-            (self.0 & !(0x3f << GAP_SHIFT)) | u64::from(gap) << GAP_SHIFT,
-        ))
+        Ok(self.set_gap(u64::from(gap)))
+    }
+
+    /// The same record with its gap field set to `gap` (at most
+    /// [`MAX_GAP`]; the callers check it).
+    const fn set_gap(self, gap: u64) -> Record {
+        Record((self.0 & !(0x3f << GAP_SHIFT)) | gap << GAP_SHIFT)
     }
 
     /// This record preceded by `gap` instructions of any size, as the
@@ -422,12 +426,12 @@ impl Record {
         if gap <= u64::from(MAX_GAP) {
             AfterGap {
                 escapes: 0,
-                record: Some(Record((self.0 & !(0x3f << GAP_SHIFT)) | gap << GAP_SHIFT)),
+                record: Some(self.set_gap(gap)),
             }
         } else {
             AfterGap {
                 escapes: gap,
-                record: Some(Record(self.0 & !(0x3f << GAP_SHIFT))),
+                record: Some(self.set_gap(0)),
             }
         }
     }
