@@ -26,7 +26,6 @@ use super::platform::PlatformConfig;
 use crate::cache;
 use crate::geometry::CacheConfig;
 use crate::memory::tlb_array::HOST_BYTES_PER_ENTRY;
-use crate::memory::FRAME_BYTES;
 use crate::prefetch::Prefetchers;
 use crate::victim::HOST_BYTES_PER_LINE;
 use cachepart_units::host_memory::{bytes_text, check_allocation_within};
@@ -59,9 +58,11 @@ pub(super) fn parts(p: &PlatformConfig) -> Vec<(&'static str, u128)> {
         parts.push(("prefetchers", cores * u128::from(Prefetchers::HOST_BYTES)));
     }
     parts.push(("llc", level(&p.llc, true)));
-    if let Some(v) = &p.l3_victim {
-        let lines = v
-            .check(&p.llc, FRAME_BYTES)
+    if p.l3_victim.is_some() {
+        let lines = p
+            .l3_victim_geometry()
+            .ok()
+            .flatten()
             .map_or(0, |g| g.lines() as u128);
         parts.push(("l3-victim", lines * u128::from(HOST_BYTES_PER_LINE)));
     }

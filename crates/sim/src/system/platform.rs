@@ -107,6 +107,14 @@ fn one() -> u32 {
 /// any host.
 pub const MAX_CORES: u32 = 1024;
 
+/// A refusal of the `[l3-victim]` section, named by its key.
+fn victim_error(e: crate::victim::VictimError) -> SystemError {
+    SystemError::Config {
+        field: format!("l3-victim.{}", e.field),
+        reason: e.reason,
+    }
+}
+
 impl PlatformConfig {
     /// A platform of `cores` cores with these caches and memory, and every
     /// other section at its platform-file default: default TLBs and
@@ -241,15 +249,12 @@ impl PlatformConfig {
         self.l3_victim_geometry()?;
         VictimCache::new(cfg, &self.llc, FRAME_BYTES)
             .map(Some)
-            .map_err(|e| SystemError::Config {
-                field: format!("l3-victim.{}", e.field),
-                reason: e.reason,
-            })
+            .map_err(victim_error)
     }
 
     /// The geometry of the `[l3-victim]` section, checked as
     /// [`Self::l3_victim_cache`] checks it, without allocating the cache.
-    fn l3_victim_geometry(&self) -> Result<Option<Geometry>, SystemError> {
+    pub(super) fn l3_victim_geometry(&self) -> Result<Option<Geometry>, SystemError> {
         let Some(cfg) = &self.l3_victim else {
             return Ok(None);
         };
@@ -261,10 +266,7 @@ impl PlatformConfig {
         }
         cfg.check(&self.llc, FRAME_BYTES)
             .map(Some)
-            .map_err(|e| SystemError::Config {
-                field: format!("l3-victim.{}", e.field),
-                reason: e.reason,
-            })
+            .map_err(victim_error)
     }
 
     /// Checks what the parts' own constructors do not.
