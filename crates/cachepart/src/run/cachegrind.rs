@@ -90,8 +90,8 @@ pub fn check_decoders(decoders: usize) -> Result<(), Error> {
 /// a line folded there), a decoding thread does about twice a simulating
 /// thread's work on a real program's trace; on one simulating thread a
 /// single decoder bounds the speed (on 16 free cores, `--threads 1`
-/// with two decoders ran 1.09x as fast as with one: docs/sim.md, "On
-/// several threads").
+/// with two decoders ran 1.15x to 1.57x as fast as with one on a real
+/// program's trace: docs/sim.md, "On several threads").
 pub fn default_decoders(threads: usize, cpus: usize) -> usize {
     let n = threads.max(1);
     cpus.saturating_sub(n).clamp(n, 2 * n)
