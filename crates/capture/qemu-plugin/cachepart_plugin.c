@@ -2,7 +2,8 @@
  * cachepart_plugin.c: a qemu-user TCG plugin that records a program's
  * memory accesses as cachepart trace records (docs/trace-format.md).
  *
- * Built by cachepart itself (crates/trace/src/qemu_plugin.rs) with
+ * Built by cachepart itself (crates/capture/src/plugin.rs, which puts
+ * crates/capture/include/cp_gap.h in place of its #include line) with
  *   gcc -O2 -shared -fPIC -fvisibility=hidden -DCP_PLUGIN_API=N
  * and loaded with
  *   qemu-x86_64 -plugin cachepart_plugin.so,out=PATH[,ifetch=on] PROG ARGS
@@ -21,7 +22,9 @@
  *   bits 0-47 address (or event payload), 48-50 kind (0 load, 1 store,
  *   2 instruction fetch, 4 escape), 51-57 size (or event code), 58-63 gap.
  * Escapes written: code 0 InstrGap (gaps above 63 instructions, and the
- * instructions after the last access), code 1 ThreadSwitch (qemu vcpu
+ * instructions after the last access; a gap of 2^48 or more is split over
+ * consecutive escapes, as `Record::after_gap` does: cp_gap.h, shared with
+ * cpgrind), code 1 ThreadSwitch (qemu vcpu
  * index; written before a chunk of another vcpu than the previous chunk).
  *
  * Instruction counting (without ifetch): each translation block adds its
@@ -69,6 +72,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "cp_gap.h"
 
 /* ---------------------------------------------------------------------- */
 /* QEMU plugin API declarations (the subset used here).                   */
@@ -154,13 +159,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = CP_PLUGIN_API;
 #define ADDR_MASK ((UINT64_C(1) << 48) - 1)
 #define KIND_SHIFT 48
 #define SIZE_SHIFT 51
-#define GAP_SHIFT 58
-#define MAX_GAP 63
 #define KIND_LOAD UINT64_C(0)
 #define KIND_STORE UINT64_C(1)
 #define KIND_IFETCH UINT64_C(2)
 #define KIND_ESCAPE UINT64_C(4)
-#define EV_INSTR_GAP UINT64_C(0)
 #define EV_THREAD_SWITCH UINT64_C(1)
 
 /* Records per vcpu buffer (8 MiB); two slots stay free for escapes. */
@@ -170,6 +172,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = CP_PLUGIN_API;
 struct vcpu {
     uint64_t *buf;
     uint32_t len;
+    unsigned index; /* the vcpu's index */
     /* instructions started (at block entry) and accounted for by records */
     uint64_t icount;
     uint64_t counted;
@@ -260,6 +263,7 @@ static struct vcpu *vcpu_get(unsigned v)
     if (c == NULL) {
         c = calloc(1, sizeof *c);
         if (c != NULL) {
+            c->index = v;
             c->buf = malloc(CP_BUF_RECORDS * sizeof(uint64_t));
         }
         if (c == NULL || c->buf == NULL) {
@@ -271,23 +275,27 @@ static struct vcpu *vcpu_get(unsigned v)
     return c;
 }
 
-/* Appends a record that accounts for the instructions up to `upto`. */
-static inline void push(unsigned v, struct vcpu *c, uint64_t rec,
-                        uint64_t upto)
+/* Appends a record to the buffer of vcpu `ctx` (a struct vcpu), written
+ * when full (cp_gap.h's emit callback). */
+static inline void emit(void *ctx, uint64_t rec)
+{
+    struct vcpu *c = ctx;
+    c->buf[c->len++] = rec;
+    if (c->len >= CP_BUF_RECORDS - 2) {
+        flush_vcpu(c->index, c);
+    }
+}
+
+/* Appends a record that accounts for the instructions up to `upto` (after
+ * its gap, as cp_after_gap writes it). */
+static inline void push(struct vcpu *c, uint64_t rec, uint64_t upto)
 {
     uint64_t gap = 0;
     if (upto > c->counted) {
         gap = upto - c->counted;
         c->counted = upto;
     }
-    if (gap > MAX_GAP) {
-        c->buf[c->len++] = escape(EV_INSTR_GAP, gap);
-        gap = 0;
-    }
-    c->buf[c->len++] = rec | gap << GAP_SHIFT;
-    if (c->len >= CP_BUF_RECORDS - 2) {
-        flush_vcpu(v, c);
-    }
+    cp_after_gap(rec, gap, emit, c);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -299,12 +307,12 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int v)
     vcpu_get(v);
 }
 
-/* Writes vcpu v's instructions no record accounted for yet as an InstrGap
- * (at its end: the trailing instructions), then its buffer. */
+/* Writes vcpu v's instructions no record accounted for yet as InstrGap
+ * escapes (at its end: the trailing instructions), then its buffer. */
 static void account_gap(unsigned v, struct vcpu *c)
 {
     if (c->icount > c->counted) {
-        c->buf[c->len++] = escape(EV_INSTR_GAP, c->icount - c->counted);
+        cp_instr_gaps(c->icount - c->counted, emit, c);
         c->counted = c->icount;
     }
     flush_vcpu(v, c);
@@ -363,7 +371,7 @@ static void mem_access(unsigned int v, qemu_plugin_meminfo_t info,
     uint64_t rec = (vaddr & ADDR_MASK) | kind << KIND_SHIFT |
                    size << SIZE_SHIFT;
     /* udata: 1 + index of the instruction in its block */
-    push(v, c, rec, c->tb_start + (uintptr_t)udata);
+    push(c, rec, c->tb_start + (uintptr_t)udata);
 }
 
 static void mem_access_ifetch(unsigned int v, qemu_plugin_meminfo_t info,
@@ -373,7 +381,7 @@ static void mem_access_ifetch(unsigned int v, qemu_plugin_meminfo_t info,
     struct vcpu *c = vcpu_get(v);
     uint64_t size = UINT64_C(1) << qemu_plugin_mem_size_shift(info);
     uint64_t kind = qemu_plugin_mem_is_store(info) ? KIND_STORE : KIND_LOAD;
-    push(v, c, (vaddr & ADDR_MASK) | kind << KIND_SHIFT | size << SIZE_SHIFT,
+    push(c, (vaddr & ADDR_MASK) | kind << KIND_SHIFT | size << SIZE_SHIFT,
          c->counted);
 }
 

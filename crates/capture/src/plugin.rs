@@ -2,7 +2,9 @@
 //! plugin API version it must declare for a given QEMU, and building it
 //! once into a cache directory.
 //!
-//! The source (`crates/capture/qemu-plugin/cachepart_plugin.c`) is compiled
+//! The source (`crates/capture/qemu-plugin/cachepart_plugin.c`, with the
+//! header it shares with cpgrind, `crates/capture/include/cp_gap.h`, put
+//! in place of its `#include` line so that it is one file) is compiled
 //! into this crate and written out, then built with
 //! `gcc -O2 -shared -fPIC -fvisibility=hidden -DCP_PLUGIN_API=N` the first
 //! time a capture needs it. The shared object is named after the API
@@ -16,12 +18,30 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::LazyLock;
 
 use crate::error::{CaptureError, CaptureResult};
 use crate::process::tie;
 
-/// The plugin's C source.
-pub(crate) const SOURCE: &str = include_str!("../qemu-plugin/cachepart_plugin.c");
+/// The C header both capture tools include: the records of an instruction
+/// gap, as `Record::after_gap` writes them.
+pub(crate) const GAP_HEADER: &str = include_str!("../include/cp_gap.h");
+
+/// The plugin's own file, which includes [`GAP_HEADER`].
+const PLUGIN_C: &str = include_str!("../qemu-plugin/cachepart_plugin.c");
+
+/// The line of [`PLUGIN_C`] that includes [`GAP_HEADER`].
+const GAP_INCLUDE: &str = "#include \"cp_gap.h\"\n";
+
+/// The plugin's C source, one self-contained file: [`PLUGIN_C`] with
+/// [`GAP_HEADER`] in place of its `#include` line.
+pub(crate) static SOURCE: LazyLock<String> = LazyLock::new(|| {
+    assert!(
+        PLUGIN_C.contains(GAP_INCLUDE),
+        "cachepart_plugin.c no longer includes cp_gap.h"
+    );
+    PLUGIN_C.replacen(GAP_INCLUDE, GAP_HEADER, 1)
+});
 
 /// The directory where the built qemu plugin is cached when
 /// [`CaptureOptions::plugin_dir`](crate::CaptureOptions::plugin_dir) is not
@@ -174,6 +194,16 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn the_source_holds_the_gap_header_in_place_of_its_include() {
+        assert!(!SOURCE.contains("#include \"cp_gap.h\""));
+        assert_eq!(SOURCE.matches(GAP_HEADER).count(), 1);
+        let at = SOURCE.find(GAP_HEADER).unwrap();
+        // before the plugin's first use of it, after the system headers
+        assert!(at > SOURCE.find("#include <unistd.h>").unwrap());
+        assert!(at < SOURCE.find("cp_after_gap(rec, gap, emit, c)").unwrap());
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! files it is built against live, and building it once into a cache
 //! directory that valgrind can load it from.
 //!
-//! The source (`crates/capture/valgrind-tool/cpgrind.c` and the three
-//! `cpgrind_*.h` it includes) is compiled into this crate and written out, then compiled with gcc against valgrind's
+//! The source (`crates/capture/valgrind-tool/cpgrind.c`, the three
+//! `cpgrind_*.h` it includes and `crates/capture/include/cp_gap.h`, which
+//! it shares with the qemu plugin) is compiled into this crate and written
+//! out, then compiled with gcc against valgrind's
 //! tool headers and linked statically with valgrind's core, VEX and gcc
 //! support libraries, the way valgrind's `Makefile.tool.am` links its own
 //! tools (`-static -nodefaultlibs -nostartfiles -u _start
@@ -28,7 +30,7 @@ use crate::error::{CaptureError, CaptureResult};
 use crate::plugin::{cache_dir, fnv1a64, run_cc};
 
 /// The tool's C source: `cpgrind.c` and the files it includes, by name.
-pub(crate) const SOURCES: [(&str, &str); 4] = [
+pub(crate) const SOURCES: [(&str, &str); 5] = [
     ("cpgrind.c", include_str!("../valgrind-tool/cpgrind.c")),
     (
         "cpgrind_events.h",
@@ -42,6 +44,7 @@ pub(crate) const SOURCES: [(&str, &str); 4] = [
         "cpgrind_instrument.h",
         include_str!("../valgrind-tool/cpgrind_instrument.h"),
     ),
+    ("cp_gap.h", crate::plugin::GAP_HEADER),
 ];
 
 /// The tool's name, as given to `valgrind --tool=`.

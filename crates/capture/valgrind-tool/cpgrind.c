@@ -30,7 +30,9 @@
  *   2 instruction fetch, 3 modify, 4 escape, 5 dependent load), 51-57 size
  *   (or event code), 58-63 gap.
  * Escapes written: code 0 InstrGap (gaps above 63 instructions, and the
- * instructions after the last access), code 1 ThreadSwitch (valgrind's
+ * instructions after the last access; a gap of 2^48 or more is split over
+ * consecutive escapes, as `Record::after_gap` does: cp_gap.h, shared with
+ * the qemu plugin), code 1 ThreadSwitch (valgrind's
  * thread id less 1, written when another thread than the previous one
  * starts running). Records go to a buffer of 1 Mi records written in one
  * piece when full, at a thread switch and at the end.
@@ -77,6 +79,7 @@
 #include "pub_tool_threadstate.h"
 #include "pub_tool_vkiscnums.h"
 #include "libvex_guest_amd64.h"
+#include "cp_gap.h"
 
 typedef IRExpr IRAtom;
 
@@ -94,15 +97,12 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 #define ADDR_MASK ((1ULL << 48) - 1)
 #define KIND_SHIFT 48
 #define SIZE_SHIFT 51
-#define GAP_SHIFT 58
-#define MAX_GAP 63ULL
 #define KIND_LOAD 0ULL
 #define KIND_STORE 1ULL
 #define KIND_IFETCH 2ULL
 #define KIND_MODIFY 3ULL
 #define KIND_ESCAPE 4ULL
 #define KIND_DEPLOAD 5ULL
-#define EV_INSTR_GAP 0ULL
 #define EV_THREAD_SWITCH 1ULL
 #define MAX_SIZE 127
 
@@ -168,8 +168,15 @@ static inline void put(ULong rec)
     }
 }
 
-/* Appends an access record of instruction `now` (with its gap when not
- * recording fetches). */
+/* put() as cp_gap.h's emit callback. */
+static inline void emit(void *ctx, uint64_t rec)
+{
+    (void)ctx;
+    put(rec);
+}
+
+/* Appends an access record of instruction `now` (after its gap, as
+ * cp_after_gap writes it, when not recording fetches). */
 static inline void put_access(ULong rec, ULong now)
 {
     if (!clo_ifetch) {
@@ -178,20 +185,17 @@ static inline void put_access(ULong rec, ULong now)
             gap = now - counted;
             counted = now;
         }
-        if (gap > MAX_GAP) {
-            buf[buf_len++] = escape(EV_INSTR_GAP, gap);
-            gap = 0;
-        }
-        rec |= gap << GAP_SHIFT;
+        cp_after_gap(rec, gap, emit, NULL);
+    } else {
+        put(rec);
     }
-    put(rec);
 }
 
-/* Writes the instructions no record accounted for as an InstrGap. */
+/* Writes the instructions no record accounted for as InstrGap escapes. */
 static void account_gap(void)
 {
     if (!clo_ifetch && icount > counted) {
-        put(escape(EV_INSTR_GAP, icount - counted));
+        cp_instr_gaps(icount - counted, emit, NULL);
         counted = icount;
     }
 }
