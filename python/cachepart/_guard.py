@@ -102,13 +102,13 @@ def write_atomically(p: str, name: str, write: Callable[[str], None]) -> None:
             os.unlink(tmp)
 
 
-def save_figure(fig: Any, value: object, name: str = "path") -> None:
-    """Saves a matplotlib figure to the path ``value`` (checked as
-    :func:`output` does), in the format its extension names (PNG without
-    one), atomically. An extension matplotlib cannot write raises
-    :class:`cachepart.UsageError` listing those it can; a failure to
-    draw, :class:`cachepart.ChartError`."""
-    p = output(value, name)
+def save_figure(fig: Any, p: str, name: str = "path") -> None:
+    """Saves a matplotlib figure to the path ``p``, which the caller has
+    checked with :func:`output` before drawing (it is not checked again),
+    in the format its extension names (PNG without one), atomically. An
+    extension matplotlib cannot write raises :class:`cachepart.UsageError`
+    listing those it can; a failure to draw,
+    :class:`cachepart.ChartError`."""
     formats = fig.canvas.get_supported_filetypes()
     ext = os.path.splitext(p)[1][1:].lower()
     fmt = ext or "png"

@@ -174,6 +174,15 @@ def test_bad_arguments_raise_cachepart_errors_only(trace):
         (lambda: cc.build_shards_index(trace, exact_below=2**32), "exact_below 4294967296: expected 0 to 65536"),
         (lambda: cc.miss_curve(trace, per_octave=-1), "per_octave -1: expected 1 to 1024"),
         (lambda: cc.build_shards_index(trace, exact_below=-5), "exact_below -5: expected 0 to 65536"),
+        # beyond 128 bits either way: still named, with the range (was 0 to 2**64 - 1)
+        (lambda: cc.miss_curve(trace, per_octave=2**200), f"per_octave {2**200}: expected 1 to 1024"),
+        (lambda: cc.miss_curve(trace, kind="set-associative", ways=-(2**200)), f"ways {-(2**200)}: expected 1 to 1024"),
+        (lambda: cc.build_shards_index(trace, exact_below=2**200), f"exact_below {2**200}: expected 0 to 65536"),
+        (lambda: cc.build_shards_index(trace, exact_below=-(2**200)), f"exact_below {-(2**200)}: expected 0 to 65536"),
+        (lambda: cc.miss_curve(trace, per_octave=2**127), f"per_octave {2**127}: expected 1 to 1024"),
+        (lambda: cc.miss_curve(trace, per_octave=-(2**127) - 1), f"per_octave {-(2**127) - 1}: expected 1 to 1024"),
+        # past Python's limit on the digits of a decimal: in hexadecimal
+        (lambda: cc.miss_curve(trace, per_octave=2**20000), f"per_octave {hex(2**20000)}: expected 1 to 1024"),
         # a bad option, not a bad trace (was a TraceError)
         (lambda: cc.build_shards_index(trace, line=3), "line size 3 bytes: expected a power of two"),
         (lambda: cc.build_shards_index(trace, exact_below=2**20), "exact-below-lines 1048576"),

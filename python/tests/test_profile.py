@@ -113,6 +113,26 @@ def test_plot_tradeoff_refuses_bad_paths_before_drawing(tmp_path):
     assert not tmp_path.with_name(tmp_path.name + ".png").exists()
 
 
+def test_plot_tradeoff_checks_its_path_once(tmp_path, monkeypatch):
+    """``path`` is checked once, before drawing; saving the figure does
+    not check it again."""
+    from cachepart import _guard
+
+    checked = []
+    real = _guard.output
+
+    def counting(value, name, inputs=()):
+        checked.append(value)
+        return real(value, name, inputs)
+
+    monkeypatch.setattr(_guard, "output", counting)
+    monkeypatch.setattr(cp, "output", counting)
+    out = tmp_path / "t.png"
+    cp.plot_tradeoff(cp.evaluate(["stock", "lfoc"]), out)
+    assert checked == [out]
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
 def test_from_traces_checks_its_output_before_running(tmp_path):
     """``path`` is refused before any trace runs, and an input is never
     clobbered (the CSV used to overwrite a trace given as ``path``)."""

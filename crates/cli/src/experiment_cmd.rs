@@ -7,14 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cachepart_repro::file::Experiment;
 use cachepart_repro::ExperimentOutput;
 use cachepart_repro::{output_files, output_names, runner, ExperimentFile};
 use clap::{Args, Subcommand};
 
 use crate::common_args::QuietArg;
-use crate::output::{check_output_dir, Output, OutputDir, TempFile};
+use crate::output::{check_output_dir, write_staged, Output, OutputDir};
 
 /// `cachepart experiment ...`
 #[derive(Subcommand)]
@@ -171,20 +171,14 @@ fn write_all(out: &ExperimentOutput, dir: &Path) -> Result<Vec<PathBuf>> {
         };
         dests.push(dest.to_path_buf());
     }
-    let mut staged = Vec::new();
-    for (f, dest) in files.iter().zip(dests) {
-        let tmp = TempFile::beside(&dest).with_context(|| format!("--out {}", dir.display()))?;
-        f.write_to(tmp.path())?;
-        staged.push((tmp, dest));
-    }
-    let mut written = Vec::new();
-    for (tmp, dest) in staged {
-        tmp.persist(&dest)
-            .with_context(|| format!("writing {}", dest.display()))?;
-        written.push(dest);
-    }
+    write_staged(
+        files.iter().zip(dests.iter().map(PathBuf::as_path)),
+        |f, tmp| Ok(f.write_to(tmp.path())?),
+        |_, _| format!("--out {}", dir.display()),
+        |_, dest| format!("writing {}", dest.display()),
+    )?;
     made.keep();
-    Ok(written)
+    Ok(dests)
 }
 
 /// Refuses `-` given twice: standard input can be read once.

@@ -226,24 +226,51 @@ impl Output {
 /// disk leaves none of them); standard output, devices and FIFOs, which
 /// cannot be staged, are written after that.
 pub fn write_all_bytes(outputs: &[(&Output, &[u8])]) -> Result<()> {
-    let mut staged = Vec::new();
-    for (o, bytes) in outputs {
-        if let Target::File(p) = &o.target {
-            let ctx = || format!("{} {}", o.option, o.given.display());
-            let tmp = TempFile::beside(p).with_context(ctx)?;
-            let mut f = tmp.file().with_context(ctx)?;
-            f.write_all(bytes).with_context(ctx)?;
-            f.flush().with_context(ctx)?;
-            staged.push((tmp, p, ctx));
-        }
-    }
-    for (tmp, p, ctx) in staged {
-        tmp.persist(p).with_context(ctx)?;
-    }
+    let ctx = |o: &Output| format!("{} {}", o.option, o.given.display());
+    let files = outputs.iter().filter_map(|&(o, bytes)| match &o.target {
+        Target::File(p) => Some(((o, bytes), p.as_path())),
+        _ => None,
+    });
+    write_staged(
+        files,
+        |&(o, bytes), tmp| {
+            let mut f = tmp.file().with_context(|| ctx(o))?;
+            f.write_all(bytes).with_context(|| ctx(o))?;
+            f.flush().with_context(|| ctx(o))
+        },
+        |&(o, _), _| ctx(o),
+        |&(o, _), _| ctx(o),
+    )?;
     for (o, bytes) in outputs {
         if !matches!(o.target, Target::File(_)) {
             o.write_bytes(bytes)?;
         }
+    }
+    Ok(())
+}
+
+/// Writes files all or nothing: for each `(item, dest)` in turn, a
+/// registered temporary (removed on SIGINT and SIGTERM) is made beside
+/// `dest` and filled by `write(item, tmp)`; only once every one is written
+/// are the temporaries renamed into place, in order, so a failure to write
+/// any of them leaves none. `dest` must be a regular file's path (symlinks
+/// followed). A failure to make a temporary is named by
+/// `staging(item, dest)` and one to rename it by `persisting(item, dest)`;
+/// `write` names its own.
+pub fn write_staged<'p, T>(
+    files: impl IntoIterator<Item = (T, &'p Path)>,
+    mut write: impl FnMut(&T, &TempFile) -> Result<()>,
+    staging: impl Fn(&T, &Path) -> String,
+    persisting: impl Fn(&T, &Path) -> String,
+) -> Result<()> {
+    let mut staged = Vec::new();
+    for (item, dest) in files {
+        let tmp = TempFile::beside(dest).with_context(|| staging(&item, dest))?;
+        write(&item, &tmp)?;
+        staged.push((item, tmp, dest));
+    }
+    for (item, tmp, dest) in staged {
+        tmp.persist(dest).with_context(|| persisting(&item, dest))?;
     }
     Ok(())
 }
@@ -573,6 +600,84 @@ mod tests {
             b"{}"
         );
         assert_eq!(std::fs::read(gone.join("samples.csv")).unwrap(), b"a,b\n");
+    }
+
+    /// The shared staging loop: a failure to make a temporary is named by
+    /// `staging`, to write one by `write` itself, to rename one into place
+    /// by `persisting`; a failure before the renames lands no file and
+    /// leaves no temporary.
+    #[test]
+    fn write_staged_names_each_step_and_lands_nothing_on_a_failed_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        let b = dir.path().join("b.md");
+        let gone = dir.path().join("gone").join("c.png");
+        let staging = |n: &&str, d: &Path| format!("staging {n} {}", d.display());
+        let persisting = |n: &&str, d: &Path| format!("persisting {n} {}", d.display());
+        let fill = |n: &&str, tmp: &TempFile| -> Result<()> {
+            if *n == "bad" {
+                anyhow::bail!("cannot write {n}");
+            }
+            Ok(std::fs::write(tmp.path(), n)?)
+        };
+        let left = || {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        // the temporary of the second cannot be made: the first does not land
+        let e = write_staged(
+            [("x", a.as_path()), ("y", gone.as_path())],
+            fill,
+            staging,
+            persisting,
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with(&format!("staging y {}: ", gone.display())),
+            "{e:#}"
+        );
+        assert!(left().is_empty(), "{:?}", left());
+        // the second cannot be written: named by the writer alone
+        let e = write_staged(
+            [("x", a.as_path()), ("bad", b.as_path())],
+            fill,
+            staging,
+            persisting,
+        )
+        .unwrap_err();
+        assert_eq!(format!("{e:#}"), "cannot write bad");
+        assert!(left().is_empty(), "{:?}", left());
+        // the second cannot be renamed over a directory with a file in it
+        std::fs::create_dir(&b).unwrap();
+        std::fs::write(b.join("keep"), "").unwrap();
+        let e = write_staged(
+            [("x", a.as_path()), ("y", b.as_path())],
+            fill,
+            staging,
+            persisting,
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with(&format!("persisting y {}: ", b.display())),
+            "{e:#}"
+        );
+        assert_eq!(left(), ["a.csv", "b.md"]);
+        // all written and renamed in place
+        std::fs::remove_dir_all(&b).unwrap();
+        write_staged(
+            [("x", a.as_path()), ("y", b.as_path())],
+            fill,
+            staging,
+            persisting,
+        )
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "x");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "y");
+        assert_eq!(left(), ["a.csv", "b.md"]);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use cachepart::curves::{CurveError, MAX_EXACT_BELOW, MAX_PER_OCTAVE, MAX_WAYS};
 use cachepart::run::alone::{stall_rate_curve, AppTiming, Axis, ProfileOptions, TraceApp};
 use cachepart::run::from_trace;
 use cachepart::{compute_curve, CurveKind, CurveRequest, Error};
+use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
@@ -25,9 +26,9 @@ fn curves(
     ifetch: bool,
     min_size: Option<u64>,
     max_size: u64,
-    per_octave: i128,
+    #[pyo3(from_py_with = "per_octave_arg")] per_octave: u32,
     sets: u64,
-    ways: i128,
+    #[pyo3(from_py_with = "ways_arg")] ways: u32,
     page: u64,
     rate: Option<f64>,
     max_lines: Option<usize>,
@@ -35,8 +36,6 @@ fn curves(
     use_index: bool,
 ) -> PyResult<String> {
     let kind: CurveKind = kinds::parse("kind", kind)?;
-    let per_octave = narrow("per_octave", per_octave, 1, MAX_PER_OCTAVE)?;
-    let ways = narrow("ways", ways, 1, MAX_WAYS)?;
     let req = CurveRequest {
         kind,
         line_bytes: line,
@@ -88,9 +87,8 @@ fn build_shards_index(
     trace: PathBuf,
     line: u64,
     ifetch: bool,
-    exact_below: i128,
+    #[pyo3(from_py_with = "exact_below_arg")] exact_below: u32,
 ) -> PyResult<String> {
-    let exact_below = narrow("exact_below", exact_below, 0, MAX_EXACT_BELOW)?;
     guarded(py, move || {
         let opts = cachepart::curves::Options::default()
             .with_line_bytes(line)
@@ -115,13 +113,48 @@ fn build_shards_index(
     })
 }
 
-/// A `u32` argument taken as any whole number (up to 128 bits), so that a
-/// negative value or one beyond `u32` is refused with the argument's name
-/// and range (pyo3's own overflow error names neither, and claims 0 to
-/// 2**64 - 1).
-fn narrow(name: &str, value: i128, min: u32, max: u32) -> PyResult<u32> {
-    u32::try_from(value)
-        .map_err(|_| crate::UsageError::new_err(format!("{name} {value}: expected {min} to {max}")))
+/// A `u32` argument taken as any whole number, so that a negative value or
+/// one beyond `u32`, however far (past 128 bits too), is refused with the
+/// argument's name and range (pyo3's own overflow error names neither, and
+/// claims 0 to 2**64 - 1). A value in `u32` but outside `min..=max` is left
+/// to the request's own checks. Anything but a whole number (a str, a
+/// float) is refused as pyo3 refuses it for an integer.
+fn narrow(ob: &Bound<'_, PyAny>, name: &str, min: u32, max: u32) -> PyResult<u32> {
+    let shown = match ob.extract::<i128>() {
+        Ok(v) => match u32::try_from(v) {
+            Ok(v) => return Ok(v),
+            Err(_) => v.to_string(),
+        },
+        Err(e) if e.is_instance_of::<PyOverflowError>(ob.py()) => {
+            // Beyond 128 bits: the plain int's digits (not a subclass's own
+            // __str__), in hexadecimal past Python's limit on the digits of
+            // a decimal.
+            let int = ob.call_method0("__index__")?;
+            match int.str() {
+                Ok(s) => s.to_string(),
+                Err(_) => PyModule::import_bound(ob.py(), "builtins")?
+                    .getattr("hex")?
+                    .call1((&int,))?
+                    .to_string(),
+            }
+        }
+        Err(e) => return Err(e),
+    };
+    Err(crate::UsageError::new_err(format!(
+        "{name} {shown}: expected {min} to {max}"
+    )))
+}
+
+fn per_octave_arg(ob: &Bound<'_, PyAny>) -> PyResult<u32> {
+    narrow(ob, "per_octave", 1, MAX_PER_OCTAVE)
+}
+
+fn ways_arg(ob: &Bound<'_, PyAny>) -> PyResult<u32> {
+    narrow(ob, "ways", 1, MAX_WAYS)
+}
+
+fn exact_below_arg(ob: &Bound<'_, PyAny>) -> PyResult<u32> {
+    narrow(ob, "exact_below", 0, MAX_EXACT_BELOW)
 }
 
 fn profile_options(

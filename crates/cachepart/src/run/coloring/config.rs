@@ -10,6 +10,13 @@ use serde::{Deserialize, Serialize};
 use super::policy::ColorPolicy;
 use crate::error::Error;
 
+/// The longest Redistribution window `coloring.win-us` takes: one second,
+/// the bound of the paging costs (`paging-costs.page-copy-us` and the
+/// others). The paper's window is 3 ms; one that outlasts the run never
+/// closes, so the pages touched in it are never moved (1e300 was taken and
+/// did just that).
+const MAX_WIN_US: f64 = 1e6;
+
 /// The `[coloring]` section as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -219,10 +226,19 @@ impl ColoringFile {
             }
         };
         let win_us = self.win_us.unwrap_or(RecolorConfig::default().win_us);
-        if !(win_us.is_finite() && win_us >= 0.0) {
+        // One message for NaN, infinities, negative and too long.
+        if !(win_us.is_finite() && (0.0..=MAX_WIN_US).contains(&win_us)) {
+            // 1e300 as written, not its 301 digits
+            let shown = if win_us.abs() < 1e16 {
+                win_us.to_string()
+            } else {
+                format!("{win_us:e}")
+            };
             return Err(err(
                 "coloring.win-us".into(),
-                format!("{win_us}: expected a finite number of microseconds of at least 0"),
+                format!(
+                    "{shown}: expected a finite number of microseconds from 0 to {MAX_WIN_US} (one second)"
+                ),
             ));
         }
         let curve = match self.curve.as_deref() {
@@ -276,6 +292,13 @@ mod tests {
         let c = check("policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nexpand = \"redistribution\"\nwin-us = 100\n", &none).unwrap();
         assert_eq!(c.recolor.expand, ExpandPolicy::Redistribution);
         assert_eq!(c.recolor.win_us, 100.0);
+        // the bound itself is taken
+        let c = check(
+            "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = 1e6\n",
+            &none,
+        )
+        .unwrap();
+        assert_eq!(c.recolor.win_us, MAX_WIN_US);
         let cases = [
             ("policy = \"nope\"", "coloring.policy"),
             (
@@ -315,7 +338,7 @@ mod tests {
             ),
             (
                 "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = nan",
-                "coloring.win-us: NaN: expected a finite number of microseconds of at least 0",
+                "coloring.win-us: NaN: expected a finite number of microseconds from 0 to 1000000 (one second)",
             ),
             (
                 "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = inf",
@@ -323,7 +346,15 @@ mod tests {
             ),
             (
                 "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = -3",
-                "coloring.win-us: -3: expected a finite number of microseconds of at least 0",
+                "coloring.win-us: -3: expected a finite number of microseconds from 0 to 1000000 (one second)",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = 1000000.5",
+                "coloring.win-us: 1000000.5: expected a finite number of microseconds from 0 to 1000000 (one second)",
+            ),
+            (
+                "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nwin-us = 1e300",
+                "coloring.win-us: 1e300: expected a finite number of microseconds from 0 to 1000000 (one second)",
             ),
             (
                 "policy = \"coloris-dynamic\"\nlow = 0.1\nhigh = 0.5\nperiod-intervals = 0",

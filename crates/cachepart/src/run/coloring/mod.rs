@@ -12,7 +12,7 @@
 //! high = 0.30
 //! min-references = 0           # fewer LLC references in a period: miss rate 0
 //! expand = "selective-moving"  # or "redistribution"
-//! win-us = 3000                # Redistribution's window WIN
+//! win-us = 3000                # Redistribution's window WIN, in us (at most 1e6)
 //! # tam-static only:
 //! curve = "miss-rate"          # or "stall-rate"
 //! sweep-step = 1               # measure every sweep-step-th color count

@@ -378,12 +378,14 @@ base-cpi = 0.5
         write(d, "light.toml", GEN);
         let dynamic = "[coloring]\npolicy = \"coloris-dynamic\"\n";
         let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
-        let cases: [(String, &[&str]); 16] = [
+        let cases: [(String, &[&str]); 18] = [
             (format!("{dynamic}low = nan\nhigh = 0.5\n{app}"), &["coloring.low: ", "NaN: expected a miss rate between 0 and 1"]),
             (format!("{dynamic}low = 0.1\nhigh = inf\n{app}"), &["coloring.high: ", "inf: expected a miss rate between 0 and 1"]),
             (format!("{dynamic}low = -0.5\nhigh = 0.5\n{app}"), &["coloring.low: ", "-0.5: expected a miss rate"]),
-            (format!("{dynamic}low = 0.1\nhigh = 0.5\nwin-us = nan\n{app}"), &["coloring.win-us: NaN: expected a finite number of microseconds of at least 0"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nwin-us = nan\n{app}"), &["coloring.win-us: NaN: expected a finite number of microseconds from 0 to 1000000 (one second)"]),
             (format!("{dynamic}low = 0.1\nhigh = 0.5\nwin-us = -inf\n{app}"), &["coloring.win-us: -inf: expected a finite number"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nwin-us = 1e20\n{app}"), &["coloring.win-us: 1e20: expected a finite number of microseconds from 0 to 1000000 (one second)"]),
+            (format!("{dynamic}low = 0.1\nhigh = 0.5\nwin-us = 1e300\n{app}"), &["coloring.win-us: 1e300: expected a finite number of microseconds from 0 to 1000000 (one second)"]),
             (format!("{dynamic}low = 0.1\nhigh = 0.5\nunit = 1.5\n{app}"), &["unit = 1.5", "expected a whole number from 0 to 4294967295"]),
             (format!("{dynamic}low = 0.1\nhigh = 0.5\nunit = 0\n{app}"), &["coloring.unit: ", "expected between 1 and the number of colors"]),
             (format!("{dynamic}low = 0.1\nhigh = 0.5\nperiod-intervals = -1\n{app}"), &["period-intervals = -1", "expected a whole number of at least 0"]),
