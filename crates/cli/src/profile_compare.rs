@@ -63,10 +63,50 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let measured = MetricsTable::from_path(&a.measured)?;
     let simulated = MetricsTable::from_path(&a.simulated)?;
     let apps = compare::compare(&measured, &simulated, &a.map, a.lfoc_preset)?;
+    if let Some(note) = unpaired(&measured, &simulated, &apps) {
+        eprintln!("{note}");
+    }
     let text = match a.format.format {
         Format::Table => compare::to_table(&apps, a.tolerance),
         Format::Csv => compare::to_csv(&apps),
         Format::Json => compare::to_json(&apps),
     };
     output.write_bytes(text.as_bytes())
+}
+
+/// A note naming the programs of either table left out for want of a
+/// partner (the summary counts only the pairs), if any.
+fn unpaired(
+    measured: &MetricsTable,
+    simulated: &MetricsTable,
+    apps: &[compare::ComparedApp],
+) -> Option<String> {
+    let left = |t: &MetricsTable, side: &str, paired: &dyn Fn(&str) -> bool| {
+        let names: Vec<&str> = t
+            .apps()
+            .iter()
+            .map(|p| p.name.as_str())
+            .filter(|n| !paired(n))
+            .collect();
+        (!names.is_empty())
+            .then(|| format!("{} in {} ({side})", names.join(", "), t.source().display()))
+    };
+    let sides: Vec<String> = [
+        left(measured, "measured", &|n| {
+            apps.iter().any(|a| a.measured == n)
+        }),
+        left(simulated, "simulated", &|n| {
+            apps.iter().any(|a| a.simulated == n)
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!sides.is_empty()).then(|| {
+        format!(
+            "note: not compared, with no program of that name in the other table: {}; \
+             pair programs of different names with --map SIMULATED=MEASURED",
+            sides.join("; ")
+        )
+    })
 }

@@ -62,10 +62,10 @@ pub enum RdtCommand {
     },
     /// Print each cachepart group's LLC occupancy and memory bandwidth.
     Monitor {
-        /// Seconds between readings.
+        /// Seconds between readings (0.001 to 3600).
         #[arg(long, default_value_t = 1.0)]
         interval: f64,
-        /// Readings to take (bandwidth from the second on).
+        /// Readings to take, at least 1 (bandwidth from the second on).
         #[arg(long, default_value_t = 2)]
         count: u32,
         #[command(flatten)]
@@ -98,8 +98,19 @@ pub fn run(cmd: RdtCommand) -> Result<()> {
             count,
             at,
         } => {
-            if !(interval.is_finite() && interval > 0.0 && interval <= 3600.0) {
-                anyhow::bail!("--interval {interval}: expected seconds in (0, 3600]");
+            // below a millisecond the readings are as far apart as reading
+            // the files takes, and a Duration rounds 1e-10 s to 0
+            if !(interval.is_finite() && (0.001..=3600.0).contains(&interval)) {
+                // as written for people: 1e300, not its 301 digits
+                let shown = if interval.abs() >= 1e6 {
+                    format!("{interval:e}")
+                } else {
+                    interval.to_string()
+                };
+                anyhow::bail!("--interval {shown}: expected seconds from 0.001 to 3600");
+            }
+            if count == 0 {
+                anyhow::bail!("--count 0: expected at least 1 reading");
             }
             crate::rdt_manage::monitor(&at, std::time::Duration::from_secs_f64(interval), count)?
         }

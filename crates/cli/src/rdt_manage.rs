@@ -15,7 +15,7 @@ use cachepart::linux::resctrl::{
     SchemataLine, PREFIX,
 };
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Where the resctrl mount and /proc are (shared by the `rdt` commands).
 #[derive(clap::Args, Clone)]
@@ -220,23 +220,35 @@ pub fn monitor(m: &MountArgs, interval: Duration, count: u32) -> Result<()> {
     }
     // The kernel widens the hardware's MBM counters: the files count
     // bytes on 64 bits.
-    let mut totals: Vec<ByteCounter> = groups.iter().map(|_| ByteCounter::default()).collect();
+    // Each group's byte counter and when it was read: the bandwidth is
+    // over the time between its two readings (the interval, plus reading
+    // every group once).
+    let mut totals: Vec<(ByteCounter, Option<Instant>)> = groups
+        .iter()
+        .map(|_| (ByteCounter::default(), None))
+        .collect();
     println!("{:<40} {:>14} {:>14}", "group", "LLC MiB", "MBM MB/s");
-    for round in 0..count.max(1) {
+    for round in 0..count {
         if round > 0 {
             std::thread::sleep(interval);
         }
-        for (g, c) in groups.iter().zip(&mut totals) {
+        for (g, (c, last)) in groups.iter().zip(&mut totals) {
             let r = rdt.read_monitor(g)?;
+            let now = Instant::now();
             let mbm = r
                 .domains
                 .values()
                 .map(|d| d.mbm_total_bytes)
                 .try_fold(0u64, |a, b| b.map(|b| a.wrapping_add(b)));
             let delta = c.update(mbm);
-            let rate = match (round, delta) {
-                (0, _) | (_, None) => "-".to_string(),
-                (_, Some(d)) => format!("{:.1}", d as f64 / 1e6 / interval.as_secs_f64()),
+            // the time of the reading the counter keeps (an unavailable
+            // one it skips)
+            let secs = mbm
+                .and_then(|_| last.replace(now))
+                .map(|t| now.duration_since(t).as_secs_f64());
+            let rate = match (secs, delta) {
+                (Some(s), Some(d)) if s > 0.0 => format!("{:.1}", d as f64 / 1e6 / s),
+                _ => "-".to_string(),
             };
             let owner = owner_of(&g.name).map_or(String::new(), |p| format!(" (pid {p})"));
             println!(

@@ -245,6 +245,23 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             } else {
                 eprintln!("{}: {} records", out.display(), summary.records);
             }
+            if summary.records == 0 {
+                // every later use refuses such a trace: say why now
+                let what = match format {
+                    TraceFormat::Lackey => {
+                        "trace lines (lackey writes them with --trace-mem=yes, e.g. `valgrind \
+                         --tool=lackey --trace-mem=yes CMD 2>&1`)"
+                    }
+                    TraceFormat::Din => "trace lines",
+                    TraceFormat::Cpt => "records",
+                };
+                eprintln!(
+                    "warning: {} holds no {what}: {} has no records, which curves and \
+                     scenario runs refuse",
+                    input.display(),
+                    out.display()
+                );
+            }
             Ok(())
         }
         TraceCommand::Generate {

@@ -430,6 +430,31 @@ fn cases() -> Vec<Case> {
             expect: vec!["SHARDS sample is empty", "higher rate"],
         },
         Case {
+            name: "curve of a trace with no records",
+            files: vec![],
+            traces: |d| {
+                empty_trace(d);
+            },
+            args: vec!["curves", "empty.cpt", "-o", "out.txt"],
+            expect: vec!["empty.cpt", "0 data references", "expected at least one"],
+        },
+        Case {
+            name: "SHARDS curve of a trace with no records",
+            files: vec![],
+            traces: |d| {
+                empty_trace(d);
+            },
+            args: vec!["curves", "empty.cpt", "--kind", "shards", "--rate", "1"],
+            expect: vec!["empty.cpt", "0 data references"],
+        },
+        Case {
+            name: "data curve of a trace of instruction fetches only",
+            files: vec![],
+            traces: ifetch_trace,
+            args: vec!["curves", "i.cpt", "--kind", "set-associative"],
+            expect: vec!["i.cpt", "0 data references", "--ifetch"],
+        },
+        Case {
             name: "platform colors of 1-byte pages",
             files: vec![],
             traces: no_traces,
@@ -705,6 +730,28 @@ fn cases() -> Vec<Case> {
 
 fn small_trace(d: &Path) {
     gen_trace(d, "t", 2000);
+}
+
+/// `dir/i.cpt`: 100 instruction fetches and nothing else (from a Dinero
+/// text trace of label 2 lines).
+fn ifetch_trace(d: &Path) {
+    let din: String = (0..100)
+        .map(|i| format!("2 {:x}\n", 0x4000 + 64 * i))
+        .collect();
+    let o = Command::new(env!("CARGO_BIN_EXE_cachepart"))
+        .args(["trace", "convert", "--from", "din", "-", "i.cpt"])
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(din.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]

@@ -907,6 +907,56 @@ fn trace_convert_lenient_skips_and_counts_foreign_lines() {
     assert!(!d.join("x.cpt").exists());
 }
 
+/// An input with no trace lines (lackey's output without
+/// `--trace-mem=yes`, an empty pipe) converts to a trace of no records,
+/// which curves and simulations then refuse: the conversion says so at
+/// once instead of only "0 records".
+#[test]
+fn trace_convert_of_no_trace_lines_warns() {
+    let dir = tmpdir("no-lines");
+    let d = dir.path();
+    let banner = "==7== Lackey, an example Valgrind tool\n==7== Command: ls\n==7== \n";
+    let input = d.join("banner.txt");
+    std::fs::write(&input, banner).unwrap();
+    let out = d.join("banner.cpt");
+    let o = cachepart(&[
+        "trace",
+        "convert",
+        "--from",
+        "lackey",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("warning: ") && err.contains("banner.txt holds no trace lines"),
+        "{err}"
+    );
+    assert!(err.contains("--trace-mem=yes"), "{err}");
+    assert!(out.exists());
+    let o = cachepart_stdin(
+        &["trace", "convert", "--from", "din", "-", "-o", "/dev/null"],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/null: 0 records\nwarning: - holds no trace lines"),
+        "{}",
+        stderr(&o)
+    );
+    // a trace with records: no warning
+    let o = cachepart_stdin(
+        &["trace", "convert", "--from", "din", "-", "-o", "/dev/null"],
+        b"0 1000\n",
+    );
+    assert!(
+        o.status.success() && !stderr(&o).contains("warning"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// Runs cachepart with `input` on its standard input.
 fn cachepart_stdin(args: &[&str], input: &[u8]) -> Output {
     use std::io::Write;

@@ -112,6 +112,43 @@ fn a_table_against_itself_and_against_another() {
     assert_eq!(v[0]["measured"], "stream-hi");
 }
 
+/// A program that only one table has was left out without a word, the
+/// summary counting only the pairs ("8 of 8 programs"): a note on
+/// standard error names it, its table and which side, and the pairs are
+/// compared as before.
+#[test]
+fn programs_without_a_partner_are_named() {
+    let dir = two_tables();
+    let d = dir.path();
+    let deb = std::fs::read_to_string(d.join("deb.csv")).unwrap();
+    let no_xz: String = deb
+        .lines()
+        .filter(|l| !l.starts_with("xz,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(d.join("no-xz.csv"), no_xz).unwrap();
+    for (args, side) in [
+        (["deb.csv", "no-xz.csv"], "xz in deb.csv (measured)"),
+        (["no-xz.csv", "deb.csv"], "xz in deb.csv (simulated)"),
+    ] {
+        let o = cachepart(d, &["profile", "compare", args[0], args[1]]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let out = ok(o);
+        assert!(
+            err.contains("note: not compared") && err.contains(side),
+            "{args:?}: {err}"
+        );
+        assert!(out.contains("8 of 8 programs in the same class"), "{out}");
+    }
+    // every program paired (by name or --map): no note
+    let o = cachepart(d, &["profile", "compare", "deb.csv", "deb.csv"]);
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 #[test]
 fn refusals_name_the_option_and_file() {
     let dir = two_tables();

@@ -252,6 +252,44 @@ fn rdt_monitor_prints_each_group() {
     assert!(!o.status.success());
 }
 
+/// An interval a Duration rounds to 0 printed a bandwidth of NaN (inf
+/// where the counter moved), and `--count 0` took one reading anyway:
+/// both are refused, naming the option, before any reading.
+#[test]
+fn rdt_monitor_refuses_an_interval_below_a_millisecond_and_no_readings() {
+    let (_t, m, p) = fake_machine();
+    let o = rdt("set", &m, &p, &["batch", "--l3", "0x7", "--pid", "4242"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (args, want) in [
+        (
+            ["--interval", "1e-12", "--count", "2"],
+            "--interval 0.000000000001: expected seconds from 0.001 to 3600",
+        ),
+        (
+            ["--interval", "1e300", "--count", "2"],
+            "--interval 1e300: expected",
+        ),
+        (
+            ["--interval", "0.01", "--count", "0"],
+            "--count 0: expected at least 1 reading",
+        ),
+    ] {
+        let o = rdt("monitor", &m, &p, &args);
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {out}{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+    // The shortest interval works, and gives finite bandwidths.
+    let o = rdt("monitor", &m, &p, &["--interval", "0.001", "--count", "3"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
+}
+
 fn list_dir(d: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(d)
         .unwrap()

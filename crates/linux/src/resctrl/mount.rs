@@ -23,7 +23,7 @@ impl Mount {
 /// One line of `/proc/mounts`: where, which file system, which options.
 struct Entry<'a> {
     source: &'a str,
-    path: &'a Path,
+    path: PathBuf,
     fs_type: &'a str,
     options: &'a str,
 }
@@ -34,11 +34,36 @@ fn entries(text: &str) -> impl Iterator<Item = Entry<'_>> {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f.len() >= 4).then(|| Entry {
             source: f[0],
-            path: Path::new(f[1]),
+            path: unescape(f[1]),
             fs_type: f[2],
             options: f[3],
         })
     })
+}
+
+/// A mount point as `/proc/mounts` writes it, with a space, tab, newline
+/// or backslash as an octal escape (`\040`), back to the path.
+fn unescape(field: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b.get(i + 1..i + 4).filter(|d| {
+            b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)) && d[0] <= b'3'
+        });
+        match octal {
+            Some(d) => {
+                out.push(d.iter().fold(0u8, |v, c| v * 8 + (c - b'0')));
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
 impl Entry<'_> {
@@ -53,7 +78,7 @@ impl Entry<'_> {
             }
         }
         Mount {
-            path: self.path.to_path_buf(),
+            path: self.path.clone(),
             options,
         }
     }
@@ -72,11 +97,14 @@ pub fn find(proc_root: &Path) -> Result<Option<Mount>> {
 }
 
 /// The mount of file-system type `fs_type` at `mount` that
-/// `proc_root/mounts` lists, if any.
+/// `proc_root/mounts` lists, if any. The list holds absolute paths with
+/// symbolic links resolved, so `mount` is looked up as given and resolved
+/// (a relative path, `..`, a link to the mount point).
 fn mounted_at(proc_root: &Path, mount: &Path, fs_type: &str) -> Option<Mount> {
     let text = std::fs::read_to_string(proc_root.join("mounts")).ok()?;
+    let resolved = std::fs::canonicalize(mount).ok();
     let found = entries(&text)
-        .find(|e| e.fs_type == fs_type && e.path == mount)
+        .find(|e| e.fs_type == fs_type && (e.path == mount || resolved.as_deref() == Some(&e.path)))
         .map(|e| e.mount());
     found
 }
@@ -127,5 +155,47 @@ mod tests {
         let found = find(t.path()).unwrap().unwrap();
         assert!(found.has("mba_MBps") && found.path == Path::new("/sys/fs/resctrl"));
         assert!(is_emulated(t.path(), Path::new("/emu-cdp")));
+    }
+
+    /// `/proc/mounts` lists the mount point absolute, resolved and with a
+    /// space escaped; the mount given relative, through a link or with a
+    /// space in its name is found there all the same (it was "not a
+    /// resctrl filesystem", and a kernel mount lost its `mba_MBps`).
+    #[test]
+    fn a_mount_given_relative_or_through_a_link_is_found() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let (emu, spaced) = (root.join("emu"), root.join("my emu"));
+        std::fs::create_dir(&emu).unwrap();
+        std::fs::create_dir(&spaced).unwrap();
+        std::os::unix::fs::symlink(&emu, root.join("link")).unwrap();
+        std::fs::write(
+            root.join("mounts"),
+            format!(
+                "resctrl {} fuse.cachepart-resctrl rw,nosuid 0 0\n\
+                 resctrl {} resctrl rw,relatime,mba_MBps 0 0\n",
+                emu.display(),
+                root.join("my\\040emu").display()
+            ),
+        )
+        .unwrap();
+        // the same directory relative to the working directory
+        let cwd = std::env::current_dir().unwrap();
+        let mut relative: PathBuf = cwd.components().skip(1).map(|_| "..").collect();
+        relative.push(emu.strip_prefix("/").unwrap());
+        for given in [
+            emu.clone(),
+            relative,
+            root.join("link"),
+            root.join("emu/../emu"),
+        ] {
+            assert!(is_emulated(&root, &given), "{}", given.display());
+        }
+        assert!(
+            !is_emulated(&root, &root),
+            "the directory above is no mount"
+        );
+        assert_eq!(options_of(&root, &spaced).last().unwrap(), "mba_MBps");
+        assert_eq!(unescape("/a\\134b\\011c\\9"), Path::new("/a\\b\tc\\9"));
     }
 }

@@ -26,8 +26,35 @@ pub fn compute_curve(trace: &Path, req: &CurveRequest) -> Result<CurveResult, Er
 
 /// [`compute_curve`], with the trace file read through `hook` when the
 /// curve comes from a pass over its records (a sample index is read
-/// directly).
+/// directly). A trace with none of the references the request counts
+/// (no records, or only instruction fetches without `include_ifetch`) is
+/// refused: its curve would be a miss ratio of 0 at every size.
 pub fn compute_curve_with(
+    trace: &Path,
+    req: &CurveRequest,
+    hook: Option<ReadHook>,
+) -> Result<CurveResult, Error> {
+    let out = curve_of(trace, req, hook)?;
+    if out.curve.accesses == 0 {
+        return Err(no_references(trace, req));
+    }
+    Ok(out)
+}
+
+/// The refusal of a trace with none of the references `req` counts.
+fn no_references(trace: &Path, req: &CurveRequest) -> Error {
+    let what = if req.include_ifetch {
+        "0 references (loads, stores, modifies or instruction fetches): expected at least one \
+         to make a miss-rate curve"
+    } else {
+        "0 data references (loads, stores or modifies): expected at least one to make a \
+         miss-rate curve; instruction fetches count only with --ifetch (Python: ifetch=True)"
+    };
+    Error::trace(trace.display(), what)
+}
+
+/// The curve of [`compute_curve_with`], whatever its reference count.
+fn curve_of(
     trace: &Path,
     req: &CurveRequest,
     hook: Option<ReadHook>,
