@@ -9,6 +9,8 @@
 //!   --no-qemu      skip the qemu route
 //!   --no-cpgrind   skip the cpgrind route
 //!   --zstd N       zstd level of the written traces (default 3)
+//!   --threads N    compression threads of the rows without "1 thread"
+//!                  (default 0: the writer's default, one per CPU, at most 4)
 //!   --qemu-kib N   also run the qemu route alone on an input this big
 //!                  (default 4096, 0 to skip), with the bare run beside it
 //! ```
@@ -186,7 +188,7 @@ fn header() {
 }
 
 /// Runs the routes on `xz -level -c input` and prints a table.
-fn bench(dir: &Path, kib: usize, level: u32, routes: Routes, zstd: i32) {
+fn bench(dir: &Path, kib: usize, level: u32, routes: Routes, zstd: i32, threads: usize) {
     let input = dir.join(format!("text{kib}k.txt"));
     make_text(&input, kib << 10).expect("writing the input");
     // -k -f: write INPUT.xz beside the input (nothing on stdout)
@@ -215,6 +217,7 @@ fn bench(dir: &Path, kib: usize, level: u32, routes: Routes, zstd: i32) {
     };
     let base = CaptureOptions {
         level: zstd,
+        compress_threads: threads,
         ..CaptureOptions::default()
     };
     let q = CaptureOptions {
@@ -289,6 +292,7 @@ fn main() {
     };
     let mut qemu_kib = 4096usize;
     let mut zstd = cachepart_trace::DEFAULT_LEVEL;
+    let mut threads = 0usize;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut num = |what: &str| -> usize {
@@ -301,6 +305,7 @@ fn main() {
             "--level" => level = num("--level") as u32,
             "--qemu-kib" => qemu_kib = num("--qemu-kib"),
             "--zstd" => zstd = num("--zstd") as i32,
+            "--threads" => threads = num("--threads"),
             "--no-lackey" => routes.lackey = false,
             "--no-qemu" => routes.qemu = false,
             "--no-cpgrind" => routes.cpgrind = false,
@@ -310,17 +315,21 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("cachepart-bench-capture-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     println!(
-        "capture speed (benchmark d); zstd level {zstd}; machine load: {}",
+        "capture speed (benchmark d); zstd level {zstd}; compression threads {}; machine load: {}",
+        match threads {
+            0 => "default".to_string(),
+            n => n.to_string(),
+        },
         load()
     );
-    bench(&dir, kib, level, routes, zstd);
+    bench(&dir, kib, level, routes, zstd, threads);
     if qemu_kib > 0 && routes.qemu {
         let qemu_only = Routes {
             lackey: false,
             qemu: true,
             cpgrind: false,
         };
-        bench(&dir, qemu_kib, level, qemu_only, zstd);
+        bench(&dir, qemu_kib, level, qemu_only, zstd, threads);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -141,7 +141,7 @@ fn stream(input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<C
             e => CaptureError::Malformed(e),
         })?;
         counts.add(r);
-        sink(r)?;
+        sink.push(r)?;
     }
     Ok(counts)
 }

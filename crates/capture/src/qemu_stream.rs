@@ -1,7 +1,8 @@
 //! The qemu plugin's stream: raw little-endian 8-byte words that are
 //! already [`Record`]s, read from the FIFO by a reader thread into a
-//! bounded queue and checked word by word ([`Record::from_raw`]) into the
-//! capture's sink (the trace writer). A bad word or a stream that stops inside a word is a
+//! bounded queue and checked word by word ([`Record::from_raw`]), a
+//! chunk's records handed to the capture's sink (the trace writer) at
+//! once. A bad word or a stream that stops inside a word is a
 //! [`CaptureError::MalformedStream`] naming its byte offset.
 
 use std::io::{self, Read};
@@ -30,29 +31,37 @@ pub(crate) fn decode_raw(
     sink: &mut Sink<'_>,
     source_name: &'static str,
 ) -> CaptureResult<Counts> {
-    let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(QUEUE);
+    let (full_tx, full_rx) = mpsc::sync_channel::<Chunk>(QUEUE);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
     let mut counts = Counts::default();
     let (consumed, read) = std::thread::scope(|scope| {
         let reader = scope.spawn(move || read_chunks(input, &full_tx, &empty_rx));
         let consumed = (|| -> CaptureResult<u64> {
             let mut offset = 0u64;
+            let mut records = Vec::with_capacity(CHUNK / 8);
             for chunk in full_rx {
-                for (i, word) in chunk.chunks_exact(8).enumerate() {
-                    let mut bytes = [0u8; 8];
-                    bytes.copy_from_slice(word);
-                    let r = Record::from_raw(u64::from_le_bytes(bytes)).map_err(|e| {
-                        CaptureError::MalformedStream {
-                            source_name,
-                            offset: offset + 8 * i as u64,
-                            reason: e.to_string(),
+                let words = chunk.buf.get(..chunk.len).unwrap_or_default();
+                records.clear();
+                for (i, word) in words.chunks_exact(8).enumerate() {
+                    let raw = u64::from_le_bytes(word.try_into().expect("8-byte words"));
+                    match Record::from_raw(raw) {
+                        Ok(r) => records.push(r),
+                        Err(e) => {
+                            // the records before the bad word go on first,
+                            // as they would one at a time
+                            sink.push_all(&records)?;
+                            return Err(CaptureError::MalformedStream {
+                                source_name,
+                                offset: offset + 8 * i as u64,
+                                reason: e.to_string(),
+                            });
                         }
-                    })?;
-                    counts.add(r);
-                    sink(r)?;
+                    }
                 }
-                offset += chunk.len() as u64;
-                let _ = empty_tx.send(chunk);
+                counts.add_all(&records);
+                sink.push_all(&records)?;
+                offset += chunk.len as u64;
+                let _ = empty_tx.send(chunk.buf);
             }
             Ok(offset)
         })();
@@ -81,38 +90,49 @@ pub(crate) fn decode_raw(
     Ok(counts)
 }
 
+/// A buffer of [`CHUNK`] bytes whose first `len` (a multiple of 8) hold
+/// whole words read from the pipe.
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+}
+
 /// Reads `input` to its end in chunks of whole 8-byte words, sent to
 /// `full` (buffers come back through `empty`); returns the bytes of an
 /// incomplete last word. Stops early when `full`'s receiver is gone.
+///
+/// Each chunk is filled up to [`CHUNK`] bytes (the pipe gives at most its
+/// own capacity, 64 KiB, a read) before it is sent, and a buffer that
+/// comes back is filled again as it is: a buffer is zeroed once, when it
+/// is made, not on every read.
 fn read_chunks(
     input: &mut (dyn Read + Send),
-    full: &mpsc::SyncSender<Vec<u8>>,
+    full: &mpsc::SyncSender<Chunk>,
     empty: &mpsc::Receiver<Vec<u8>>,
 ) -> io::Result<usize> {
     let mut carry = [0u8; 8];
     let mut carried = 0usize;
     loop {
-        let mut buf = empty.try_recv().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(&carry[..carried]);
-        let start = buf.len();
-        buf.resize(CHUNK, 0);
-        let n = loop {
-            match input.read(&mut buf[start..]) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                r => break r?,
+        let mut buf = empty.try_recv().unwrap_or_else(|_| vec![0; CHUNK]);
+        buf[..carried].copy_from_slice(&carry[..carried]);
+        let mut have = carried;
+        while have < CHUNK {
+            match input.read(&mut buf[have..]) {
+                Ok(0) => break,
+                Ok(n) => have += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
-        };
-        if n == 0 {
-            return Ok(carried);
         }
-        let have = start + n;
-        let whole = have - have % 8;
-        carried = have - whole;
-        carry[..carried].copy_from_slice(&buf[whole..have]);
-        buf.truncate(whole);
-        if !buf.is_empty() && full.send(buf).is_err() {
+        let len = have - have % 8;
+        carried = have - len;
+        carry[..carried].copy_from_slice(&buf[len..have]);
+        if len > 0 && full.send(Chunk { buf, len }).is_err() {
             return Ok(0);
+        }
+        if have < CHUNK {
+            // the read loop stopped at the end of the input
+            return Ok(carried);
         }
     }
 }
@@ -160,6 +180,37 @@ mod tests {
         assert_eq!((c.records, c.loads, c.stores, c.escapes), (4, 1, 1, 2));
         assert_eq!(c.instructions, 1003);
         assert_eq!(w, recs);
+    }
+
+    #[test]
+    fn a_stream_of_several_chunks_keeps_every_word_in_order() {
+        let n = 2 * CHUNK / 8 + 3;
+        let recs: Vec<Record> = (0..n as u64)
+            .map(|i| Record::access(Kind::Load, 0x1000 + 64 * i, 8, (i % 64) as u32).unwrap())
+            .collect();
+        let (c, w) = decode_bytes(&raw(&recs)).unwrap();
+        assert_eq!((c.records, c.loads), (n as u64, n as u64));
+        assert!(w == recs, "the records came back changed");
+    }
+
+    #[test]
+    fn records_before_a_bad_word_reach_the_sink() {
+        let good = Record::access(Kind::Store, 0x2000, 4, 1).unwrap();
+        let mut bytes = raw(&[good, good]);
+        bytes.extend_from_slice(&(7u64 << 48).to_le_bytes());
+        bytes.extend_from_slice(&raw(&[good]));
+        let mut got = Vec::new();
+        let err = decode_raw(
+            &mut &bytes[..],
+            &mut |r| {
+                got.push(r);
+                Ok(())
+            },
+            "qemu plugin",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("byte offset 16"), "{err}");
+        assert_eq!(got, [good, good]);
     }
 
     #[test]

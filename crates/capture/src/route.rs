@@ -50,9 +50,43 @@ pub(crate) trait Route {
     fn decode(&self, input: &mut (dyn Read + Send), sink: &mut Sink<'_>) -> CaptureResult<Counts>;
 }
 
-/// Where decoded records go, one at a time: a trace [`Writer`] or a
-/// caller's consumer. An error stops the capture.
-pub(crate) type Sink<'a> = dyn FnMut(Record) -> CaptureResult<()> + 'a;
+/// Where decoded records go: a trace [`Writer`] or a caller's consumer
+/// (any `FnMut(Record) -> CaptureResult<()>` is one). An error stops the
+/// capture.
+pub(crate) trait RecordSink {
+    /// Takes one record.
+    fn push(&mut self, r: Record) -> CaptureResult<()>;
+
+    /// Takes `records` in order, as [`Self::push`] of each would; a route
+    /// that decodes a run of records at once (the raw words of the qemu
+    /// plugin and cpgrind) hands them over here, and a trace writer copies
+    /// them in one go instead of one call a record.
+    fn push_all(&mut self, records: &[Record]) -> CaptureResult<()> {
+        records.iter().try_for_each(|&r| self.push(r))
+    }
+}
+
+impl<F: FnMut(Record) -> CaptureResult<()>> RecordSink for F {
+    fn push(&mut self, r: Record) -> CaptureResult<()> {
+        self(r)
+    }
+}
+
+/// A [`RecordSink`] as routes take it.
+pub(crate) type Sink<'a> = dyn RecordSink + 'a;
+
+/// A trace [`Writer`] as a [`RecordSink`].
+struct WriterSink<'w, W: std::io::Write>(&'w mut Writer<W>);
+
+impl<W: std::io::Write> RecordSink for WriterSink<'_, W> {
+    fn push(&mut self, r: Record) -> CaptureResult<()> {
+        Ok(self.0.push(r)?)
+    }
+
+    fn push_all(&mut self, records: &[Record]) -> CaptureResult<()> {
+        Ok(self.0.push_slice(records)?)
+    }
+}
 
 /// The error of a capture of `program` that was cancelled.
 pub(crate) fn interrupted(program: &OsStr) -> CaptureError {
@@ -81,7 +115,7 @@ pub(crate) fn run_route(
         writer = writer.with_threads(opts.compress_threads);
     }
     let start = Instant::now();
-    let ran = run_tool(route, program, opts, &mut |r| Ok(writer.push(r)?))?;
+    let ran = run_tool(route, program, opts, &mut WriterSink(&mut writer))?;
     let (_, written) = writer.finish()?;
     out.commit(output)?;
     Ok(CaptureSummary {
@@ -170,7 +204,7 @@ pub(crate) fn run_tool(
                 if let Some(t) = &mut tally {
                     t.note(r, true);
                 }
-                sink(r)
+                sink.push(r)
             })
         } else {
             route
@@ -181,9 +215,9 @@ pub(crate) fn run_tool(
                     }
                     match admit {
                         Admit::Before | Admit::After => Ok(()),
-                        Admit::Keep => sink(r),
+                        Admit::Keep => sink.push(r),
                         Admit::Last => {
-                            let done = sink(r);
+                            let done = sink.push(r);
                             window_ended.store(true, Ordering::SeqCst);
                             done
                         }

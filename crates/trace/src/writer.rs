@@ -106,6 +106,21 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Appends the records of `records` in order, as [`Writer::push`] of
+    /// each would, copying them a frame's share at a time.
+    pub fn push_slice(&mut self, mut records: &[Record]) -> Result<()> {
+        while !records.is_empty() {
+            let room = self.frame_records - self.buf.len();
+            let (now, rest) = records.split_at(room.min(records.len()));
+            self.buf.extend_from_slice(now);
+            if self.buf.len() >= self.frame_records {
+                self.flush_frame()?;
+            }
+            records = rest;
+        }
+        Ok(())
+    }
+
     /// Appends every record of `records`.
     pub fn extend<I: IntoIterator<Item = Record>>(&mut self, records: I) -> Result<()> {
         for r in records {
@@ -253,6 +268,34 @@ mod tests {
             let (a, _) = write(&recs[..n], 1_000, 1);
             let (b, _) = write(&recs[..n], 1_000, 4);
             assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn slices_write_the_bytes_of_one_push_each() {
+        let recs = records(5_000);
+        for frame in [3, 999, 4_096, 5_000] {
+            for threads in [1, 3] {
+                let (one_by_one, s1) = write(&recs, frame, threads);
+                // pieces that end inside, at and across frame boundaries
+                for piece in [1, 2, 998, 999, 1_000, 4_096, 5_000, 6_000] {
+                    let header = Header {
+                        frame_records: frame,
+                        ..Header::default()
+                    };
+                    let mut w = Writer::new(Vec::new(), &header)
+                        .unwrap()
+                        .with_threads(threads);
+                    w.push_slice(&[]).unwrap();
+                    for part in recs.chunks(piece) {
+                        w.push_slice(part).unwrap();
+                    }
+                    assert_eq!(w.records(), recs.len() as u64);
+                    let (bytes, s) = w.finish().unwrap();
+                    assert_eq!(s, s1, "frame {frame}, pieces of {piece}");
+                    assert!(bytes == one_by_one, "frame {frame}, pieces of {piece}");
+                }
+            }
         }
     }
 }
