@@ -376,11 +376,25 @@ fn render_info(file: &Path, i: &cachepart::trace::TraceInfo, format: Format) -> 
         ("file_bytes".into(), i.file_bytes.to_string()),
         (
             "bytes_per_access".into(),
-            format!("{:.3}", i.bytes_per_access),
+            i.bytes_per_access
+                .map_or_else(String::new, |b| format!("{b:.3}")),
         ),
     ];
     Ok(match format {
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(i)?),
+        Format::Json => {
+            /// The JSON object: the file first, as in the table and CSV.
+            #[derive(Serialize)]
+            struct InfoJson<'a> {
+                file: String,
+                #[serde(flatten)]
+                info: &'a cachepart::trace::TraceInfo,
+            }
+            let json = InfoJson {
+                file: file.display().to_string(),
+                info: i,
+            };
+            format!("{}\n", serde_json::to_string_pretty(&json)?)
+        }
         Format::Csv => {
             rows.extend(i.meta.iter().map(|(k, v)| (format!("meta.{k}"), v.clone())));
             let rows: Vec<InfoField> = rows
@@ -406,7 +420,10 @@ fn render_info(file: &Path, i: &cachepart::trace::TraceInfo, format: Format) -> 
             );
             s += &format!("frames            {}\n", i.frames);
             s += &format!("file bytes        {}\n", i.file_bytes);
-            s += &format!("bytes per access  {:.3}\n", i.bytes_per_access);
+            match i.bytes_per_access {
+                Some(b) => s += &format!("bytes per access  {b:.3}\n"),
+                None => s += "bytes per access  - (no records)\n",
+            }
             for (k, v) in &i.meta {
                 s += &format!("meta {k:<12} {v}\n");
             }

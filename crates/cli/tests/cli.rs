@@ -945,6 +945,22 @@ fn trace_convert_of_no_trace_lines_warns() {
         "{}",
         stderr(&o)
     );
+    // `trace info` of the empty trace: no bytes per access to show (it
+    // printed the file's size divided by 1), and its JSON names the file
+    for (format, want) in [
+        ("table", "bytes per access  - (no records)\n"),
+        ("csv", "bytes_per_access,\n"),
+        ("json", "\"bytes_per_access\": null"),
+    ] {
+        let o = cachepart(&["trace", "info", "--format", format, out.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(text.contains(want), "{format}: {text}");
+        assert!(
+            text.contains("banner.cpt"),
+            "{format} names the file: {text}"
+        );
+    }
     // a trace with records: no warning
     let o = cachepart_stdin(
         &["trace", "convert", "--from", "din", "-", "-o", "/dev/null"],

@@ -24,8 +24,10 @@ pub struct TraceInfo {
     pub frames: u64,
     /// File size in bytes.
     pub file_bytes: u64,
-    /// File bytes per access (per record when there are no accesses).
-    pub bytes_per_access: f64,
+    /// File bytes per access (per record when there are no accesses);
+    /// `None` (JSON `null`) for a trace without records, which has none
+    /// to divide by.
+    pub bytes_per_access: Option<f64>,
     /// Header metadata.
     pub meta: Vec<(String, String)>,
 }
@@ -51,15 +53,18 @@ pub fn info(path: impl AsRef<Path>) -> Result<TraceInfo> {
         foot.merge(f);
     }
     let accesses = counts.accesses();
-    let per = accesses.max(counts.records).max(1);
-    let per = if accesses > 0 { accesses } else { per };
+    let per = if accesses > 0 {
+        accesses
+    } else {
+        counts.records
+    };
     Ok(TraceInfo {
         accesses,
         footprint_pages: foot.len(),
         page_size: file.header().page_size,
         frames: file.frames().len() as u64,
         file_bytes: file.len_bytes(),
-        bytes_per_access: file.len_bytes() as f64 / per as f64,
+        bytes_per_access: (per > 0).then(|| file.len_bytes() as f64 / per as f64),
         meta: file.header().meta.clone(),
         counts,
     })

@@ -91,7 +91,9 @@ fn real_lackey_capture_converts_line_for_line() {
     assert!(i.footprint_pages > 5);
     println!(
         "/bin/true: {} records, {} bytes, {:.3} bytes/access",
-        i.counts.records, i.file_bytes, i.bytes_per_access
+        i.counts.records,
+        i.file_bytes,
+        i.bytes_per_access.expect("a trace with records")
     );
     std::fs::remove_file(&log).unwrap();
     std::fs::remove_file(&out).unwrap();
