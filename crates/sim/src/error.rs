@@ -20,8 +20,8 @@ pub enum GeometryError {
     /// No ways, or more than a 64-bit way mask can name.
     #[error("{0} ways: a cache needs 1 to 64 ways")]
     Ways(u32),
-    /// The size is not a whole number of sets of `ways` lines.
-    #[error("size {size} B is not a multiple of ways x line = {ways} x {line} B")]
+    /// The size is not a whole number of sets of `ways` lines, or none.
+    #[error("size {size} B is not a positive multiple of ways x line = {ways} x {line} B")]
     SizeNotMultiple {
         /// The size in bytes.
         size: u64,

@@ -36,6 +36,12 @@ fn rejects_what_cachegrind_rejects() {
     assert_eq!(Geometry::new(1 << 20, 65, 64), Err(GeometryError::Ways(65)));
     let msg = Geometry::new(6 << 20, 16, 64).unwrap_err().to_string();
     assert!(msg.contains("6144 sets"), "{msg}");
+    // a size of 0 is a multiple of anything: the message says positive
+    let msg = Geometry::new(0, 16, 64).unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        "size 0 B is not a positive multiple of ways x line = 16 x 64 B"
+    );
 }
 
 /// The slice is the fold of the address bits above the per-slice
