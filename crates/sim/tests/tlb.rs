@@ -362,6 +362,33 @@ fn explicit_defaults_equal_absent_keys_and_bad_keys_are_named() {
     let app = AppSpec::new("a", Arc::new(RecordsSource::new(vec![load(0)])));
     let e = System::new(&bad, vec![app], 1).unwrap_err().to_string();
     assert!(e.contains("psc.pdpt"), "{e}");
+    // ... and refused by the platform's own check, as any TLB array is (it
+    // passed `platform show` and failed only when a run built it)
+    for (tail, want) in [
+        (
+            "stlb = { entries = 1536, ways = 7 }",
+            "tlb.stlb: 1536 entries in 7 ways",
+        ),
+        (
+            "l1d-4k = { entries = 48, ways = 4 }",
+            "tlb.l1d-4k: 48 entries in 4 ways",
+        ),
+        (
+            "l1i-2m = { entries = 8, ways = 0 }",
+            "tlb.l1i-2m: 8 entries in 0 ways",
+        ),
+        (
+            "psc = { pml4 = { entries = 6, ways = 4 } }",
+            "tlb.psc.pml4: 6 entries",
+        ),
+    ] {
+        let p = PlatformConfig::from_toml_str(&format!("{base}\n[tlb]\n{tail}\n")).unwrap();
+        let e = p.check().unwrap_err().to_string();
+        assert!(e.contains(want), "{tail}: {e}");
+    }
+    let mut none = PlatformConfig::from_toml_str(base).unwrap();
+    none.tlb.l1i_2m = TlbArrayConfig::new(0, 0);
+    assert!(none.check().is_ok(), "0 entries: an array that never hits");
     // Page tables sit above 64 TiB: a bigger memory is refused.
     let mut big = sb.clone();
     big.memory.size_bytes = 1 << 47;

@@ -26,6 +26,25 @@ impl TlbArrayConfig {
     pub const fn new(entries: u32, ways: u32) -> TlbArrayConfig {
         TlbArrayConfig { entries, ways }
     }
+
+    /// What [`TlbArray::new`] checks, without building the array (a
+    /// platform checks its TLBs when it loads): 0 entries (an array that
+    /// never hits), or entries that make a power-of-two number of sets of
+    /// `ways`. `name` names the array in the error.
+    pub fn check(&self, name: &'static str) -> Result<(), MemoryError> {
+        if self.entries == 0 {
+            return Ok(());
+        }
+        let whole = self.ways != 0 && self.entries.is_multiple_of(self.ways);
+        if !whole || !(self.entries / self.ways).is_power_of_two() {
+            return Err(MemoryError::TlbGeometry {
+                name,
+                entries: self.entries,
+                ways: self.ways,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Host bytes an array keeps per entry (tag, frame and LRU stamp), for
@@ -113,11 +132,7 @@ impl TlbArray {
     /// An empty array; `name` names it in errors. Sets must be a power of
     /// two (0 entries: an array that never hits).
     pub fn new(name: &'static str, cfg: TlbArrayConfig) -> Result<TlbArray, MemoryError> {
-        let err = MemoryError::TlbGeometry {
-            name,
-            entries: cfg.entries,
-            ways: cfg.ways,
-        };
+        cfg.check(name)?;
         if cfg.entries == 0 {
             return Ok(TlbArray {
                 ways: 0,
@@ -128,13 +143,7 @@ impl TlbArray {
                 clock: 0,
             });
         }
-        if cfg.ways == 0 || !cfg.entries.is_multiple_of(cfg.ways) {
-            return Err(err);
-        }
         let sets = cfg.entries / cfg.ways;
-        if !sets.is_power_of_two() {
-            return Err(err);
-        }
         let n = cfg.entries as usize;
         Ok(TlbArray {
             ways: cfg.ways as usize,

@@ -306,10 +306,37 @@ impl PlatformConfig {
                 ),
             });
         }
+        self.check_tlb_arrays()?;
         super::timing::check_tlb_limits(&self.tlb)?;
         self.timing.check()?;
         self.check_paging_costs()?;
         self.check_model_size()
+    }
+
+    /// Each TLB array's entries and ways (`tlb.stlb`, `tlb.psc.pd`, ...),
+    /// checked as building it would, so that `platform show` refuses what a
+    /// run would.
+    fn check_tlb_arrays(&self) -> Result<(), SystemError> {
+        let t = &self.tlb;
+        for (name, cfg) in [
+            ("l1d-4k", t.l1d_4k),
+            ("l1d-2m", t.l1d_2m),
+            ("l1i-4k", t.l1i_4k),
+            ("l1i-2m", t.l1i_2m),
+            ("stlb", t.stlb),
+            ("psc.pd", t.psc.pd),
+            ("psc.pdpt", t.psc.pdpt),
+            ("psc.pml4", t.psc.pml4),
+        ] {
+            cfg.check(name).map_err(|_| SystemError::Config {
+                field: format!("tlb.{name}"),
+                reason: format!(
+                    "{} entries in {} ways: expected 0 entries, or entries / ways a power of two",
+                    cfg.entries, cfg.ways
+                ),
+            })?;
+        }
+        Ok(())
     }
 
     /// `memory.costs`, checked with the platform rather than when its
