@@ -102,6 +102,23 @@ def write_atomically(p: str, name: str, write: Callable[[str], None]) -> None:
             os.unlink(tmp)
 
 
+def figure_format(p: str, name: str = "path") -> str:
+    """The matplotlib format the extension of ``p`` names (``png``
+    without one), or :class:`cachepart.UsageError` listing those
+    matplotlib can write: for the plotting functions to refuse a path
+    before they draw anything."""
+    from matplotlib.figure import Figure
+
+    formats = Figure().canvas.get_supported_filetypes()
+    ext = os.path.splitext(p)[1][1:].lower()
+    fmt = ext or "png"
+    if fmt not in formats:
+        raise _core.UsageError(
+            f"{name} {p}: cannot write a .{ext} chart (expected one of: {', '.join(sorted(formats))})"
+        )
+    return fmt
+
+
 def save_figure(fig: Any, p: str, name: str = "path") -> None:
     """Saves a matplotlib figure to the path ``p``, which the caller has
     checked with :func:`output` before drawing (it is not checked again),
@@ -109,13 +126,7 @@ def save_figure(fig: Any, p: str, name: str = "path") -> None:
     extension matplotlib cannot write raises :class:`cachepart.UsageError`
     listing those it can; a failure to draw,
     :class:`cachepart.ChartError`."""
-    formats = fig.canvas.get_supported_filetypes()
-    ext = os.path.splitext(p)[1][1:].lower()
-    fmt = ext or "png"
-    if fmt not in formats:
-        raise _core.UsageError(
-            f"{name} {p}: cannot write a .{ext} chart (expected one of: {', '.join(sorted(formats))})"
-        )
+    fmt = figure_format(p, name)
 
     def write(tmp: str) -> None:
         try:

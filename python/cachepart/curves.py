@@ -16,7 +16,7 @@ from typing import Union, get_args
 import pandas as pd
 
 from cachepart import _core, _frames
-from cachepart._guard import call, frame, output, save_figure
+from cachepart._guard import call, figure_format, frame, output, save_figure
 from cachepart._guard import path as _path
 from cachepart.kinds import Axis, CurveKind
 
@@ -186,6 +186,8 @@ def plot_curves(curves: dict[str, pd.DataFrame], path: PathLike | None = None, y
     for label, df in curves.items():
         frame(df, f"curves[{label!r}]", ["size_bytes", y])
     out = None if path is None else output(path, "path")
+    if out is not None:
+        figure_format(out)
     import matplotlib
 
     if out is not None:

@@ -20,6 +20,7 @@ import pandas as pd
 from cachepart import _core, _frames
 from cachepart._guard import (
     call,
+    figure_format,
     frame,
     optional_path,
     output,
@@ -228,6 +229,8 @@ def plot_tradeoff(df: pd.DataFrame, path: PathLike | None = None, title: str = "
     extension matplotlib cannot write raises :class:`cachepart.UsageError`
     before anything is drawn."""
     out = None if path is None else output(path, "path")
+    if out is not None:
+        figure_format(out)
     import matplotlib
 
     if out is not None:

@@ -113,6 +113,19 @@ def test_plot_tradeoff_refuses_bad_paths_before_drawing(tmp_path):
     assert not tmp_path.with_name(tmp_path.name + ".png").exists()
 
 
+def test_plot_tradeoff_refuses_an_extension_before_it_draws(tmp_path, monkeypatch):
+    """An extension matplotlib cannot write is refused before the chart's
+    data is even computed (the check used to run when saving)."""
+
+    def no_drawing(df):
+        raise AssertionError("drew the chart before checking the path")
+
+    monkeypatch.setattr(cp, "tradeoff", no_drawing)
+    with pytest.raises(cachepart.UsageError, match=r"cannot write a \.xyz chart"):
+        cp.plot_tradeoff(cp.evaluate(["stock", "lfoc"]), tmp_path / "t.xyz")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_plot_tradeoff_checks_its_path_once(tmp_path, monkeypatch):
     """``path`` is checked once, before drawing; saving the figure does
     not check it again."""
