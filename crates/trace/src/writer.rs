@@ -231,14 +231,19 @@ mod tests {
             .collect()
     }
 
-    fn write(recs: &[Record], frame: u32, threads: usize) -> (Vec<u8>, WriteSummary) {
+    /// A writer into memory of `frame` records a frame on `threads`.
+    fn writer(frame: u32, threads: usize) -> Writer<Vec<u8>> {
         let header = Header {
             frame_records: frame,
             ..Header::default()
         };
-        let mut w = Writer::new(Vec::new(), &header)
+        Writer::new(Vec::new(), &header)
             .unwrap()
-            .with_threads(threads);
+            .with_threads(threads)
+    }
+
+    fn write(recs: &[Record], frame: u32, threads: usize) -> (Vec<u8>, WriteSummary) {
+        let mut w = writer(frame, threads);
         w.extend(recs.iter().copied()).unwrap();
         assert_eq!(w.records(), recs.len() as u64);
         w.finish().unwrap()
@@ -279,13 +284,7 @@ mod tests {
                 let (one_by_one, s1) = write(&recs, frame, threads);
                 // pieces that end inside, at and across frame boundaries
                 for piece in [1, 2, 998, 999, 1_000, 4_096, 5_000, 6_000] {
-                    let header = Header {
-                        frame_records: frame,
-                        ..Header::default()
-                    };
-                    let mut w = Writer::new(Vec::new(), &header)
-                        .unwrap()
-                        .with_threads(threads);
+                    let mut w = writer(frame, threads);
                     w.push_slice(&[]).unwrap();
                     for part in recs.chunks(piece) {
                         w.push_slice(part).unwrap();
