@@ -162,6 +162,14 @@ fn bad_input_fails_clearly_and_writes_nothing() {
         "{err}"
     );
     assert!(!marker.exists(), "the program ran");
+    // a bad --seconds or --instructions is echoed in its refusal
+    for (flag, value, shown) in [("--seconds", "nan", "NaN"), ("--instructions", "0", "0.0")] {
+        let (code, err) = run(&["--app", &touch, flag, value, "-o", "m.csv"]);
+        assert_eq!(code, Some(1), "{err}");
+        let want = format!("{flag} {shown}: expected a positive number");
+        assert!(err.contains(&want), "{err}");
+        assert!(!marker.exists(), "the program ran");
+    }
     // an output in a missing directory: nothing starts
     let (code, err) = run(&["--app", &touch, "-o", "no/such/dir/m.csv"]);
     assert_eq!(code, Some(1), "{err}");

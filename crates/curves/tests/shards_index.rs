@@ -258,6 +258,22 @@ fn a_failed_build_leaves_no_index() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+#[test]
+fn a_directory_where_the_index_goes_is_refused_first() {
+    let guard = tempdir("dir");
+    let dir = guard.path();
+    let trace = write_trace(dir, "t.cpt", &records(1_000, 1, 100));
+    std::fs::create_dir(index_path(&trace)).unwrap();
+    let e = build_index(&trace, &Options::default(), 256)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("t.cpt.shards: not a regular file: expected the trace's index there"),
+        "{e}"
+    );
+    assert!(index_path(&trace).is_dir(), "the directory is left alone");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
     /// On random small traces, at random rates and salts, the index's

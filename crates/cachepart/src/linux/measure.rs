@@ -127,8 +127,10 @@ pub fn measure(
         ("--instructions", opts.instructions),
         ("--seconds", opts.seconds),
     ] {
-        if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
-            return Err(Error::Usage(format!("{what}: expected a positive number")));
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(Error::Usage(format!(
+                "{what} {v:?}: expected a positive number"
+            )));
         }
     }
     preflight(&opts.roots, opts.plain_resctrl, opts.counters.is_fake())?;

@@ -206,6 +206,16 @@ pub fn build_index_with_base_salt(
             "exact-below-lines {exact_below}: expected at most {MAX_EXACT_BELOW}"
         )));
     }
+    // Where the index goes must be free for a file: a directory (or a
+    // device) there is refused before the trace is read, not at the rename
+    let out = index_path(trace);
+    if let Ok(m) = std::fs::metadata(&out) {
+        if !m.is_file() {
+            return Err(CurveError::io_at(&out)(std::io::Error::other(
+                "not a regular file: expected the trace's index there, or nothing",
+            )));
+        }
+    }
     let io = CurveError::io_at(trace);
     let named = CurveError::in_trace(trace);
     // `-` is refused by name: the index is built from a file and goes
@@ -226,7 +236,6 @@ pub fn build_index_with_base_salt(
     if let Some(e) = rec.error.take() {
         return Err(CurveError::Sampling(format!("{}: {e}", trace.display())));
     }
-    let out = index_path(trace);
     let oio = CurveError::io_at(&out);
     let mut lines = Vec::with_capacity(rec.lines.len() * 8);
     for l in &rec.lines {

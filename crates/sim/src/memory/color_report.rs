@@ -137,12 +137,20 @@ impl fmt::Display for ColorReport {
                 self.slices, self.colors
             )?;
         }
-        write!(
-            f,
-            "color sets use the range syntax, e.g. 0-{},{}",
-            (self.colors / 2).max(1) - 1,
-            self.colors - 1
-        )
+        match self.colors {
+            // one color: its only set is {0}
+            0 | 1 => write!(
+                f,
+                "color sets use the range syntax; this layout has color 0 only"
+            ),
+            2 => write!(f, "color sets use the range syntax, e.g. 0,1"),
+            n => write!(
+                f,
+                "color sets use the range syntax, e.g. 0-{},{}",
+                n / 2 - 1,
+                n - 1
+            ),
+        }
     }
 }
 
@@ -177,5 +185,11 @@ mod tests {
         let r = ColorReport::new(&huge, 16, 1, None);
         assert_eq!((r.colors, r.color_bits.is_empty()), (1, true));
         assert!(r.to_string().contains("color bits       none"));
+        // its example set is not "0-0,0"
+        let text = r.to_string();
+        assert!(text.contains("this layout has color 0 only"), "{text}");
+        assert!(!text.contains("0-0"), "{text}");
+        let sliced = ColorReport::new(&layout, 16, 4, None).to_string();
+        assert!(sliced.contains("e.g. 0-15,31"), "{sliced}");
     }
 }
