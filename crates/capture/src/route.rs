@@ -88,6 +88,27 @@ impl<W: std::io::Write> RecordSink for WriterSink<'_, W> {
     }
 }
 
+/// A sink that notes every record it passes on in a progress [`Tally`]
+/// (a whole capture with progress shown), runs of records included.
+struct Tallied<'t, 'p, 's> {
+    tally: &'t mut Tally<'p>,
+    sink: &'t mut Sink<'s>,
+}
+
+impl RecordSink for Tallied<'_, '_, '_> {
+    fn push(&mut self, r: Record) -> CaptureResult<()> {
+        self.tally.note(r, true);
+        self.sink.push(r)
+    }
+
+    fn push_all(&mut self, records: &[Record]) -> CaptureResult<()> {
+        for &r in records {
+            self.tally.note(r, true);
+        }
+        self.sink.push_all(records)
+    }
+}
+
 /// The error of a capture of `program` that was cancelled.
 pub(crate) fn interrupted(program: &OsStr) -> CaptureError {
     CaptureError::Interrupted {
@@ -197,15 +218,11 @@ pub(crate) fn run_tool(
         });
         let mut input = Counted::new(read_end, cancel);
         let mut tally = opts.progress.as_deref().map(Tally::new);
-        let streamed = if whole && tally.is_none() {
-            route.decode(&mut input, sink)
-        } else if whole {
-            route.decode(&mut input, &mut |r| {
-                if let Some(t) = &mut tally {
-                    t.note(r, true);
-                }
-                sink.push(r)
-            })
+        let streamed = if whole {
+            match &mut tally {
+                None => route.decode(&mut input, sink),
+                Some(tally) => route.decode(&mut input, &mut Tallied { tally, sink }),
+            }
         } else {
             route
                 .decode(&mut input, &mut |r| {

@@ -260,10 +260,18 @@ fn qemu_capture_of_real_programs_is_plausible() {
         }
 
         // qemu-user places the guest's memory deterministically: a second
-        // run gives the same file, byte for byte
+        // run gives the same file, byte for byte, also with progress shown
+        // (its tally takes the runs of records the decoder hands on)
         let again = d.join("q-again.cpt");
-        let s1 = capture_qemu(&words(cmd), &again, &qemu_opts(false)).unwrap();
+        let progress = std::sync::Arc::new(cachepart_capture::CaptureProgress::default());
+        let shown = CaptureOptions {
+            progress: Some(std::sync::Arc::clone(&progress)),
+            ..qemu_opts(false)
+        };
+        let s1 = capture_qemu(&words(cmd), &again, &shown).unwrap();
         assert_eq!(s1.counts, s.counts, "{name}");
+        assert_eq!(progress.records_kept(), s.records(), "{name}");
+        assert_eq!(progress.instructions_seen(), c.instructions, "{name}");
         assert!(
             std::fs::read(&again).unwrap() == std::fs::read(&cpt).unwrap(),
             "{name}: two captures differ"
