@@ -49,7 +49,7 @@ pub(crate) fn decode_raw(
                         Err(e) => {
                             // the records before the bad word go on first,
                             // as they would one at a time
-                            sink.push_all(&records)?;
+                            sink.push_slice(&records)?;
                             return Err(CaptureError::MalformedStream {
                                 source_name,
                                 offset: offset + 8 * i as u64,
@@ -59,7 +59,7 @@ pub(crate) fn decode_raw(
                     }
                 }
                 counts.add_all(&records);
-                sink.push_all(&records)?;
+                sink.push_slice(&records)?;
                 offset += chunk.len as u64;
                 let _ = empty_tx.send(chunk.buf);
             }

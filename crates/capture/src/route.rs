@@ -52,8 +52,9 @@ pub(crate) trait Route {
 
 /// Where decoded records go: a trace [`Writer`] or a caller's consumer
 /// (any `FnMut(Record) -> CaptureResult<()>` is one). An error stops the
-/// capture.
-pub(crate) trait RecordSink {
+/// capture. The fallible counterpart of the trace crate's
+/// `cachepart_trace::RecordSink`, which a frame decoder fills.
+pub(crate) trait CaptureSink {
     /// Takes one record.
     fn push(&mut self, r: Record) -> CaptureResult<()>;
 
@@ -61,29 +62,29 @@ pub(crate) trait RecordSink {
     /// that decodes a run of records at once (the raw words of the qemu
     /// plugin and cpgrind) hands them over here, and a trace writer copies
     /// them in one go instead of one call a record.
-    fn push_all(&mut self, records: &[Record]) -> CaptureResult<()> {
+    fn push_slice(&mut self, records: &[Record]) -> CaptureResult<()> {
         records.iter().try_for_each(|&r| self.push(r))
     }
 }
 
-impl<F: FnMut(Record) -> CaptureResult<()>> RecordSink for F {
+impl<F: FnMut(Record) -> CaptureResult<()>> CaptureSink for F {
     fn push(&mut self, r: Record) -> CaptureResult<()> {
         self(r)
     }
 }
 
-/// A [`RecordSink`] as routes take it.
-pub(crate) type Sink<'a> = dyn RecordSink + 'a;
+/// A [`CaptureSink`] as routes take it.
+pub(crate) type Sink<'a> = dyn CaptureSink + 'a;
 
-/// A trace [`Writer`] as a [`RecordSink`].
+/// A trace [`Writer`] as a [`CaptureSink`].
 struct WriterSink<'w, W: std::io::Write>(&'w mut Writer<W>);
 
-impl<W: std::io::Write> RecordSink for WriterSink<'_, W> {
+impl<W: std::io::Write> CaptureSink for WriterSink<'_, W> {
     fn push(&mut self, r: Record) -> CaptureResult<()> {
         Ok(self.0.push(r)?)
     }
 
-    fn push_all(&mut self, records: &[Record]) -> CaptureResult<()> {
+    fn push_slice(&mut self, records: &[Record]) -> CaptureResult<()> {
         Ok(self.0.push_slice(records)?)
     }
 }
@@ -95,17 +96,17 @@ struct Tallied<'t, 'p, 's> {
     sink: &'t mut Sink<'s>,
 }
 
-impl RecordSink for Tallied<'_, '_, '_> {
+impl CaptureSink for Tallied<'_, '_, '_> {
     fn push(&mut self, r: Record) -> CaptureResult<()> {
         self.tally.note(r, true);
         self.sink.push(r)
     }
 
-    fn push_all(&mut self, records: &[Record]) -> CaptureResult<()> {
+    fn push_slice(&mut self, records: &[Record]) -> CaptureResult<()> {
         for &r in records {
             self.tally.note(r, true);
         }
-        self.sink.push_all(records)
+        self.sink.push_slice(records)
     }
 }
 
