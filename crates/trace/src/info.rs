@@ -40,8 +40,8 @@ pub fn info(path: impl AsRef<Path>) -> Result<TraceInfo> {
     let parts = file.par_map_frames(|_, recs| {
         let mut c = Counts::default();
         let mut f = Footprint::new(page);
+        c.add_all(recs);
         for &r in recs {
-            c.add(r);
             f.add(r);
         }
         (c, f)

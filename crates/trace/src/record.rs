@@ -215,6 +215,21 @@ pub enum RecordError {
 #[repr(transparent)]
 pub struct Record(u64);
 
+/// The kind a record's kind code ([`Record::kind_code`]) stands for;
+/// codes 6 and 7 never reach a record (every constructor refuses them)
+/// and read as escapes.
+#[inline]
+pub(crate) fn kind_of_code(code: u64) -> Kind {
+    match code {
+        0 => Kind::Load,
+        1 => Kind::Store,
+        2 => Kind::Ifetch,
+        3 => Kind::Modify,
+        5 => Kind::DepLoad,
+        _ => Kind::Escape,
+    }
+}
+
 /// Folds a canonical 64-bit address to 48 bits, or fails.
 fn fold_addr(addr: u64) -> Result<u64, RecordError> {
     let top = addr >> (ADDR_BITS - 1);
@@ -336,15 +351,7 @@ impl Record {
     /// The record's kind.
     #[inline]
     pub fn kind(self) -> Kind {
-        match (self.0 >> KIND_SHIFT) & 7 {
-            0 => Kind::Load,
-            1 => Kind::Store,
-            2 => Kind::Ifetch,
-            3 => Kind::Modify,
-            5 => Kind::DepLoad,
-            // 6 and 7 never reach a record (every constructor refuses them).
-            _ => Kind::Escape,
-        }
+        kind_of_code(self.kind_code())
     }
 
     /// Whether this is an access (not an escape).

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::record::{Kind, Record};
+use crate::record::{kind_of_code, Kind, Record};
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
@@ -45,22 +45,12 @@ impl Counts {
     pub fn add(&mut self, r: Record) {
         self.records += 1;
         self.instructions += r.instructions();
-        match r.kind() {
-            Kind::Load => self.loads += 1,
-            Kind::DepLoad => {
-                self.loads += 1;
-                self.dependent_loads += 1;
-            }
-            Kind::Store => self.stores += 1,
-            Kind::Ifetch => self.ifetches += 1,
-            Kind::Modify => self.modifies += 1,
-            Kind::Escape => self.escapes += 1,
-        }
+        self.add_kind(r.kind(), 1);
     }
 
     /// Adds every record of `records`, as [`Counts::add`] of each in turn
-    /// would: one pass that tallies the kinds by code, for the capture
-    /// routes that check a run of raw words at a time.
+    /// would: one pass that tallies the kinds, for the capture routes that
+    /// check a run of raw words at a time and for `trace info`'s frames.
     pub fn add_all(&mut self, records: &[Record]) {
         let mut by_code = [0u64; 8];
         let mut instructions = 0u64;
@@ -68,17 +58,27 @@ impl Counts {
             by_code[r.kind_code() as usize] += 1;
             instructions += r.instructions();
         }
-        let n = |k: Kind| by_code[k as usize];
         self.records += records.len() as u64;
         self.instructions += instructions;
-        self.loads += n(Kind::Load) + n(Kind::DepLoad);
-        self.dependent_loads += n(Kind::DepLoad);
-        self.stores += n(Kind::Store);
-        self.ifetches += n(Kind::Ifetch);
-        self.modifies += n(Kind::Modify);
-        // codes 6 and 7 never reach a record; `Record::kind` reads them as
-        // escapes
-        self.escapes += n(Kind::Escape) + by_code[6] + by_code[7];
+        for (code, n) in (0u64..).zip(by_code) {
+            self.add_kind(kind_of_code(code), n);
+        }
+    }
+
+    /// Counts `n` records of kind `kind` (a dependent load is a load too).
+    #[inline]
+    fn add_kind(&mut self, kind: Kind, n: u64) {
+        match kind {
+            Kind::Load => self.loads += n,
+            Kind::DepLoad => {
+                self.loads += n;
+                self.dependent_loads += n;
+            }
+            Kind::Store => self.stores += n,
+            Kind::Ifetch => self.ifetches += n,
+            Kind::Modify => self.modifies += n,
+            Kind::Escape => self.escapes += n,
+        }
     }
 
     /// Adds another count.
