@@ -628,39 +628,22 @@ mod tests {
             v.sort();
             v
         };
+        let stage = |files: [(&str, &Path); 2]| write_staged(files, fill, staging, persisting);
         // the temporary of the second cannot be made: the first does not land
-        let e = write_staged(
-            [("x", a.as_path()), ("y", gone.as_path())],
-            fill,
-            staging,
-            persisting,
-        )
-        .unwrap_err();
+        let e = stage([("x", a.as_path()), ("y", gone.as_path())]).unwrap_err();
         assert!(
             format!("{e:#}").starts_with(&format!("staging y {}: ", gone.display())),
             "{e:#}"
         );
         assert!(left().is_empty(), "{:?}", left());
         // the second cannot be written: named by the writer alone
-        let e = write_staged(
-            [("x", a.as_path()), ("bad", b.as_path())],
-            fill,
-            staging,
-            persisting,
-        )
-        .unwrap_err();
+        let e = stage([("x", a.as_path()), ("bad", b.as_path())]).unwrap_err();
         assert_eq!(format!("{e:#}"), "cannot write bad");
         assert!(left().is_empty(), "{:?}", left());
         // the second cannot be renamed over a directory with a file in it
         std::fs::create_dir(&b).unwrap();
         std::fs::write(b.join("keep"), "").unwrap();
-        let e = write_staged(
-            [("x", a.as_path()), ("y", b.as_path())],
-            fill,
-            staging,
-            persisting,
-        )
-        .unwrap_err();
+        let e = stage([("x", a.as_path()), ("y", b.as_path())]).unwrap_err();
         assert!(
             format!("{e:#}").starts_with(&format!("persisting y {}: ", b.display())),
             "{e:#}"
@@ -668,13 +651,7 @@ mod tests {
         assert_eq!(left(), ["a.csv", "b.md"]);
         // all written and renamed in place
         std::fs::remove_dir_all(&b).unwrap();
-        write_staged(
-            [("x", a.as_path()), ("y", b.as_path())],
-            fill,
-            staging,
-            persisting,
-        )
-        .unwrap();
+        stage([("x", a.as_path()), ("y", b.as_path())]).unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "x");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "y");
         assert_eq!(left(), ["a.csv", "b.md"]);
