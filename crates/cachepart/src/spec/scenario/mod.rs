@@ -248,7 +248,7 @@ fn input_files(file: &ScenarioFile, base: Option<&Path>, path: Option<&Path>) ->
 
 #[cfg(test)]
 mod tests {
-    use super::fixtures::{tmp, write, GEN};
+    use super::fixtures::{tmp, write, APP, GEN};
     use super::*;
     use cachepart_units::WayMask;
 
@@ -377,7 +377,7 @@ base-cpi = 0.5
         let d = dir.path();
         write(d, "light.toml", GEN);
         let dynamic = "[coloring]\npolicy = \"coloris-dynamic\"\n";
-        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let app = APP;
         let cases: [(String, &[&str]); 18] = [
             (format!("{dynamic}low = nan\nhigh = 0.5\n{app}"), &["coloring.low: ", "NaN: expected a miss rate between 0 and 1"]),
             (format!("{dynamic}low = 0.1\nhigh = inf\n{app}"), &["coloring.high: ", "inf: expected a miss rate between 0 and 1"]),
@@ -428,6 +428,9 @@ mod fixtures {
 accesses = 1000
 pattern = { class = "light" }
 "#;
+
+    /// One app, `a`, replaying [`GEN`] written as `light.toml`.
+    pub(super) const APP: &str = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
 
     pub(super) fn tmp(tag: &str) -> Scratch {
         Scratch::new(&format!("scenario-{tag}"))

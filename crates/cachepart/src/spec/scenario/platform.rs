@@ -167,7 +167,7 @@ pub(crate) fn prefetch_word(key: &str, platform: &PlatformConfig) -> Result<Opti
 mod tests {
     use cachepart_sim::memory::{TableColors, WalkMode};
 
-    use super::super::fixtures::{tmp, write, GEN};
+    use super::super::fixtures::{tmp, write, APP, GEN};
     use super::super::Scenario;
 
     #[test]
@@ -175,7 +175,7 @@ mod tests {
         let dir = tmp("memory");
         let d = dir.path();
         write(d, "light.toml", GEN);
-        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let app = APP;
         let p = write(
             d,
             "s.toml",
@@ -212,7 +212,7 @@ mod tests {
         let dir = tmp("paging-costs");
         let d = dir.path();
         write(d, "light.toml", GEN);
-        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let app = APP;
         let expected = "expected a finite number of microseconds from 0 to 1000000 (one second)";
         for (i, (cost, key)) in [
             ("page-copy-us = nan", "page-copy-us"),
@@ -259,7 +259,7 @@ mod tests {
         let dir = tmp("ptcolors");
         let d = dir.path();
         write(d, "light.toml", GEN);
-        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let app = APP;
         let load = |name: &str, keys: &str| {
             let p = write(
                 d,

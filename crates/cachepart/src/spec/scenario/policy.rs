@@ -96,7 +96,7 @@ pub(super) fn check_plan(
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::{tmp, write, GEN};
+    use super::super::fixtures::{tmp, write, APP, GEN};
     use super::super::Scenario;
 
     #[test]
@@ -141,7 +141,7 @@ mod tests {
         let dir = tmp("sections");
         let d = dir.path();
         write(d, "light.toml", GEN);
-        let app = "[[app]]\nname=\"a\"\ngenerator=\"light.toml\"\n";
+        let app = APP;
         for (i, (section, policy)) in [
             ("[ucp-online]", "ucp"),
             ("[dunn-dynamic]", "dunn"),
