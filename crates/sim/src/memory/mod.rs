@@ -95,7 +95,7 @@ pub use page_walk::{
     PagingStructureCaches, PscConfig, StlbPageSizes, TableColors, TablePlacement, WalkMode,
 };
 pub use physical_core::{PhysicalCore, PhysicalStats, Translated};
-pub use recolor::{ExpandPolicy, RecolorAction, RecolorConfig, RecolorEngine};
+pub use recolor::{ExpandPolicy, RecolorAction, RecolorConfig, RecolorEngine, MAX_WIN_US};
 pub use swap_map::{SwapConfig, SwapMap, SwapMode, SwapPosition, MAX_SWAP_BITS};
 pub use tam::{TamAllocator, TamConfig};
 pub use tlb::{Tlb, TlbConfig, TlbLevelStats, TlbStats};

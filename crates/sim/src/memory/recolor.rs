@@ -109,15 +109,22 @@ pub struct RecolorEngine {
     windows: BTreeMap<u32, f64>,
 }
 
+/// The longest Redistribution window ([`RecolorConfig::win_us`]): one
+/// second, the bound of the paging costs
+/// ([`PagingCosts`](super::address_space::PagingCosts)). The paper's
+/// window is 3 ms; one that outlasts the run never closes, so the pages
+/// touched in it are never moved.
+pub const MAX_WIN_US: f64 = 1e6;
+
 impl RecolorEngine {
-    /// An engine with `cfg`; a negative or non-finite window is an error
-    /// naming `recolor.win-us`.
+    /// An engine with `cfg`; a window that is negative, not finite or
+    /// longer than [`MAX_WIN_US`] is an error naming `recolor.win-us`.
     pub fn new(cfg: RecolorConfig) -> Result<RecolorEngine, MemoryError> {
-        if !(cfg.win_us.is_finite() && cfg.win_us >= 0.0) {
+        if !(cfg.win_us.is_finite() && (0.0..=MAX_WIN_US).contains(&cfg.win_us)) {
             return Err(MemoryError::Config {
                 field: "recolor.win-us",
                 reason: format!(
-                    "{}: expected a finite number of microseconds of at least 0",
+                    "{:?}: expected a finite number of microseconds from 0 to {MAX_WIN_US} (one second)",
                     cfg.win_us
                 ),
             });
@@ -378,5 +385,23 @@ mod tests {
             ..cfg
         })
         .is_err());
+        // a window that never closes in any run is refused; the bound is
+        // taken
+        for (win_us, ok) in [
+            (MAX_WIN_US, true),
+            (1000000.5, false),
+            (1e300, false),
+            (-1.0, false),
+        ] {
+            let r = RecolorEngine::new(RecolorConfig { win_us, ..cfg });
+            assert_eq!(r.is_ok(), ok, "{win_us}");
+            if let Err(e) = r {
+                assert!(
+                    e.to_string()
+                        .contains("expected a finite number of microseconds from 0 to 1000000"),
+                    "{e}"
+                );
+            }
+        }
     }
 }

@@ -3,19 +3,12 @@
 //! makes, each error naming the field.
 
 use cachepart_policy::{ColorisConfig, TamCurve, Thresholds};
-use cachepart_sim::memory::{ExpandPolicy, RecolorConfig};
+use cachepart_sim::memory::{ExpandPolicy, RecolorConfig, MAX_WIN_US};
 use cachepart_units::Kind as _;
 use serde::{Deserialize, Serialize};
 
 use super::policy::ColorPolicy;
 use crate::error::Error;
-
-/// The longest Redistribution window `coloring.win-us` takes: one second,
-/// the bound of the paging costs (`paging-costs.page-copy-us` and the
-/// others). The paper's window is 3 ms; one that outlasts the run never
-/// closes, so the pages touched in it are never moved (1e300 was taken and
-/// did just that).
-const MAX_WIN_US: f64 = 1e6;
 
 /// The `[coloring]` section as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -226,7 +219,9 @@ impl ColoringFile {
             }
         };
         let win_us = self.win_us.unwrap_or(RecolorConfig::default().win_us);
-        // One message for NaN, infinities, negative and too long.
+        // One message for NaN, infinities, negative and too long (the
+        // engine's own bound, checked here to name the scenario's key; 1e300
+        // was taken and never closed)
         if !(win_us.is_finite() && (0.0..=MAX_WIN_US).contains(&win_us)) {
             // 1e300 as written, not its 301 digits
             let shown = if win_us.abs() < 1e16 {
