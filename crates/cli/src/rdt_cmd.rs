@@ -101,12 +101,7 @@ pub fn run(cmd: RdtCommand) -> Result<()> {
             // below a millisecond the readings are as far apart as reading
             // the files takes, and a Duration rounds 1e-10 s to 0
             if !(interval.is_finite() && (0.001..=3600.0).contains(&interval)) {
-                // as written for people: 1e300, not its 301 digits
-                let shown = if interval.abs() >= 1e6 {
-                    format!("{interval:e}")
-                } else {
-                    interval.to_string()
-                };
+                let shown = cachepart::units::input::shown(interval);
                 anyhow::bail!("--interval {shown}: expected seconds from 0.001 to 3600");
             }
             if count == 0 {

@@ -52,6 +52,17 @@ pub fn plain_type_names(message: &str) -> String {
     plain_number_names(&out)
 }
 
+/// A number in an error message as a person would write it: its plain
+/// digits (`-3`, `0.000000000001`), or `1e300` past 1e16 in magnitude
+/// rather than 301 digits.
+pub fn shown(v: f64) -> String {
+    if v.abs() < 1e16 {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// The words for Rust's number types after "expected " in a parser's
 /// message.
 const NUMBER_NAMES: [(&str, &str); 12] = [
@@ -162,6 +173,17 @@ mod tests {
             plain_type_names(&json_err).contains("expected a whole number from 0 to 4294967295"),
             "{json_err}"
         );
+    }
+
+    #[test]
+    fn numbers_are_shown_as_written() {
+        assert_eq!(shown(-3.0), "-3");
+        assert_eq!(shown(1e-12), "0.000000000001");
+        assert_eq!(shown(1000000.5), "1000000.5");
+        assert_eq!(shown(1e300), "1e300");
+        assert_eq!(shown(-1e20), "-1e20");
+        assert_eq!(shown(f64::NAN), "NaN");
+        assert_eq!(shown(f64::INFINITY), "inf");
     }
 
     #[test]

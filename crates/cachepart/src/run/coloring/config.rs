@@ -223,12 +223,7 @@ impl ColoringFile {
         // engine's own bound, checked here to name the scenario's key; 1e300
         // was taken and never closed)
         if !(win_us.is_finite() && (0.0..=MAX_WIN_US).contains(&win_us)) {
-            // 1e300 as written, not its 301 digits
-            let shown = if win_us.abs() < 1e16 {
-                win_us.to_string()
-            } else {
-                format!("{win_us:e}")
-            };
+            let shown = cachepart_units::input::shown(win_us);
             return Err(err(
                 "coloring.win-us".into(),
                 format!(
